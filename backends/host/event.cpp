@@ -1,0 +1,120 @@
+// Events of the host backend: a record is a position in a stream plus, for
+// timing events, the time the record op ran.
+#include "host.hpp"
+
+#include <sluice/native.hpp>
+
+#include <algorithm>
+
+namespace sluice {
+
+namespace detail {
+namespace {
+
+struct record_op final : op {
+  record_op(std::shared_ptr<record_state> r, bool t) : rec(std::move(r)), timing(t) {}
+  step run(stream_state&) override {
+    if (timing) rec->timestamp_ns.store(now_ns(), std::memory_order_relaxed);
+    return step::done;
+  }
+  std::shared_ptr<record_state> rec;
+  bool timing;
+};
+
+event_state& checked_event(const event& e, const char* api) {
+  auto* s = access::state(e);
+  if (s == nullptr) fail(errc::invalid_handle, api, "the event is empty (moved from)");
+  return *s;
+}
+
+}  // namespace
+
+void enqueue_wait(stream_state& s, stream_state& other, seq_t target);
+
+}  // namespace detail
+
+using detail::checked_event;
+
+event::event(sluice::device d, event_options o) {
+  (void)detail::engine().dev(d.id());
+  state_ = new detail::event_state();
+  state_->device = d.id();
+  state_->options = o;
+}
+
+event::~event() { delete state_; }  // records in flight keep their own record_state
+
+event::event(event&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+
+event& event::operator=(event&& other) noexcept {
+  if (this != &other) {
+    delete state_;
+    state_ = std::exchange(other.state_, nullptr);
+  }
+  return *this;
+}
+
+device event::device() const { return sluice::device(checked_event(*this, "sluice::event::device").device); }
+
+event_options event::options() const { return checked_event(*this, "sluice::event::options").options; }
+
+void event::record(stream_ref s) {
+  auto& e = checked_event(*this, "sluice::event::record");
+  auto& st = detail::checked(s, "sluice::event::record");
+  if (st.dev->id != e.device)
+    detail::fail(errc::invalid_argument, "sluice::event::record", "the event belongs to device ",
+                 e.device, " but the stream to device ", st.dev->id);
+  auto rec = std::make_shared<detail::record_state>(&st);
+  // Hold the lock across the enqueue so that concurrent records publish in enqueue order.
+  std::lock_guard<std::mutex> lock(e.m);
+  rec->seq = detail::enqueue(st, new detail::record_op(rec, e.options.timing));
+  e.last = std::move(rec);
+}
+
+bool event::ready() const {
+  auto rec = checked_event(*this, "sluice::event::ready").snapshot();
+  return rec == nullptr || rec->done();
+}
+
+void event::synchronize() const {
+  auto& e = checked_event(*this, "sluice::event::synchronize");
+  auto rec = e.snapshot();
+  if (rec == nullptr) return;
+  detail::check_not_self_wait(*rec->stream, rec->seq, "sluice::event::synchronize");
+  detail::wait_reached(*rec->stream, rec->seq, e.options.blocking_sync);
+}
+
+void stream_ref::wait(const event& e) const {
+  auto& s = detail::checked(*this, "sluice::stream_ref::wait");
+  auto rec = checked_event(e, "sluice::stream_ref::wait").snapshot();
+  if (rec == nullptr) return;  // never recorded: a no-op (EVT-3)
+  detail::enqueue_wait(s, *rec->stream, rec->seq);
+}
+
+std::chrono::duration<double, std::milli> elapsed(const event& start, const event& stop) {
+  constexpr const char* api = "sluice::elapsed";
+  auto& a = checked_event(start, api);
+  auto& b = checked_event(stop, api);
+  if (!a.options.timing || !b.options.timing)
+    detail::fail(errc::invalid_argument, api, "both events need event_options::timing (start: ",
+                 a.options.timing ? "yes" : "no", ", stop: ", b.options.timing ? "yes" : "no", ")");
+  if (a.device != b.device)
+    detail::fail(errc::invalid_argument, api, "the events belong to different devices (", a.device,
+                 " and ", b.device, ")");
+  auto ra = a.snapshot();
+  auto rb = b.snapshot();
+  if (ra == nullptr || rb == nullptr)
+    detail::fail(errc::invalid_argument, api, "the ", ra == nullptr ? "start" : "stop",
+                 " event was never recorded");
+  if (!ra->done() || !rb->done())
+    throw error(errc::not_ready, std::string(api) + ": a record has not completed yet", 0, api);
+  const auto ns = std::max<std::int64_t>(0, rb->timestamp_ns.load(std::memory_order_relaxed) -
+                                                ra->timestamp_ns.load(std::memory_order_relaxed));
+  return std::chrono::duration<double, std::milli>(static_cast<double>(ns) / 1e6);
+}
+
+native_event_t native_handle(const event& e) {
+  return reinterpret_cast<native_event_t>(&checked_event(e, "sluice::native_handle"));
+}
+
+}  // namespace sluice

@@ -1,0 +1,236 @@
+// Memory of the host backend: simulated device memory and pinned memory are
+// host allocations registered in a range map, so that copies can check
+// ranges and tell sluice memory from pageable memory (MEM-3).
+#include "host.hpp"
+
+#include <cstring>
+#include <map>
+#include <new>
+#include <shared_mutex>
+
+namespace sluice {
+
+namespace detail {
+
+namespace {
+
+constexpr std::align_val_t device_alignment{256};  // like cudaMalloc
+
+std::shared_mutex registry_m;
+std::map<std::uintptr_t, allocation*>& registry() {
+  static auto* r = new std::map<std::uintptr_t, allocation*>();  // never destroyed: used by workers
+  return *r;
+}
+
+void register_allocation(allocation* a) {
+  if (a->bytes == 0) return;
+  std::unique_lock<std::shared_mutex> lock(registry_m);
+  registry().emplace(reinterpret_cast<std::uintptr_t>(a->ptr), a);
+}
+
+void unregister_allocation(allocation* a) noexcept {
+  if (a->bytes == 0) return;
+  std::unique_lock<std::shared_mutex> lock(registry_m);
+  registry().erase(reinterpret_cast<std::uintptr_t>(a->ptr));
+}
+
+allocation* new_allocation(std::size_t bytes, memory_kind kind, int device, const char* api) {
+  auto a = std::make_unique<allocation>();
+  a->bytes = bytes;
+  a->kind = kind;
+  a->device = device;
+  if (bytes > 0) {
+    a->ptr = ::operator new(bytes, device_alignment, std::nothrow);
+    if (a->ptr == nullptr) {
+      if (device >= 0)
+        fail(errc::out_of_memory, api, "cannot allocate ", bytes, " bytes on device ", device);
+      fail(errc::out_of_memory, api, "cannot allocate ", bytes, " bytes of pinned memory");
+    }
+  }
+  register_allocation(a.get());
+  return a.release();
+}
+
+void destroy(allocation* a) noexcept {
+  if (a->ptr != nullptr) ::operator delete(a->ptr, device_alignment);
+  if (a->stream != nullptr) a->stream->release();
+  for (auto* s : a->recorded) s->release();
+  delete a;
+}
+
+//! Frees an allocation once every position it waits for is reached.
+struct deferred_free final : listener {
+  std::atomic<int> remaining{1};
+  allocation* target = nullptr;
+  void on_complete() noexcept override {
+    if (remaining.fetch_sub(1) == 1) {
+      destroy(target);
+      delete this;
+    }
+  }
+};
+
+struct copy_op final : op {
+  copy_op(void* d, const void* s, std::size_t n) : dst(d), src(s), bytes(n) {}
+  step run(stream_state&) override {
+    std::memcpy(dst, snapshot ? snapshot.get() : src, bytes);
+    return step::done;
+  }
+  void* dst;
+  const void* src;
+  std::size_t bytes;
+  std::unique_ptr<unsigned char[]> snapshot;  // a pageable source, copied at enqueue (MEM-3)
+};
+
+struct fill_op final : op {
+  fill_op(void* d, unsigned char v, std::size_t n) : dst(d), value(v), bytes(n) {}
+  step run(stream_state&) override {
+    std::memset(dst, value, bytes);
+    return step::done;
+  }
+  void* dst;
+  unsigned char value;
+  std::size_t bytes;
+};
+
+}  // namespace
+
+const allocation* find_allocation(const void* p, std::size_t bytes, const char* api, const char* what) {
+  const auto x = reinterpret_cast<std::uintptr_t>(p);
+  std::shared_lock<std::shared_mutex> lock(registry_m);
+  auto& r = registry();
+  auto it = r.upper_bound(x);
+  if (it == r.begin()) return nullptr;
+  --it;
+  const allocation* a = it->second;
+  const std::uintptr_t begin = it->first;
+  const std::uintptr_t end = begin + a->bytes;
+  if (x >= end) return nullptr;
+  if (bytes > end - x) {
+    const auto offset = x - begin;
+    const auto size = a->bytes;
+    const bool on_device = a->kind == memory_kind::device;
+    const int device = a->device;
+    lock.unlock();
+    if (on_device)
+      fail(errc::invalid_argument, api, what, " + ", bytes, " bytes runs past the end of its ", size,
+           "-byte allocation on device ", device, " (offset ", offset, ")");
+    fail(errc::invalid_argument, api, what, " + ", bytes, " bytes runs past the end of its ", size,
+         "-byte pinned allocation (offset ", offset, ")");
+  }
+  return a;
+}
+
+void* allocate_device(sluice::device d, std::size_t bytes, allocation** out) {
+  (void)engine().dev(d.id());
+  allocation* a = new_allocation(bytes, memory_kind::device, d.id(), "sluice::device_buffer");
+  *out = a;
+  return a->ptr;
+}
+
+void* allocate_device_async(stream_ref s, std::size_t bytes, allocation** out) {
+  auto& st = checked(s, "sluice::device_buffer");
+  allocation* a = new_allocation(bytes, memory_kind::device, st.dev->id, "sluice::device_buffer");
+  st.add_ref();
+  a->stream = &st;
+  *out = a;
+  return a->ptr;
+}
+
+int allocation_device(const allocation* a) noexcept { return a->device; }
+
+void record_stream(allocation* a, stream_ref s) {
+  auto& st = checked(s, "sluice::device_buffer::record_stream");
+  std::lock_guard<std::mutex> lock(a->m);
+  if (&st == a->stream) return;
+  for (auto* r : a->recorded)
+    if (r == &st) return;
+  st.add_ref();
+  a->recorded.push_back(&st);
+}
+
+void release_device(allocation* a) noexcept {
+  if (a == nullptr) return;
+  unregister_allocation(a);
+  // The positions the memory waits for: the own stream's work (stream-ordered)
+  // or all work of the device (synchronous allocation), plus recorded streams.
+  std::vector<std::pair<stream_state*, seq_t>> positions;
+  auto take = [&](stream_state* s) {
+    s->add_ref();
+    positions.emplace_back(s, s->enqueued.load(std::memory_order_acquire));
+  };
+  if (a->stream != nullptr) {
+    take(a->stream);
+  } else if (a->device >= 0) {
+    auto& d = engine().dev(a->device);
+    std::lock_guard<std::mutex> lock(d.streams_m);
+    for (auto* s : d.streams) take(s);
+  }
+  {
+    std::lock_guard<std::mutex> lock(a->m);
+    for (auto* s : a->recorded) take(s);
+  }
+  auto* pending = new deferred_free();
+  pending->target = a;
+  pending->remaining.store(static_cast<int>(positions.size()) + 1);
+  for (auto& [s, seq] : positions) {
+    if (!when_reached(*s, seq, pending)) pending->on_complete();
+    s->release();
+  }
+  pending->on_complete();  // the registration reference
+}
+
+void* allocate_pinned(std::size_t bytes, allocation** out) {
+  allocation* a = new_allocation(bytes, memory_kind::pinned, -1, "sluice::pinned_buffer");
+  *out = a;
+  return a->ptr;
+}
+
+void release_pinned(allocation* a) noexcept {
+  if (a == nullptr) return;
+  unregister_allocation(a);
+  destroy(a);
+}
+
+//! Enqueues a memcpy on s after the checks of copy(); shared with copy_peer.
+seq_t enqueue_copy(stream_state& s, void* dst, const void* src, std::size_t bytes, bool snapshot_source,
+                   const char* api) {
+  auto o = std::make_unique<copy_op>(dst, src, bytes);
+  if (snapshot_source) {
+    o->snapshot.reset(new (std::nothrow) unsigned char[bytes]);
+    if (!o->snapshot)
+      fail(errc::out_of_memory, api, "cannot stage ", bytes, " bytes of pageable source memory");
+    std::memcpy(o->snapshot.get(), src, bytes);
+  }
+  return enqueue(s, o.release());
+}
+
+}  // namespace detail
+
+void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
+  constexpr const char* api = "sluice::copy";
+  auto& st = detail::checked(s, api);
+  if (bytes == 0) return;
+  detail::check_pointer_range(dst, bytes, api, "dst");
+  detail::check_pointer_range(src, bytes, api, "src");
+  detail::check_no_overlap(dst, src, bytes, api);
+  const bool dst_pageable = detail::find_allocation(dst, bytes, api, "dst") == nullptr;
+  const bool src_pageable = detail::find_allocation(src, bytes, api, "src") == nullptr;
+  if (dst_pageable) detail::check_not_self_wait(st, UINT64_MAX, api);
+  const auto seq = detail::enqueue_copy(st, dst, src, bytes, src_pageable, api);
+  // A pageable destination holds the data when the call returns (MEM-3).
+  if (dst_pageable) detail::wait_reached(st, seq, false);
+}
+
+void fill(stream_ref s, void* dst, unsigned char value, std::size_t bytes) {
+  constexpr const char* api = "sluice::fill";
+  auto& st = detail::checked(s, api);
+  if (bytes == 0) return;
+  detail::check_pointer_range(dst, bytes, api, "dst");
+  const bool dst_pageable = detail::find_allocation(dst, bytes, api, "dst") == nullptr;
+  if (dst_pageable) detail::check_not_self_wait(st, UINT64_MAX, api);
+  const auto seq = detail::enqueue(st, new detail::fill_op(dst, value, bytes));
+  if (dst_pageable) detail::wait_reached(st, seq, false);
+}
+
+}  // namespace sluice

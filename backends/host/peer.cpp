@@ -1,0 +1,97 @@
+// Peers on the host backend: every simulated device reaches every other
+// through host memory. Peer access is tracked per ordered pair; without it
+// copy_peer really stages through a bounce buffer.
+#include "host.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace sluice {
+
+namespace detail {
+
+seq_t enqueue_copy(stream_state& s, void* dst, const void* src, std::size_t bytes, bool snapshot_source,
+                   const char* api);
+
+namespace {
+
+std::atomic<bool>& peer_flag(int from, int to) {
+  auto& b = engine();
+  return b.peer_enabled[static_cast<std::size_t>(from * b.device_count + to)];
+}
+
+//! The staged path: device -> bounce buffer -> device, chunk by chunk.
+struct staged_copy_op final : op {
+  static constexpr std::size_t chunk = std::size_t{4} << 20;
+  staged_copy_op(void* d, const void* s, std::size_t n) : dst(d), src(s), bytes(n) {}
+  step run(stream_state&) override {
+    auto bounce = std::make_unique<unsigned char[]>(std::min(bytes, chunk));
+    for (std::size_t done = 0; done < bytes; done += chunk) {
+      const std::size_t n = std::min(chunk, bytes - done);
+      std::memcpy(bounce.get(), static_cast<const unsigned char*>(src) + done, n);
+      std::memcpy(static_cast<unsigned char*>(dst) + done, bounce.get(), n);
+    }
+    return step::done;
+  }
+  void* dst;
+  const void* src;
+  std::size_t bytes;
+};
+
+void check_device_memory(const void* p, std::size_t bytes, int device, const char* what) {
+  constexpr const char* api = "sluice::copy_peer";
+  const allocation* a = find_allocation(p, bytes, api, what);
+  if (a == nullptr || a->kind != memory_kind::device)
+    fail(errc::invalid_argument, api, what, " is not device memory (expected memory of device ", device, ")");
+  if (a->device != device)
+    fail(errc::invalid_argument, api, what, " is memory of device ", a->device, ", not of device ", device);
+}
+
+}  // namespace
+}  // namespace detail
+
+link_info link(sluice::device from, sluice::device to) {
+  if (from == to) return {link_kind::same_device, true, true, 0};
+  return {link_kind::host_memory, true, true, 0};
+}
+
+void enable_peer_access(sluice::device from, sluice::device to) {
+  if (from == to)
+    detail::fail(errc::invalid_argument, "sluice::enable_peer_access", "device ", from.id(),
+                 " cannot be its own peer");
+  detail::peer_flag(from.id(), to.id()).store(true, std::memory_order_release);
+}
+
+bool peer_access_enabled(sluice::device from, sluice::device to) {
+  if (from == to) return false;
+  return detail::peer_flag(from.id(), to.id()).load(std::memory_order_acquire);
+}
+
+copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void* src,
+                    sluice::device src_dev, std::size_t bytes) {
+  constexpr const char* api = "sluice::copy_peer";
+  auto& st = detail::checked(s, api);
+  const int own = st.dev->id;
+  if (own != dst_dev.id() && own != src_dev.id())
+    detail::fail(errc::invalid_argument, api, "the stream is on device ", own, ", neither the source (",
+                 src_dev.id(), ") nor the destination (", dst_dev.id(), ")");
+  copy_path path = copy_path::local;
+  if (dst_dev != src_dev) {
+    const int other = own == src_dev.id() ? dst_dev.id() : src_dev.id();
+    path = peer_access_enabled(sluice::device(own), sluice::device(other)) ? copy_path::direct
+                                                                            : copy_path::staged;
+  }
+  if (bytes == 0) return path;
+  detail::check_pointer_range(dst, bytes, api, "dst");
+  detail::check_pointer_range(src, bytes, api, "src");
+  detail::check_no_overlap(dst, src, bytes, api);
+  detail::check_device_memory(dst, bytes, dst_dev.id(), "dst");
+  detail::check_device_memory(src, bytes, src_dev.id(), "src");
+  if (path == copy_path::staged)
+    detail::enqueue(st, new detail::staged_copy_op(dst, src, bytes));
+  else
+    detail::enqueue_copy(st, dst, src, bytes, false, api);
+  return path;
+}
+
+}  // namespace sluice

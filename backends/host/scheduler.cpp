@@ -1,0 +1,364 @@
+// The host backend's execution engine: per-device slot workers with priority
+// ready queues, stream completion and listeners, the host-function pool.
+#include "host.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+namespace sluice::detail {
+
+namespace {
+
+// How long an idle thread keeps looking for work before it parks. Waking a
+// parked thread costs ~60 us on our VMs (anchors.md); a short spin keeps
+// back-to-back work (ping-pong, enqueue loops) on running threads.
+constexpr auto spin_budget = std::chrono::microseconds(50);
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+//! Spins until pred() or the budget is spent; yields the CPU now and then so
+//! that on a 2-core machine the thread that will produce the work can run.
+template <class Pred>
+bool spin_until(Pred pred, std::chrono::nanoseconds budget) {
+  const auto end = std::chrono::steady_clock::now() + budget;
+  for (unsigned i = 1;; ++i) {
+    if (pred()) return true;
+    if ((i & 63U) == 0) {
+      if (std::chrono::steady_clock::now() > end) return false;
+      std::this_thread::yield();
+    } else {
+      cpu_relax();
+    }
+  }
+}
+
+thread_local stream_state* tls_host_stream = nullptr;  // set while running a host function
+thread_local seq_t tls_host_seq = 0;
+
+}  // namespace
+
+std::int64_t now_ns() noexcept {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+stream_state* current_host_function_stream() noexcept { return tls_host_stream; }
+
+// --- stream lifetime -----------------------------------------------------
+
+void stream_state::on_complete() noexcept { dev->make_runnable(this); }
+
+void stream_state::release() noexcept {
+  if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) engine().recycle(this);
+}
+
+// --- device scheduling ---------------------------------------------------
+
+void device_state::start_workers() {
+  std::call_once(started, [this] {
+    for (int i = 0; i < slots; ++i) std::thread([this] { worker_main(); }).detach();
+  });
+}
+
+void device_state::make_runnable(stream_state* s) noexcept {
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(m);
+    const int l = s->level;
+    s->ready_next = nullptr;
+    if (ready_tail[l] != nullptr)
+      ready_tail[l]->ready_next = s;
+    else
+      ready_head[l] = s;
+    ready_tail[l] = s;
+    ready_at_level[l].fetch_add(1, std::memory_order_relaxed);
+    ready_count.fetch_add(1);
+    wake = sleepers > 0 && spinners.load() == 0;
+  }
+  if (wake) cv.notify_one();
+}
+
+bool device_state::should_yield(const stream_state& s) const noexcept {
+  if (ready_count.load(std::memory_order_relaxed) == 0) return false;
+  for (int l = 0; l <= s.level; ++l)
+    if (ready_at_level[l].load(std::memory_order_relaxed) > 0) return true;
+  return false;
+}
+
+stream_state* device_state::pop_locked() noexcept {
+  for (int l = 0; l < priority_levels; ++l) {
+    stream_state* s = ready_head[l];
+    if (s == nullptr) continue;
+    ready_head[l] = s->ready_next;
+    if (ready_head[l] == nullptr) ready_tail[l] = nullptr;
+    s->ready_next = nullptr;
+    ready_at_level[l].fetch_sub(1, std::memory_order_relaxed);
+    ready_count.fetch_sub(1);
+    return s;
+  }
+  return nullptr;
+}
+
+stream_state* device_state::acquire() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(m);
+      if (stream_state* s = pop_locked()) {
+        // More work than this thread: pass the baton to a parked worker.
+        const bool wake = ready_count.load() > 0 && sleepers > 0 && spinners.load() == 0;
+        lock.unlock();
+        if (wake) cv.notify_one();
+        return s;
+      }
+    }
+    int expected = 0;
+    if (spinners.compare_exchange_strong(expected, 1)) {
+      const bool found = spin_until([this] { return ready_count.load() > 0; }, spin_budget);
+      spinners.store(0);
+      if (found) continue;
+    }
+    std::unique_lock<std::mutex> lock(m);
+    if (ready_count.load() > 0) continue;
+    ++sleepers;
+    cv.wait(lock, [this] { return ready_count.load() > 0; });
+    --sleepers;
+  }
+}
+
+void device_state::worker_main() {
+  for (;;) {
+    stream_state* s = acquire();
+    run_stream(*s);
+  }
+}
+
+// --- running streams -----------------------------------------------------
+
+void run_stream(stream_state& s) noexcept {
+  for (;;) {
+    op* o = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(s.m);
+      o = s.head;
+    }
+    const step r = o->run(s);
+    if (r != step::done) return;  // parked or handed off: someone else resumes s
+    if (!complete_head(s)) return;
+    if (s.dev->should_yield(s)) {
+      s.dev->make_runnable(&s);
+      return;
+    }
+  }
+}
+
+bool complete_head(stream_state& s) noexcept {
+  op* o = nullptr;
+  bool more = false;
+  std::vector<listener*> fire;
+  {
+    std::lock_guard<std::mutex> lock(s.m);
+    o = s.head;
+    s.head = o->next;
+    if (s.head == nullptr) s.tail = nullptr;
+    const seq_t seq = o->seq;
+    s.completed.store(seq);  // seq_cst: pairs with host_waiters (see wait_reached)
+    if (seq >= s.next_waiter.load(std::memory_order_relaxed)) {
+      seq_t next = UINT64_MAX;
+      auto keep = s.waiters.begin();
+      for (auto& w : s.waiters) {
+        if (w.first <= seq) {
+          fire.push_back(w.second);
+        } else {
+          next = std::min(next, w.first);
+          *keep++ = w;
+        }
+      }
+      s.waiters.erase(keep, s.waiters.end());
+      s.next_waiter.store(next, std::memory_order_relaxed);
+    }
+    more = s.head != nullptr;
+    if (!more) s.active = false;
+  }
+  delete o;
+  for (listener* l : fire) l->on_complete();
+  if (s.host_waiters.load() > 0) {
+    std::lock_guard<std::mutex> lock(s.sync_m);
+    s.sync_cv.notify_all();
+  }
+  if (!more) s.release();  // the reference held while active
+  return more;
+}
+
+seq_t enqueue(stream_state& s, op* o) {
+  seq_t seq = 0;
+  bool activate = false;
+  {
+    std::lock_guard<std::mutex> lock(s.m);
+    seq = s.enqueued.load(std::memory_order_relaxed) + 1;
+    o->seq = seq;
+    if (s.tail != nullptr)
+      s.tail->next = o;
+    else
+      s.head = o;
+    s.tail = o;
+    s.enqueued.store(seq, std::memory_order_release);
+    activate = !s.active;
+    if (activate) s.active = true;
+  }
+  if (activate) {
+    s.add_ref();
+    s.dev->make_runnable(&s);
+  }
+  return seq;
+}
+
+bool when_reached(stream_state& s, seq_t seq, listener* l) {
+  std::lock_guard<std::mutex> lock(s.m);
+  if (s.completed.load() >= seq) return false;
+  s.waiters.emplace_back(seq, l);
+  if (seq < s.next_waiter.load(std::memory_order_relaxed))
+    s.next_waiter.store(seq, std::memory_order_relaxed);
+  return true;
+}
+
+void wait_reached(stream_state& s, seq_t seq, bool yield_cpu) {
+  if (s.completed.load(std::memory_order_acquire) >= seq) return;
+  if (!yield_cpu &&
+      spin_until([&] { return s.completed.load(std::memory_order_acquire) >= seq; }, spin_budget))
+    return;
+  s.host_waiters.fetch_add(1);  // seq_cst: the completer either sees us or we see it
+  {
+    std::unique_lock<std::mutex> lock(s.sync_m);
+    s.sync_cv.wait(lock, [&] { return s.completed.load() >= seq; });
+  }
+  s.host_waiters.fetch_sub(1);
+}
+
+void check_not_self_wait(const stream_state& s, seq_t seq, const char* api) {
+  if (tls_host_stream == &s && seq >= tls_host_seq)
+    fail(errc::invalid_argument, api,
+         "called from a host function of the stream it waits for: it would wait for itself");
+}
+
+void rethrow_host_errors(stream_state& s) {
+  if (!s.has_errors.load(std::memory_order_acquire)) return;
+  std::vector<std::string> taken;
+  {
+    std::lock_guard<std::mutex> lock(s.m);
+    taken.swap(s.errors);
+    s.has_errors.store(false, std::memory_order_relaxed);
+  }
+  if (taken.empty()) return;
+  std::string message = "sluice::stream: a host function on device " + std::to_string(s.dev->id) +
+                        " threw: " + taken.front();
+  if (taken.size() > 1)
+    message += " (and " + std::to_string(taken.size() - 1) + " more host-function failures:";
+  for (std::size_t i = 1; i < taken.size(); ++i) message += " [" + taken[i] + "]";
+  if (taken.size() > 1) message += ")";
+  throw error(errc::host_function_failed, std::move(message), 0, "sluice::stream_ref::host_func");
+}
+
+// --- host functions --------------------------------------------------------
+
+namespace {
+
+struct host_function_op final : op {
+  explicit host_function_op(std::unique_ptr<host_task> t) : task(std::move(t)) {}
+  step run(stream_state& s) override {
+    engine().pool.submit(&s);
+    return step::handed_off;
+  }
+  std::unique_ptr<host_task> task;
+};
+
+void run_host_function(stream_state& s) noexcept {
+  auto* o = static_cast<host_function_op*>(s.head);  // s is handed off: its head is ours
+  tls_host_stream = &s;
+  tls_host_seq = o->seq;
+  std::string failure;
+  bool failed = false;
+  try {
+    o->task->run();
+  } catch (const std::exception& e) {
+    failed = true;
+    failure = e.what();
+  } catch (...) {
+    failed = true;
+    failure = "an exception not derived from std::exception";
+  }
+  tls_host_stream = nullptr;
+  tls_host_seq = 0;
+  if (failed) {
+    std::lock_guard<std::mutex> lock(s.m);
+    s.errors.push_back(std::move(failure));
+    s.has_errors.store(true, std::memory_order_release);
+  }
+  if (complete_head(s)) s.dev->make_runnable(&s);
+}
+
+}  // namespace
+
+op* make_host_function_op(std::unique_ptr<host_task> task) {
+  return new host_function_op(std::move(task));
+}
+
+void host_pool::submit(stream_state* s) {
+  bool spawn = false;
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    queue_.push_back(s);
+    const int queued = pending_.fetch_add(1) + 1;
+    if (available_ < queued) {
+      spawn = true;
+      ++available_;  // the new thread starts available
+    } else {
+      wake = spinners_.load() == 0;
+    }
+  }
+  if (spawn) std::thread([this] { thread_main(); }).detach();
+  if (wake) cv_.notify_one();
+}
+
+void host_pool::thread_main() {
+  for (;;) {
+    stream_state* s = nullptr;
+    {
+      std::unique_lock<std::mutex> lock(m_);
+      for (;;) {
+        if (queue_begin_ < queue_.size()) break;
+        int expected = 0;
+        if (spinners_.compare_exchange_strong(expected, 1)) {
+          lock.unlock();
+          spin_until([this] { return pending_.load() > 0; }, spin_budget);
+          lock.lock();
+          spinners_.store(0);
+          if (queue_begin_ < queue_.size()) break;
+        }
+        cv_.wait(lock, [this] { return queue_begin_ < queue_.size(); });
+      }
+      s = queue_[queue_begin_++];
+      if (queue_begin_ == queue_.size()) {
+        queue_.clear();
+        queue_begin_ = 0;
+      }
+      pending_.fetch_sub(1);
+      --available_;
+      // Another function is queued and the spinner may have left: pass the baton.
+      if (queue_begin_ < queue_.size()) cv_.notify_one();
+    }
+    run_host_function(*s);
+    std::lock_guard<std::mutex> lock(m_);
+    ++available_;
+  }
+}
+
+}  // namespace sluice::detail

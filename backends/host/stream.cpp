@@ -1,0 +1,142 @@
+// Streams of the host backend: handles, synchronization, waits, flags ops.
+#include "host.hpp"
+
+#include "priority.hpp"
+
+namespace sluice {
+
+namespace detail {
+
+stream_state& checked(const stream_state* s, std::uint32_t generation, const char* api) {
+  if (s == nullptr) fail(errc::invalid_handle, api, "the stream is empty (moved from)");
+  if (s->generation.load(std::memory_order_relaxed) != generation)
+    fail(errc::invalid_handle, api, "the stream was destroyed (a stream_ref outlived its stream)");
+  return *const_cast<stream_state*>(s);
+}
+
+namespace {
+
+//! Holds the stream until another stream reaches a position (wait(event), wait(stream)).
+struct wait_position_op final : op {
+  wait_position_op(stream_state* o, seq_t q) : other(o), target(q) { other->add_ref(); }
+  ~wait_position_op() override { other->release(); }
+  step run(stream_state& s) override {
+    return when_reached(*other, target, &s) ? step::parked : step::done;
+  }
+  stream_state* other;
+  seq_t target;
+};
+
+struct wait_flag_op final : op {
+  wait_flag_op(flag_state* f, std::uint32_t v) : flag(f), value(v) { flag->add_ref(); }
+  ~wait_flag_op() override { flag->release(); }
+  step run(stream_state& s) override { return flag->wait_for(value, &s) ? step::parked : step::done; }
+  flag_state* flag;
+  std::uint32_t value;
+};
+
+struct write_flag_op final : op {
+  write_flag_op(flag_state* f, std::uint32_t v) : flag(f), value(v) { flag->add_ref(); }
+  ~write_flag_op() override { flag->release(); }
+  step run(stream_state&) override {
+    flag->store(value);
+    return step::done;
+  }
+  flag_state* flag;
+  std::uint32_t value;
+};
+
+}  // namespace
+
+void enqueue_wait(stream_state& s, stream_state& other, seq_t target) {
+  // Already reached: nothing to hold (also keeps a stream's wait on itself trivial).
+  if (other.completed.load(std::memory_order_acquire) >= target) return;
+  enqueue(s, new wait_position_op(&other, target));
+}
+
+}  // namespace detail
+
+using detail::checked;
+
+stream::stream(sluice::device d, stream_options o)
+    : stream_ref(static_cast<detail::stream_state*>(nullptr), 0U) {
+  auto& dev = detail::engine().dev(d.id());
+  const int native = detail::effective_native_priority(o, detail::host_priority_range,
+                                                       detail::host_default_priority);
+  state_ = detail::engine().new_stream(dev, native);
+  generation_ = state_->generation.load(std::memory_order_relaxed);
+}
+
+stream::~stream() {
+  if (state_ == nullptr) return;
+  // Invalidate every stream_ref to this stream; queued work keeps the state alive.
+  state_->generation.fetch_add(1, std::memory_order_relaxed);
+  state_->release();
+}
+
+stream::stream(stream&& other) noexcept : stream_ref(other.state_, other.generation_) {
+  other.state_ = nullptr;
+  other.generation_ = 0;
+}
+
+stream& stream::operator=(stream&& other) noexcept {
+  if (this != &other) {
+    stream tmp(std::move(*this));  // destroys the current stream at scope end
+    state_ = other.state_;
+    generation_ = other.generation_;
+    other.state_ = nullptr;
+    other.generation_ = 0;
+  }
+  return *this;
+}
+
+device stream_ref::device() const {
+  return sluice::device(checked(*this, "sluice::stream_ref::device").dev->id);
+}
+
+priority stream_ref::priority() const {
+  return detail::level_of(checked(*this, "sluice::stream_ref::priority").native_priority,
+                          detail::host_priority_range, detail::host_default_priority);
+}
+
+int stream_ref::native_priority() const {
+  return checked(*this, "sluice::stream_ref::native_priority").native_priority;
+}
+
+bool stream_ref::ready() const {
+  auto& s = checked(*this, "sluice::stream_ref::ready");
+  detail::rethrow_host_errors(s);
+  return s.completed.load(std::memory_order_acquire) >= s.enqueued.load(std::memory_order_acquire);
+}
+
+void stream_ref::synchronize() const {
+  auto& s = checked(*this, "sluice::stream_ref::synchronize");
+  if (detail::current_host_function_stream() == &s)
+    detail::fail(errc::invalid_argument, "sluice::stream_ref::synchronize",
+                 "called from a host function of this stream: it would wait for itself");
+  detail::wait_reached(s, s.enqueued.load(std::memory_order_acquire), false);
+  detail::rethrow_host_errors(s);
+}
+
+void stream_ref::wait(stream_ref other) const {
+  auto& s = checked(*this, "sluice::stream_ref::wait");
+  auto& o = checked(other, "sluice::stream_ref::wait");
+  detail::enqueue_wait(s, o, o.enqueued.load(std::memory_order_acquire));
+}
+
+void stream_ref::enqueue_host_task(std::unique_ptr<detail::host_task> task) const {
+  auto& s = checked(*this, "sluice::stream_ref::host_func");
+  detail::enqueue(s, detail::make_host_function_op(std::move(task)));
+}
+
+void stream_ref::write_value(flag& f, std::uint32_t v) const {
+  auto& s = checked(*this, "sluice::stream_ref::write_value");
+  detail::enqueue(s, new detail::write_flag_op(detail::access::state(f), v));
+}
+
+void stream_ref::wait_value(const flag& f, std::uint32_t v) const {
+  auto& s = checked(*this, "sluice::stream_ref::wait_value");
+  detail::enqueue(s, new detail::wait_flag_op(detail::access::state(f), v));
+}
+
+}  // namespace sluice

@@ -1,0 +1,55 @@
+// sluice/peer.hpp: links between devices, peer access, peer copies.
+//
+// Synopsis
+//   enum class link_kind { same_device, nvlink, xgmi, pcie, host_memory, unknown };
+//   struct link_info { link_kind kind; bool peer_access_possible; bool native_atomics;
+//                      int performance_rank; };
+//   link_info link(device from, device to);
+//   void enable_peer_access(device from, device to);   // idempotent, thread-safe
+//   bool peer_access_enabled(device from, device to);
+//   enum class copy_path { local, direct, staged };
+//   copy_path copy_peer(stream_ref, void* dst, device dst_dev, const void* src,
+//                       device src_dev, std::size_t bytes);
+#pragma once
+
+#include <sluice/device.hpp>
+#include <sluice/stream.hpp>
+
+#include <cstddef>
+
+namespace sluice {
+
+enum class link_kind { same_device, nvlink, xgmi, pcie, host_memory, unknown };
+const char* to_string(link_kind k) noexcept;
+
+struct link_info {
+  link_kind kind;
+  bool peer_access_possible;
+  bool native_atomics;
+  int performance_rank;  //!< vendor's relative rank, 0 = best; -1 if unknown
+};
+
+//! How `from` reaches `to`. link(a, a).kind == same_device (PEER-4).
+link_info link(sluice::device from, sluice::device to);
+
+//! Lets `from` access memory of `to`. Idempotent and thread-safe (PEER-1).
+//! errc::invalid_argument when from == to; errc::peer_access_unavailable when
+//! the link does not allow it.
+void enable_peer_access(sluice::device from, sluice::device to);
+bool peer_access_enabled(sluice::device from, sluice::device to);
+
+enum class copy_path {
+  local,   //!< both sides on one device
+  direct,  //!< device to device over the link (peer access enabled)
+  staged   //!< through host memory (no peer access)
+};
+const char* to_string(copy_path p) noexcept;
+
+//! Copies `bytes` from src (memory of src_dev) to dst (memory of dst_dev),
+//! ordered on s only (PEER-3); s must belong to src_dev or dst_dev. Works with
+//! and without peer access and returns the path it used (PEER-2). A zero-byte
+//! copy is a no-op that reports the path it would have used.
+copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void* src,
+                    sluice::device src_dev, std::size_t bytes);
+
+}  // namespace sluice

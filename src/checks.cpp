@@ -1,0 +1,36 @@
+#include "checks.hpp"
+
+#include <sluice/memory.hpp>
+
+#include <limits>
+
+namespace sluice::detail {
+
+std::size_t checked_bytes(std::size_t count, std::size_t element_size, const char* operation) {
+  if (element_size != 0 && count > std::numeric_limits<std::size_t>::max() / element_size)
+    fail(errc::invalid_argument, operation, count, " elements of ", element_size,
+         " bytes overflow the size type");
+  return count * element_size;
+}
+
+void throw_moved_from(const char* operation) {
+  fail(errc::invalid_handle, operation, "the buffer is empty (moved from)");
+}
+
+void check_pointer_range(const void* p, std::size_t bytes, const char* api, const char* what) {
+  if (bytes == 0) return;
+  if (p == nullptr) fail(errc::invalid_argument, api, what, " is null but the size is ", bytes, " bytes");
+  const auto begin = reinterpret_cast<std::uintptr_t>(p);
+  if (bytes - 1 > std::numeric_limits<std::uintptr_t>::max() - begin)
+    fail(errc::invalid_argument, api, what, " + ", bytes, " bytes overflows the address space");
+}
+
+void check_no_overlap(const void* a, const void* b, std::size_t bytes, const char* api) {
+  if (bytes == 0) return;
+  const auto x = reinterpret_cast<std::uintptr_t>(a);
+  const auto y = reinterpret_cast<std::uintptr_t>(b);
+  if (x < y + bytes && y < x + bytes)
+    fail(errc::invalid_argument, api, "source and destination ranges of ", bytes, " bytes overlap");
+}
+
+}  // namespace sluice::detail

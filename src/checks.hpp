@@ -1,0 +1,32 @@
+// Backend-neutral argument checks and error construction (internal).
+// Every check runs before anything is enqueued (ERR-4).
+#pragma once
+
+#include <sluice/error.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <utility>
+
+namespace sluice::detail {
+
+//! Builds the message from the streamable parts and throws sluice::error.
+//! `api` is the sluice operation ("sluice::copy") or the failing vendor call.
+template <class... Parts>
+[[noreturn]] void fail(errc code, const char* api, Parts&&... parts) {
+  std::ostringstream out;
+  out << api << ": ";
+  (out << ... << std::forward<Parts>(parts));
+  throw error(code, out.str(), 0, api, false);
+}
+
+//! errc::invalid_argument for a null pointer with a non-zero size, or a range
+//! whose end does not fit in the address space. `what` names the argument.
+void check_pointer_range(const void* p, std::size_t bytes, const char* api, const char* what);
+
+//! errc::invalid_argument when [a, a+bytes) and [b, b+bytes) overlap.
+void check_no_overlap(const void* a, const void* b, std::size_t bytes, const char* api);
+
+}  // namespace sluice::detail
