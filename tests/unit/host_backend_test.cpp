@@ -1,0 +1,100 @@
+// Host-backend details that the conformance suite does not name.
+#include <sluice/native.hpp>
+#include <sluice/sluice.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace {
+
+// Run by ctest once per SLUICE_HOST_* setting (see CMakeLists.txt).
+TEST(HostStartup, HonorsOrRejectsTheEnvironment) {
+  const char* expect = std::getenv("SLUICE_UNIT_EXPECT");
+  ASSERT_NE(expect, nullptr) << "run through ctest (unit.startup.*), which sets SLUICE_UNIT_EXPECT";
+  if (std::string(expect) == "invalid") {
+    for (int attempt = 0; attempt < 2; ++attempt) {  // the failure is reported on every call
+      try {
+        sluice::device_count();
+        FAIL() << "the backend started with a bad configuration";
+      } catch (const sluice::error& e) {
+        EXPECT_EQ(e.code(), sluice::errc::invalid_argument);
+        EXPECT_NE(std::string(e.what()).find("SLUICE_HOST_"), std::string::npos) << e.what();
+      }
+    }
+    EXPECT_THROW(sluice::stream s{sluice::device(0)}, sluice::error);
+  } else if (std::getenv("SLUICE_HOST_SLOTS") != nullptr) {
+    EXPECT_EQ(sluice::device_count(), std::atoi(expect));
+    EXPECT_NE(sluice::backend_version().find("x 3 execution slots"), std::string::npos)
+        << sluice::backend_version();
+  } else {
+    EXPECT_EQ(sluice::device_count(), std::atoi(expect));
+    sluice::stream s{sluice::device(sluice::device_count() - 1)};
+    s.synchronize();
+  }
+}
+
+TEST(HostHandles, StaleStreamRefIsInvalidHandle) {
+  auto* outer = new sluice::stream(sluice::device(0));
+  const sluice::stream_ref ref = *outer;
+  ref.synchronize();
+  delete outer;
+  try {
+    ref.ready();
+    FAIL() << "a stream_ref to a destroyed stream was accepted";
+  } catch (const sluice::error& e) {
+    EXPECT_EQ(e.code(), sluice::errc::invalid_handle);
+    EXPECT_NE(std::string(e.what()).find("destroyed"), std::string::npos) << e.what();
+  }
+  // The recycled state serves a new stream; the stale reference stays invalid.
+  sluice::stream fresh(sluice::device(0));
+  EXPECT_THROW(ref.synchronize(), sluice::error);
+  fresh.synchronize();
+}
+
+TEST(HostHandles, NativeHandles) {
+  sluice::stream s(sluice::device(0));
+  sluice::event e(sluice::device(0));
+  EXPECT_NE(sluice::native_handle(s), nullptr);
+  EXPECT_NE(sluice::native_handle(e), nullptr);
+  sluice::stream moved(std::move(s));
+  EXPECT_EQ(sluice::native_handle(moved) != nullptr, true);
+  EXPECT_THROW(sluice::native_handle(s), sluice::error);  // NOLINT(bugprone-use-after-move)
+}
+
+TEST(HostMemory, RangeChecksAgainstAllocations) {
+  sluice::stream s(sluice::device(0));
+  sluice::device_buffer<int> d(sluice::device(0), 16);
+  sluice::pinned_buffer<int> p(16);
+  sluice::copy(s, d.data() + 8, p.data(), 8 * sizeof(int));  // exactly to the end: fine
+  try {
+    sluice::copy(s, d.data() + 8, p.data(), 9 * sizeof(int));
+    FAIL();
+  } catch (const sluice::error& e) {
+    EXPECT_EQ(e.code(), sluice::errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("runs past the end"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(sluice::fill(s, p.data() + 1, 0, 16 * sizeof(int)), sluice::error);
+  s.synchronize();
+}
+
+TEST(HostMemory, StagedPeerCopyReallyStagesLargeData) {
+  sluice::stream s(sluice::device(0));
+  const std::size_t n = (9U << 20) / sizeof(unsigned);  // > two 4 MiB staging chunks
+  sluice::device_buffer<unsigned> a(sluice::device(0), n);
+  sluice::device_buffer<unsigned> b(sluice::device(1), n);
+  sluice::pinned_buffer<unsigned> h(n);
+  for (std::size_t i = 0; i < n; ++i) h[i] = static_cast<unsigned>(i * 2654435761U);
+  sluice::copy(s, a.data(), h.data(), n * sizeof(unsigned));
+  ASSERT_FALSE(sluice::peer_access_enabled(sluice::device(0), sluice::device(1)));
+  EXPECT_EQ(sluice::copy_peer(s, b.data(), sluice::device(1), a.data(), sluice::device(0), n * sizeof(unsigned)),
+            sluice::copy_path::staged);
+  sluice::fill(s, h.data(), 0, n * sizeof(unsigned));
+  sluice::copy(s, h.data(), b.data(), n * sizeof(unsigned));
+  s.synchronize();
+  for (std::size_t i = 0; i < n; ++i)
+    ASSERT_EQ(h[i], static_cast<unsigned>(i * 2654435761U)) << "at " << i;
+}
+
+}  // namespace
