@@ -57,7 +57,7 @@ enum class step {
 };
 
 struct op {
-  op* next = nullptr;
+  std::atomic<op*> next{nullptr};
   seq_t seq = 0;
   virtual ~op() = default;
   //! Runs on the thread that owns the stream now. After returning `parked`
@@ -77,14 +77,19 @@ struct stream_state final : listener {
   std::atomic<std::uint32_t> generation{1};
   std::atomic<int> refs{0};
 
-  std::mutex m;  // guards the queue, `active`, waiters and errors
-  op* head = nullptr;
-  op* tail = nullptr;
+  // The queue. Producers append under `queue_m`. The head op belongs to
+  // whoever advances the stream (a worker, or the host pool during a host
+  // function); it takes `queue_m` only to pop the last op. A non-empty queue
+  // always has exactly one owner: the producer that makes it non-empty
+  // schedules it, the owner that empties it lets go.
+  std::mutex queue_m;
+  op* head = nullptr;  // owner's; under queue_m while the queue is empty
+  op* tail = nullptr;  // under queue_m
   std::atomic<seq_t> enqueued{0};
   std::atomic<seq_t> completed{0};
-  bool active = false;  // someone is responsible for advancing the stream
 
-  // Listeners waiting for `completed` to reach a seq.
+  // Listeners waiting for `completed` to reach a seq, and host-function failures.
+  std::mutex waiters_m;
   std::vector<std::pair<seq_t, listener*>> waiters;
   std::atomic<seq_t> next_waiter{UINT64_MAX};
 

@@ -144,12 +144,7 @@ void device_state::worker_main() {
 
 void run_stream(stream_state& s) noexcept {
   for (;;) {
-    op* o = nullptr;
-    {
-      std::lock_guard<std::mutex> lock(s.m);
-      o = s.head;
-    }
-    const step r = o->run(s);
+    const step r = s.head->run(s);
     if (r != step::done) return;  // parked or handed off: someone else resumes s
     if (!complete_head(s)) return;
     if (s.dev->should_yield(s)) {
@@ -160,17 +155,13 @@ void run_stream(stream_state& s) noexcept {
 }
 
 bool complete_head(stream_state& s) noexcept {
-  op* o = nullptr;
-  bool more = false;
-  std::vector<listener*> fire;
-  {
-    std::lock_guard<std::mutex> lock(s.m);
-    o = s.head;
-    s.head = o->next;
-    if (s.head == nullptr) s.tail = nullptr;
-    const seq_t seq = o->seq;
-    s.completed.store(seq);  // seq_cst: pairs with host_waiters (see wait_reached)
-    if (seq >= s.next_waiter.load(std::memory_order_relaxed)) {
+  op* o = s.head;
+  const seq_t seq = o->seq;
+  s.completed.store(seq);  // seq_cst: pairs with when_reached and wait_reached
+  if (seq >= s.next_waiter.load()) {
+    std::vector<listener*> fire;
+    {
+      std::lock_guard<std::mutex> lock(s.waiters_m);
       seq_t next = UINT64_MAX;
       auto keep = s.waiters.begin();
       for (auto& w : s.waiters) {
@@ -182,36 +173,43 @@ bool complete_head(stream_state& s) noexcept {
         }
       }
       s.waiters.erase(keep, s.waiters.end());
-      s.next_waiter.store(next, std::memory_order_relaxed);
+      s.next_waiter.store(next);
     }
-    more = s.head != nullptr;
-    if (!more) s.active = false;
+    for (listener* l : fire) l->on_complete();
   }
-  delete o;
-  for (listener* l : fire) l->on_complete();
   if (s.host_waiters.load() > 0) {
     std::lock_guard<std::mutex> lock(s.sync_m);
     s.sync_cv.notify_all();
   }
-  if (!more) s.release();  // the reference held while active
-  return more;
+  op* next = o->next.load(std::memory_order_acquire);
+  if (next == nullptr) {
+    std::lock_guard<std::mutex> lock(s.queue_m);
+    next = o->next.load(std::memory_order_acquire);
+    if (next == nullptr) s.tail = nullptr;
+    s.head = next;
+  } else {
+    s.head = next;
+  }
+  delete o;
+  if (next == nullptr) s.release();  // the reference held while the queue was non-empty
+  return next != nullptr;
 }
 
 seq_t enqueue(stream_state& s, op* o) {
   seq_t seq = 0;
   bool activate = false;
   {
-    std::lock_guard<std::mutex> lock(s.m);
+    std::lock_guard<std::mutex> lock(s.queue_m);
     seq = s.enqueued.load(std::memory_order_relaxed) + 1;
     o->seq = seq;
-    if (s.tail != nullptr)
-      s.tail->next = o;
-    else
-      s.head = o;
-    s.tail = o;
     s.enqueued.store(seq, std::memory_order_release);
-    activate = !s.active;
-    if (activate) s.active = true;
+    if (s.tail != nullptr) {
+      s.tail->next.store(o, std::memory_order_release);
+    } else {
+      s.head = o;
+      activate = true;
+    }
+    s.tail = o;
   }
   if (activate) {
     s.add_ref();
@@ -221,11 +219,18 @@ seq_t enqueue(stream_state& s, op* o) {
 }
 
 bool when_reached(stream_state& s, seq_t seq, listener* l) {
-  std::lock_guard<std::mutex> lock(s.m);
+  std::lock_guard<std::mutex> lock(s.waiters_m);
   if (s.completed.load() >= seq) return false;
   s.waiters.emplace_back(seq, l);
-  if (seq < s.next_waiter.load(std::memory_order_relaxed))
-    s.next_waiter.store(seq, std::memory_order_relaxed);
+  const seq_t previous = s.next_waiter.load();
+  if (seq < previous) s.next_waiter.store(seq);
+  // Dekker with complete_head: we published next_waiter, then look at completed;
+  // it publishes completed, then looks at next_waiter. One of us sees the other.
+  if (s.completed.load() >= seq) {
+    s.waiters.pop_back();
+    s.next_waiter.store(previous);
+    return false;
+  }
   return true;
 }
 
@@ -252,7 +257,7 @@ void rethrow_host_errors(stream_state& s) {
   if (!s.has_errors.load(std::memory_order_acquire)) return;
   std::vector<std::string> taken;
   {
-    std::lock_guard<std::mutex> lock(s.m);
+    std::lock_guard<std::mutex> lock(s.waiters_m);
     taken.swap(s.errors);
     s.has_errors.store(false, std::memory_order_relaxed);
   }
@@ -280,7 +285,7 @@ struct host_function_op final : op {
 };
 
 void run_host_function(stream_state& s) noexcept {
-  auto* o = static_cast<host_function_op*>(s.head);  // s is handed off: its head is ours
+  auto* o = static_cast<host_function_op*>(s.head);  // handed off to us: the head is ours
   tls_host_stream = &s;
   tls_host_seq = o->seq;
   std::string failure;
@@ -294,10 +299,11 @@ void run_host_function(stream_state& s) noexcept {
     failed = true;
     failure = "an exception not derived from std::exception";
   }
+  o->task.reset();  // the function's captures die before its completion is visible
   tls_host_stream = nullptr;
   tls_host_seq = 0;
   if (failed) {
-    std::lock_guard<std::mutex> lock(s.m);
+    std::lock_guard<std::mutex> lock(s.waiters_m);
     s.errors.push_back(std::move(failure));
     s.has_errors.store(true, std::memory_order_release);
   }
