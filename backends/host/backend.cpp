@@ -139,10 +139,8 @@ void device::synchronize() const {
   {
     std::lock_guard<std::mutex> lock(d.streams_m);
     positions.reserve(d.streams.size());
-    for (auto* s : d.streams) {
-      s->add_ref();
-      positions.emplace_back(s, s->enqueued.load(std::memory_order_acquire));
-    }
+    for (auto* s : d.streams)
+      if (s->try_add_ref()) positions.emplace_back(s, s->enqueued.load(std::memory_order_acquire));
   }
   for (auto& [s, seq] : positions) {
     detail::wait_reached(*s, seq, false);

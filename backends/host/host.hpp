@@ -107,6 +107,15 @@ struct stream_state final : listener {
 
   void on_complete() noexcept override;  // resume: make runnable again
   void add_ref() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
+  //! add_ref unless the count already reached zero (the state is on its way to
+  //! the pool). For code that finds streams through the device's list, which
+  //! may still hold a dying state: reviving it would recycle it twice.
+  bool try_add_ref() noexcept {
+    int r = refs.load(std::memory_order_relaxed);
+    while (r > 0)
+      if (refs.compare_exchange_weak(r, r + 1, std::memory_order_relaxed)) return true;
+    return false;
+  }
   void release() noexcept;
 };
 

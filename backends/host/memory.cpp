@@ -156,8 +156,7 @@ void release_device(allocation* a) noexcept {
   // or all work of the device (synchronous allocation), plus recorded streams.
   std::vector<std::pair<stream_state*, seq_t>> positions;
   auto take = [&](stream_state* s) {
-    s->add_ref();
-    positions.emplace_back(s, s->enqueued.load(std::memory_order_acquire));
+    if (s->try_add_ref()) positions.emplace_back(s, s->enqueued.load(std::memory_order_acquire));
   };
   if (a->stream != nullptr) {
     take(a->stream);

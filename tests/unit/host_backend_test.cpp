@@ -4,8 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -95,6 +99,39 @@ TEST(HostMemory, StagedPeerCopyReallyStagesLargeData) {
   s.synchronize();
   for (std::size_t i = 0; i < n; ++i)
     ASSERT_EQ(h[i], static_cast<unsigned>(i * 2654435761U)) << "at " << i;
+}
+
+}  // namespace
+
+namespace {
+
+// device::synchronize and synchronous frees walk the device's stream list,
+// which can still hold a state whose last reference was just dropped; reviving
+// it recycled the state twice and two live streams then shared it.
+TEST(HostHandles, StreamPoolSurvivesConcurrentDeviceWideWalks) {
+  const sluice::device dev(0);
+  std::atomic<bool> stop{false};
+  std::thread walker([&] {
+    while (!stop.load()) {
+      dev.synchronize();
+      sluice::device_buffer<int> b(dev, 4);  // its free walks the list too
+    }
+  });
+  for (int i = 0; i < 20000; ++i) {
+    sluice::stream s(dev);
+    s.host_func([] {});  // destroyed with pending work
+  }
+  stop.store(true);
+  walker.join();
+  dev.synchronize();
+  std::vector<sluice::stream> live;
+  std::set<sluice::native_stream_t> handles;
+  for (int i = 0; i < 256; ++i) {
+    live.emplace_back(dev);
+    EXPECT_TRUE(handles.insert(sluice::native_handle(live.back())).second)
+        << "two live streams share one state";
+  }
+  for (auto& s : live) s.synchronize();
 }
 
 }  // namespace
