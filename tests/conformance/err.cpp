@@ -1,0 +1,283 @@
+// ERR: errors (docs/semantics.md, ERR-1 .. ERR-4).
+#include "support.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using sluice::errc;
+using sluice::conformance::contains;
+using sluice::conformance::error_of;
+using sluice::conformance::first_byte_not;
+using sluice::conformance::first_pattern_mismatch;
+using sluice::conformance::gate;
+using sluice::conformance::patterned_device_bytes;
+using sluice::conformance::read_back;
+using sluice::conformance::stays_false;
+using sluice::conformance::throws_code;
+
+using byte = unsigned char;
+constexpr std::size_t huge = std::numeric_limits<std::size_t>::max();
+
+static_assert(std::is_base_of_v<std::runtime_error, sluice::error>);
+
+//! One round of ordinary work on s, checked: the stream (and its device) still work.
+void expect_stream_works(sluice::stream_ref s) {
+  constexpr std::size_t n = std::size_t{16} * 1024;
+  sluice::device_buffer<byte> d{s.device(), n};
+  sluice::pinned_buffer<byte> p{n};
+  std::fill(p.begin(), p.end(), byte{0});
+  sluice::event e{s.device()};
+  sluice::fill(s, d.data(), 0x6D, n);
+  sluice::copy(s, p.data(), d.data(), n);
+  e.record(s);
+  e.synchronize();
+  s.synchronize();
+  EXPECT_EQ(first_byte_not(p.data(), n, 0x6D), n) << "the stream does not work after an error";
+}
+
+}  // namespace
+
+TEST(Errors, ERR_1__error_codes_have_names) {
+  const std::pair<errc, const char*> names[] = {
+      {errc::invalid_argument, "invalid_argument"},
+      {errc::invalid_device, "invalid_device"},
+      {errc::invalid_handle, "invalid_handle"},
+      {errc::not_ready, "not_ready"},
+      {errc::not_supported, "not_supported"},
+      {errc::peer_access_unavailable, "peer_access_unavailable"},
+      {errc::out_of_memory, "out_of_memory"},
+      {errc::device_fault, "device_fault"},
+      {errc::host_function_failed, "host_function_failed"},
+      {errc::backend_failure, "backend_failure"}};
+  for (const auto& [code, name] : names) {
+    ASSERT_NE(sluice::to_string(code), nullptr);
+    EXPECT_EQ(std::string(sluice::to_string(code)), name);
+  }
+  const sluice::error plain{errc::not_ready, "made by hand"};
+  EXPECT_EQ(plain.code(), errc::not_ready);
+  EXPECT_EQ(plain.native_code(), 0);
+  ASSERT_NE(plain.api(), nullptr);
+  EXPECT_FALSE(plain.sticky());
+  EXPECT_EQ(std::string(plain.what()), "made by hand");
+  const sluice::error full{errc::device_fault, "fault", 700, "vendorCall", true};
+  EXPECT_EQ(full.native_code(), 700);
+  EXPECT_EQ(std::string(full.api()), "vendorCall");
+  EXPECT_TRUE(full.sticky());
+}
+
+// Failures of several kinds: each carries its code, an api name and a message
+// that names the operation or the device involved.
+TEST(Errors, ERR_1__failures_carry_code_api_and_a_message) {
+  const sluice::device dev{0};
+  const int count = sluice::device_count();
+  sluice::stream s{dev};
+  sluice::stream moved{dev};
+  sluice::stream keep{std::move(moved)};
+  sluice::event plain{dev};
+  plain.record(s);
+  s.synchronize();
+
+  struct failing_call {
+    const char* what;
+    std::function<void()> call;
+    errc expected;
+    std::string must_mention;  // in what() or api()
+  };
+  const failing_call calls[] = {
+      {"device(-1)", [] { (void)sluice::device{-1}; }, errc::invalid_device, "-1"},
+      {"device(count)", [count] { (void)sluice::device{count}; }, errc::invalid_device,
+       std::to_string(count)},
+      {"fill(nullptr)", [&] { sluice::fill(s, nullptr, 0, 8); }, errc::invalid_argument, "fill"},
+      {"copy(nullptr)", [&] { sluice::copy(s, nullptr, nullptr, 8); }, errc::invalid_argument,
+       "copy"},
+      {"elapsed(non-timing)", [&] { (void)sluice::elapsed(plain, plain); }, errc::invalid_argument,
+       "elapsed"},
+      {"ready() of a moved-from stream",
+       [&] { (void)moved.ready(); },  // NOLINT(bugprone-use-after-move)
+       errc::invalid_handle, ""},
+      {"enable_peer_access(d, d)", [&] { sluice::enable_peer_access(dev, dev); },
+       errc::invalid_argument, "peer"},
+  };
+  for (const failing_call& c : calls) {
+    const auto e = error_of(c.call);
+    ASSERT_TRUE(e.has_value()) << c.what << " did not throw";
+    EXPECT_EQ(e->code(), c.expected) << c.what << ": " << e->what();
+    const std::string message = e->what();
+    ASSERT_NE(e->api(), nullptr) << c.what;
+    const std::string api = e->api();
+    EXPECT_FALSE(message.empty()) << c.what;
+    EXPECT_FALSE(api.empty()) << c.what << ": no api name";
+    EXPECT_TRUE(contains(message, c.must_mention) || contains(api, c.must_mention))
+        << c.what << ": \"" << message << "\" (api " << api << ") does not mention \""
+        << c.must_mention << "\"";
+    EXPECT_FALSE(e->sticky()) << c.what;
+    // sluice rejected these calls itself: no vendor error code, api names sluice.
+    EXPECT_EQ(e->native_code(), 0) << c.what;
+    EXPECT_TRUE(contains(api, "sluice")) << c.what << ": api " << api;
+  }
+  // A sluice::error is a std::runtime_error.
+  try {
+    sluice::fill(s, nullptr, 0, 8);
+    FAIL() << "fill(nullptr, 8) did not throw";
+  } catch (const std::runtime_error& e) {
+    EXPECT_FALSE(std::string(e.what()).empty());
+  }
+}
+
+// ERR-2 needs an asynchronous device fault (a faulting kernel) in a child
+// process. The host backend has no device code that can fault.
+TEST(Errors, ERR_2__a_device_fault_is_sticky) {
+  if (sluice::backend() == sluice::backend_kind::host)
+    GTEST_SKIP() << "host backend has no asynchronous device faults";
+  // TODO(cuda, hip): launch a faulting kernel on the native stream in a
+  // fork()ed child; expect errc::device_fault with sticky() at the next
+  // synchronize / ready / record, and (HIP) a child that stays alive.
+  GTEST_SKIP() << "not written yet for " << sluice::backend_name()
+               << ": needs a faulting kernel in a child process";
+}
+
+// After each kind of recoverable error, the next valid calls on the same
+// stream and device succeed.
+TEST(Errors, ERR_3__recoverable_errors_are_not_sticky) {
+  const sluice::device dev{0};
+  sluice::stream s{dev};
+  sluice::stream moved{dev};
+  sluice::stream other{std::move(moved)};
+  sluice::event start{dev, sluice::event_options{true, false}};
+  sluice::event stop{dev, sluice::event_options{true, false}};
+
+  EXPECT_TRUE(throws_code(errc::invalid_argument, [&] { sluice::fill(s, nullptr, 0, 8); }));
+  expect_stream_works(s);
+  EXPECT_TRUE(
+      throws_code(errc::invalid_device, [&] { (void)sluice::device{sluice::device_count()}; }));
+  expect_stream_works(s);
+  EXPECT_TRUE(throws_code(errc::invalid_handle,
+                          [&] { moved.synchronize(); }));  // NOLINT(bugprone-use-after-move)
+  expect_stream_works(s);
+  EXPECT_TRUE(throws_code(errc::invalid_argument, [&] { sluice::enable_peer_access(dev, dev); }));
+  expect_stream_works(s);
+
+  {
+    gate g;
+    start.record(s);
+    g.hold(s);
+    stop.record(s);
+    EXPECT_TRUE(throws_code(errc::not_ready, [&] { (void)sluice::elapsed(start, stop); }));
+    g.release();
+    stop.synchronize();
+  }
+  EXPECT_GE(sluice::elapsed(start, stop).count(), 0.0);
+  expect_stream_works(s);
+
+  s.host_func([] { throw std::runtime_error("recoverable"); });
+  EXPECT_TRUE(throws_code(errc::host_function_failed, [&] { s.synchronize(); }));
+  expect_stream_works(s);
+  expect_stream_works(other);
+}
+
+TEST(Errors, ERR_4__device_ids_out_of_range_are_rejected) {
+  const int count = sluice::device_count();
+  ASSERT_GE(count, 1);
+  for (const int id : {-1, count, count + 1, INT_MAX, INT_MIN})
+    EXPECT_TRUE(throws_code(errc::invalid_device, [&] { (void)sluice::device{id}; }))
+        << "id " << id;
+  for (int id = 0; id < count; ++id) EXPECT_EQ(sluice::device{id}.id(), id);
+}
+
+// Sizes whose byte count overflows, or whose range does not fit in memory, are
+// rejected before anything is allocated or enqueued.
+TEST(Errors, ERR_4__overflowing_sizes_are_rejected_before_anything_is_enqueued) {
+  const sluice::device dev{0};
+  sluice::stream s{dev};
+  EXPECT_TRUE(throws_code(errc::invalid_argument, [&] {
+    sluice::device_buffer<std::uint64_t> b{dev, huge / 4};
+  }));
+  EXPECT_TRUE(throws_code(errc::invalid_argument,
+                          [&] { sluice::pinned_buffer<std::uint64_t> b{huge / 2}; }));
+
+  constexpr std::size_t n = std::size_t{4} * 1024;
+  sluice::device_buffer<byte> d = patterned_device_bytes(dev, n, 31);
+  sluice::pinned_buffer<byte> p{n};
+  std::fill(p.begin(), p.end(), byte{0x47});
+  gate g;
+  g.hold(s);
+  EXPECT_TRUE(throws_code(errc::invalid_argument, [&] {
+    sluice::device_buffer<std::uint64_t> b{s, huge / 4};
+  }));
+  EXPECT_TRUE(throws_code(errc::invalid_argument, [&] { sluice::fill(s, d.data(), 0, huge); }));
+  EXPECT_TRUE(
+      throws_code(errc::invalid_argument, [&] { sluice::copy(s, d.data(), p.data(), huge); }));
+  EXPECT_TRUE(
+      throws_code(errc::invalid_argument, [&] { sluice::copy(s, p.data(), d.data(), huge); }));
+  g.release();
+  s.synchronize();
+  EXPECT_EQ(first_byte_not(p.data(), n, 0x47), n) << "a rejected copy wrote pinned memory";
+  const std::vector<byte> after = read_back(d);
+  EXPECT_EQ(first_pattern_mismatch(after.data(), n, 31), n)
+      << "a rejected call wrote device memory";
+
+  // Pageable memory: sluice cannot know its size, but a range past the end of
+  // the address space is still rejected.
+  std::vector<byte> pageable(64, 0x12);
+  EXPECT_TRUE(
+      throws_code(errc::invalid_argument, [&] { sluice::fill(s, pageable.data(), 0, huge - 16); }));
+  EXPECT_TRUE(throws_code(errc::invalid_argument,
+                          [&] { sluice::copy(s, pageable.data(), p.data(), huge - 16); }));
+  EXPECT_TRUE(s.ready());
+  EXPECT_EQ(first_byte_not(pageable.data(), pageable.size(), 0x12), pageable.size());
+}
+
+// Moved-from handles as arguments: rejected, and the valid objects of the same
+// call are left as they were.
+TEST(Errors, ERR_4__moved_from_handles_are_rejected_before_anything_is_enqueued) {
+  const sluice::device dev{0};
+  sluice::stream s{dev}, moved_stream{dev};
+  sluice::stream kept_stream{std::move(moved_stream)};
+  sluice::event moved_event{dev};
+  sluice::event kept_event{std::move(moved_event)};
+  sluice::flag f{0};
+
+  gate g;
+  g.hold(s);
+  kept_event.record(s);
+  // NOLINTBEGIN(bugprone-use-after-move)
+  EXPECT_TRUE(throws_code(errc::invalid_handle, [&] { kept_event.record(moved_stream); }));
+  EXPECT_TRUE(throws_code(errc::invalid_handle, [&] { kept_stream.wait(moved_stream); }));
+  EXPECT_TRUE(throws_code(errc::invalid_handle, [&] { kept_stream.wait(moved_event); }));
+  EXPECT_TRUE(throws_code(errc::invalid_handle, [&] { moved_stream.write_value(f, 1); }));
+  // NOLINTEND(bugprone-use-after-move)
+  EXPECT_TRUE(stays_false([&] { return kept_event.ready(); }))
+      << "the rejected record replaced the pending capture";
+  EXPECT_TRUE(kept_stream.ready()) << "a rejected wait left work on the stream";
+  EXPECT_EQ(f.load(), 0u);
+  g.release();
+  kept_event.synchronize();
+  s.synchronize();
+}
+
+TEST(ErrorsMultiDevice, ERR_4__objects_of_another_device_are_rejected_before_anything_is_enqueued) {
+  SLUICE_REQUIRE_DEVICES(2);
+  const sluice::device d0{0}, d1{1};
+  sluice::stream s0{d0}, s1{d1};
+  sluice::event e1{d1};
+  gate g;
+  g.hold(s1);
+  e1.record(s1);
+  EXPECT_TRUE(throws_code(errc::invalid_argument, [&] { e1.record(s0); }));
+  EXPECT_TRUE(s0.ready()) << "the rejected record left work on the stream";
+  EXPECT_TRUE(stays_false([&] { return e1.ready(); }))
+      << "the rejected record replaced the pending capture";
+  g.release();
+  e1.synchronize();
+}

@@ -1,0 +1,326 @@
+// PEER: peer access and peer copies (docs/semantics.md, PEER-1 .. PEER-4).
+//
+// Peer access, once enabled, stays enabled for the process. Tests that enable
+// it use devices 0 and 1 only; the copy tests "without peer access" use the
+// last two devices, which nothing enables when there are four or more (the
+// host multi-device run has four). With two devices the copy tests still check
+// that the reported path agrees with peer_access_enabled().
+#include "support.hpp"
+
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using sluice::errc;
+using sluice::conformance::error_of;
+using sluice::conformance::eventually;
+using sluice::conformance::filled_device_bytes;
+using sluice::conformance::first_byte_not;
+using sluice::conformance::first_pattern_mismatch;
+using sluice::conformance::gate;
+using sluice::conformance::patterned_device_bytes;
+using sluice::conformance::read_back;
+using sluice::conformance::start_line;
+using sluice::conformance::stays_false;
+using sluice::conformance::throws_code;
+
+using byte = unsigned char;
+constexpr std::size_t kib = 1024;
+
+//! The paths copy_peer may report for a copy ordered on a stream of `on`,
+//! reaching the `other` device: without peer access only staged; with it,
+//! direct (the host backend) or direct / staged (GPUs choose by hardware).
+::testing::AssertionResult path_is_consistent(sluice::copy_path path, sluice::device on,
+                                              sluice::device other) {
+  if (on == other) {
+    if (path == sluice::copy_path::local) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "same device, path " << sluice::to_string(path);
+  }
+  const bool enabled = sluice::peer_access_enabled(on, other);
+  if (path == sluice::copy_path::local)
+    return ::testing::AssertionFailure() << "two devices, path local";
+  if (!enabled && path != sluice::copy_path::staged)
+    return ::testing::AssertionFailure() << "peer access " << on.id() << " -> " << other.id()
+                                         << " is not enabled, path " << sluice::to_string(path);
+  if (enabled && sluice::backend() == sluice::backend_kind::host &&
+      path != sluice::copy_path::direct)
+    return ::testing::AssertionFailure()
+           << "host backend, peer access enabled, path " << sluice::to_string(path);
+  return ::testing::AssertionSuccess();
+}
+
+//! Copies a pattern between a and b both ways, ordered on streams of either
+//! device, at aligned and odd offsets; checks the data and the reported path.
+void copy_both_ways_and_check(sluice::device a, sluice::device b) {
+  constexpr std::size_t n = 256 * kib + 7;
+  const sluice::device ends[2] = {a, b};
+  unsigned seed = 40;
+  for (int direction = 0; direction < 2; ++direction) {
+    const sluice::device src_dev = ends[direction], dst_dev = ends[1 - direction];
+    for (const sluice::device on : {src_dev, dst_dev}) {
+      for (const std::size_t offset : {std::size_t{0}, std::size_t{3}}) {
+        ++seed;
+        sluice::device_buffer<byte> src = patterned_device_bytes(src_dev, n, seed);
+        sluice::device_buffer<byte> dst = filled_device_bytes(dst_dev, n, 0);
+        sluice::stream s{on};
+        const std::size_t bytes = n - 2 * offset;
+        const sluice::copy_path path =
+            sluice::copy_peer(s, dst.data() + offset, dst_dev, src.data() + offset, src_dev, bytes);
+        const sluice::device other = on == src_dev ? dst_dev : src_dev;
+        EXPECT_TRUE(path_is_consistent(path, on, other))
+            << src_dev.id() << " -> " << dst_dev.id() << " on a stream of " << on.id();
+        s.synchronize();
+        const std::vector<byte> got = read_back(dst);
+        const std::vector<byte> want = read_back(src);
+        EXPECT_EQ(first_byte_not(got.data(), offset, 0), offset) << "wrote before the range";
+        EXPECT_TRUE(std::equal(got.begin() + static_cast<std::ptrdiff_t>(offset),
+                               got.begin() + static_cast<std::ptrdiff_t>(offset + bytes),
+                               want.begin() + static_cast<std::ptrdiff_t>(offset)))
+            << src_dev.id() << " -> " << dst_dev.id() << " on a stream of " << on.id()
+            << ", offset " << offset << ": data differ";
+        EXPECT_EQ(first_byte_not(got.data() + offset + bytes, offset, 0), offset)
+            << "wrote past the range";
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST(Peer, PEER_1__enabling_peer_access_to_itself_is_invalid) {
+  const sluice::device dev{0};
+  EXPECT_TRUE(throws_code(errc::invalid_argument, [&] { sluice::enable_peer_access(dev, dev); }));
+  // Not sticky, no stale error left behind: the next call works.
+  sluice::stream s{dev};
+  s.host_func([] {});
+  s.synchronize();
+}
+
+// Copy tests "without" peer access come first (see the file comment).
+TEST(PeerMultiDevice, PEER_2__copy_peer_without_peer_access_is_staged_and_bit_exact) {
+  SLUICE_REQUIRE_DEVICES(2);
+  const int count = sluice::device_count();
+  copy_both_ways_and_check(sluice::device{count - 2}, sluice::device{count - 1});
+}
+
+TEST(PeerMultiDevice, PEER_1__enable_peer_access_is_idempotent) {
+  SLUICE_REQUIRE_DEVICES(2);
+  const sluice::device d0{0}, d1{1};
+  if (!sluice::link(d0, d1).peer_access_possible) {
+    EXPECT_TRUE(
+        throws_code(errc::peer_access_unavailable, [&] { sluice::enable_peer_access(d0, d1); }));
+    EXPECT_FALSE(sluice::peer_access_enabled(d0, d1));
+    return;
+  }
+  for (int i = 0; i < 3; ++i) {
+    sluice::enable_peer_access(d0, d1);
+    EXPECT_TRUE(sluice::peer_access_enabled(d0, d1)) << "after enabling " << i + 1 << " times";
+  }
+  // "Already enabled" left no stale error: calls on both devices succeed.
+  for (const sluice::device d : {d0, d1}) {
+    sluice::stream s{d};
+    sluice::event e{d};
+    e.record(s);
+    e.synchronize();
+    EXPECT_TRUE(s.ready());
+  }
+}
+
+TEST(PeerMultiDevice, PEER_1__enable_peer_access_from_many_threads_at_once) {
+  SLUICE_REQUIRE_DEVICES(2);
+  const sluice::device d0{0}, d1{1};
+  const bool possible01 = sluice::link(d0, d1).peer_access_possible;
+  const bool possible10 = sluice::link(d1, d0).peer_access_possible;
+  constexpr int threads = 8;
+  constexpr int rounds = 25;
+  start_line start{threads};
+  std::vector<std::thread> workers;
+  workers.reserve(threads);
+  std::vector<std::string> failures(threads);
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      start.arrive_and_wait();
+      auto& failure = failures[static_cast<std::size_t>(t)];
+      for (int r = 0; r < rounds && failure.empty(); ++r) {
+        const bool forward = (t + r) % 2 == 0;
+        const sluice::device from = forward ? d0 : d1, to = forward ? d1 : d0;
+        const bool possible = forward ? possible01 : possible10;
+        const auto e = error_of([&] { sluice::enable_peer_access(from, to); });
+        if (possible && e) failure = std::string("enable_peer_access threw: ") + e->what();
+        if (!possible && (!e || e->code() != errc::peer_access_unavailable))
+          failure =
+              "enable_peer_access of an impossible link did not throw peer_access_unavailable";
+        if (possible && !sluice::peer_access_enabled(from, to))
+          failure = "peer_access_enabled is false after enable_peer_access returned";
+      }
+    });
+  }
+  for (auto& w : workers) w.join();
+  for (int t = 0; t < threads; ++t)
+    EXPECT_TRUE(failures[static_cast<std::size_t>(t)].empty())
+        << "thread " << t << ": " << failures[static_cast<std::size_t>(t)];
+  for (const sluice::device d : {d0, d1}) {
+    sluice::stream s{d};
+    s.host_func([] {});
+    s.synchronize();
+  }
+}
+
+TEST(Peer, PEER_2__copy_peer_within_one_device_is_local) {
+  const sluice::device dev{0};
+  copy_both_ways_and_check(dev, dev);
+}
+
+TEST(PeerMultiDevice, PEER_2__copy_peer_after_enabling_peer_access) {
+  SLUICE_REQUIRE_DEVICES(2);
+  const sluice::device d0{0}, d1{1};
+  for (const auto& [from, to] : {std::pair{d0, d1}, std::pair{d1, d0}}) {
+    if (sluice::link(from, to).peer_access_possible) {
+      sluice::enable_peer_access(from, to);
+      EXPECT_TRUE(sluice::peer_access_enabled(from, to));
+    }
+  }
+  copy_both_ways_and_check(d0, d1);
+}
+
+// A zero-byte copy enqueues nothing and reports the path it would have used.
+TEST(PeerMultiDevice, PEER_2__a_zero_byte_copy_peer_reports_its_path) {
+  SLUICE_REQUIRE_DEVICES(2);
+  const int count = sluice::device_count();
+  const sluice::device a{count - 2}, b{count - 1};
+  sluice::stream s{a};
+  sluice::device_buffer<byte> src = filled_device_bytes(a, 64, 0x10);
+  sluice::device_buffer<byte> dst = filled_device_bytes(b, 64, 0x20);
+  const sluice::copy_path path = sluice::copy_peer(s, dst.data(), b, src.data(), a, 0);
+  EXPECT_TRUE(path_is_consistent(path, a, b));
+  EXPECT_TRUE(s.ready());
+  const std::vector<byte> after = read_back(dst);
+  EXPECT_EQ(first_byte_not(after.data(), after.size(), 0x20), after.size());
+  EXPECT_EQ(sluice::copy_peer(s, src.data(), a, src.data(), a, 0), sluice::copy_path::local);
+}
+
+TEST(PeerMultiDevice, PEER_2__a_stream_of_a_third_device_is_rejected) {
+  SLUICE_REQUIRE_DEVICES(3);
+  const sluice::device a{0}, b{1}, c{2};
+  sluice::stream s{c};
+  sluice::device_buffer<byte> src = filled_device_bytes(a, 64, 0x10);
+  sluice::device_buffer<byte> dst = filled_device_bytes(b, 64, 0x20);
+  EXPECT_TRUE(throws_code(errc::invalid_argument,
+                          [&] { (void)sluice::copy_peer(s, dst.data(), b, src.data(), a, 64); }));
+  EXPECT_TRUE(s.ready());
+  const std::vector<byte> after = read_back(dst);
+  EXPECT_EQ(first_byte_not(after.data(), after.size(), 0x20), after.size())
+      << "the rejected copy wrote the destination";
+}
+
+// copy_peer waits for nothing but its own stream: held streams on both
+// devices (one of them the source's producer) do not hold it.
+TEST(PeerMultiDevice, PEER_3__copy_peer_waits_for_no_other_stream) {
+  SLUICE_REQUIRE_DEVICES(2);
+  const sluice::device d0{0}, d1{1};
+  constexpr std::size_t n = 128 * kib;
+  sluice::device_buffer<byte> src = patterned_device_bytes(d0, n, 77);
+  sluice::device_buffer<byte> dst = filled_device_bytes(d1, n, 0);
+  sluice::device_buffer<byte> scratch0{d0, n}, scratch1{d1, n};
+  sluice::stream held0{d0}, held1{d1};
+  gate g;
+  g.hold(held0);
+  g.hold(held1);
+  sluice::fill(held0, scratch0.data(), 1, n);
+  sluice::fill(held1, scratch1.data(), 1, n);
+
+  for (const sluice::device on : {d0, d1}) {
+    sluice::stream s{on};
+    (void)sluice::copy_peer(s, dst.data(), d1, src.data(), d0, n);
+    EXPECT_TRUE(eventually([&] { return s.ready(); }))
+        << "copy_peer on a stream of device " << on.id() << " waited for another stream";
+  }
+  EXPECT_FALSE(held0.ready() || held1.ready());
+  g.release();
+  held0.synchronize();
+  held1.synchronize();
+  const std::vector<byte> got = read_back(dst);
+  EXPECT_EQ(first_pattern_mismatch(got.data(), n, 77), n);
+}
+
+// ... but it is ordered on its own stream: held, it has not run (another
+// stream still reads the old destination), and a producer ordered by an event
+// is seen.
+TEST(PeerMultiDevice, PEER_3__copy_peer_is_ordered_on_its_own_stream) {
+  SLUICE_REQUIRE_DEVICES(2);
+  const sluice::device d0{0}, d1{1};
+  constexpr std::size_t n = 128 * kib;
+  sluice::device_buffer<byte> src = filled_device_bytes(d0, n, 0);
+  sluice::device_buffer<byte> dst = filled_device_bytes(d1, n, 0x01);
+  sluice::stream producer{d0}, s{d1}, reader{d1};
+  sluice::event produced{d0};
+  sluice::pinned_buffer<byte> early{n};
+  std::fill(early.begin(), early.end(), byte{0});
+
+  gate g;
+  g.hold(producer);
+  sluice::fill(producer, src.data(), 0xC3, n);
+  produced.record(producer);
+  s.wait(produced);
+  const sluice::copy_path path = sluice::copy_peer(s, dst.data(), d1, src.data(), d0, n);
+  EXPECT_TRUE(path_is_consistent(path, d1, d0));
+
+  sluice::copy(reader, early.data(), dst.data(), n);
+  reader.synchronize();
+  EXPECT_EQ(first_byte_not(early.data(), n, 0x01), n) << "copy_peer ran ahead of its stream";
+  EXPECT_TRUE(stays_false([&] { return s.ready(); }));
+  g.release();
+  s.synchronize();
+  const std::vector<byte> got = read_back(dst);
+  EXPECT_EQ(first_byte_not(got.data(), n, 0xC3), n);
+  producer.synchronize();
+}
+
+TEST(Peer, PEER_4__a_device_links_to_itself_as_same_device) {
+  for (int id = 0; id < sluice::device_count(); ++id) {
+    const sluice::device d{id};
+    const sluice::link_info self = sluice::link(d, d);
+    EXPECT_EQ(self.kind, sluice::link_kind::same_device) << "device " << id;
+    EXPECT_GE(self.performance_rank, -1);
+  }
+}
+
+TEST(PeerMultiDevice, PEER_4__links_between_devices_are_consistent) {
+  SLUICE_REQUIRE_DEVICES(2);
+  const int count = sluice::device_count();
+  for (int a = 0; a < count; ++a)
+    for (int b = 0; b < count; ++b) {
+      if (a == b) continue;
+      const sluice::link_info l = sluice::link(sluice::device{a}, sluice::device{b});
+      EXPECT_NE(l.kind, sluice::link_kind::same_device) << a << " -> " << b;
+      EXPECT_GE(l.performance_rank, -1) << a << " -> " << b;
+      if (l.native_atomics) {
+        EXPECT_TRUE(l.peer_access_possible) << a << " -> " << b << ": atomics without access";
+      }
+      if (sluice::backend() == sluice::backend_kind::host) {  // documented host topology
+        EXPECT_EQ(l.kind, sluice::link_kind::host_memory);
+        EXPECT_TRUE(l.peer_access_possible);
+        EXPECT_TRUE(l.native_atomics);
+        EXPECT_EQ(l.performance_rank, 0);
+      }
+      // The same answer every time.
+      const sluice::link_info again = sluice::link(sluice::device{a}, sluice::device{b});
+      EXPECT_EQ(again.kind, l.kind);
+      EXPECT_EQ(again.peer_access_possible, l.peer_access_possible);
+    }
+  // peer_access_possible agrees with what enable_peer_access does (devices 0 and 1 only).
+  const sluice::device d0{0}, d1{1};
+  if (sluice::link(d0, d1).peer_access_possible) {
+    sluice::enable_peer_access(d0, d1);
+    EXPECT_TRUE(sluice::peer_access_enabled(d0, d1));
+  } else {
+    EXPECT_TRUE(
+        throws_code(errc::peer_access_unavailable, [&] { sluice::enable_peer_access(d0, d1); }));
+    EXPECT_FALSE(sluice::peer_access_enabled(d0, d1));
+  }
+}

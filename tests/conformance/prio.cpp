@@ -1,0 +1,173 @@
+// PRIO: stream priorities (docs/semantics.md, PRIO-1 .. PRIO-4).
+#include "support.hpp"
+
+#include <atomic>
+#include <climits>
+#include <cstddef>
+#include <vector>
+
+namespace {
+
+using sluice::conformance::gate;
+
+using byte = unsigned char;
+constexpr std::size_t mib = std::size_t{1024} * 1024;
+
+sluice::stream make_stream(sluice::device d, sluice::priority level) {
+  sluice::stream_options o;
+  o.priority = level;
+  return sluice::stream{d, o};
+}
+
+sluice::stream make_native_stream(sluice::device d, int native, sluice::priority level) {
+  sluice::stream_options o;
+  o.priority = level;
+  o.native_priority = native;
+  return sluice::stream{d, o};
+}
+
+int clamp_to(sluice::priority_range r, int native) {
+  if (native < r.greatest) return r.greatest;
+  if (native > r.least) return r.least;
+  return native;
+}
+
+}  // namespace
+
+TEST(Priorities, PRIO_1__the_range_is_the_vendor_range) {
+  for (int id = 0; id < sluice::device_count(); ++id) {
+    const sluice::device dev{id};
+    const sluice::priority_range r = sluice::stream_priority_range(dev);
+    EXPECT_LE(r.greatest, r.least) << "device " << id << ": greatest is numerically smallest";
+    EXPECT_LE(r.greatest, 0) << "device " << id;
+    EXPECT_GE(r.least, 0) << "device " << id << ": the vendor default 0 is in the range";
+    switch (sluice::backend()) {
+      case sluice::backend_kind::host:  // documented in docs/semantics.md
+        EXPECT_EQ(r.least, 1);
+        EXPECT_EQ(r.greatest, -1);
+        break;
+      case sluice::backend_kind::hip:
+        EXPECT_EQ(r.least, 1);
+        EXPECT_EQ(r.greatest, -1);
+        break;
+      case sluice::backend_kind::cuda:  // Hopper: 0 / -5; other architectures differ in greatest
+        EXPECT_EQ(r.least, 0);
+        EXPECT_LT(r.greatest, 0);
+        break;
+    }
+  }
+}
+
+TEST(Priorities, PRIO_1__the_range_is_the_same_on_every_call) {
+  const sluice::device dev{0};
+  const sluice::priority_range first = sluice::stream_priority_range(dev);
+  sluice::stream s = make_stream(dev, sluice::priority::high);
+  const sluice::priority_range again = sluice::stream_priority_range(dev);
+  EXPECT_EQ(first.least, again.least);
+  EXPECT_EQ(first.greatest, again.greatest);
+}
+
+TEST(Priorities, PRIO_2__portable_levels_map_monotonically) {
+  for (int id = 0; id < sluice::device_count(); ++id) {
+    const sluice::device dev{id};
+    const sluice::priority_range r = sluice::stream_priority_range(dev);
+    sluice::stream low = make_stream(dev, sluice::priority::low);
+    sluice::stream normal = make_stream(dev, sluice::priority::normal);
+    sluice::stream high = make_stream(dev, sluice::priority::high);
+    EXPECT_EQ(high.native_priority(), r.greatest);
+    EXPECT_EQ(normal.native_priority(), 0) << "normal is the vendor default";
+    EXPECT_EQ(low.native_priority(), r.least);
+    EXPECT_LE(high.native_priority(), normal.native_priority());
+    EXPECT_LE(normal.native_priority(), low.native_priority());
+
+    EXPECT_EQ(high.priority(), sluice::priority::high);
+    EXPECT_EQ(normal.priority(), sluice::priority::normal);
+    // The effective level follows the effective value: where the vendor's least
+    // priority is its default (CUDA), low and normal are the same stream priority.
+    EXPECT_EQ(low.priority(), r.least == 0 ? sluice::priority::normal : sluice::priority::low);
+  }
+}
+
+TEST(Priorities, PRIO_2__the_default_stream_priority_is_normal) {
+  const sluice::device dev{0};
+  sluice::stream s{dev};
+  EXPECT_EQ(s.priority(), sluice::priority::normal);
+  EXPECT_EQ(s.native_priority(), 0);
+  const sluice::stream_ref ref = s;
+  EXPECT_EQ(ref.priority(), sluice::priority::normal);
+}
+
+TEST(Priorities, PRIO_3__native_priorities_are_clamped_to_the_range) {
+  const sluice::device dev{0};
+  const sluice::priority_range r = sluice::stream_priority_range(dev);
+  const int values[] = {INT_MIN,     r.greatest - 1000, r.greatest - 1,
+                        r.least + 1, r.least + 1000,    INT_MAX};
+  for (const int native : values) {
+    sluice::stream s = make_native_stream(dev, native, sluice::priority::normal);
+    EXPECT_EQ(s.native_priority(), clamp_to(r, native)) << "asked for " << native;
+    const sluice::stream_ref ref = s;
+    EXPECT_EQ(ref.native_priority(), clamp_to(r, native));
+    s.host_func([] {});  // a clamped stream is an ordinary, working stream
+    s.synchronize();
+  }
+  EXPECT_EQ(make_native_stream(dev, INT_MIN, sluice::priority::low).priority(),
+            sluice::priority::high);
+}
+
+// Values inside the range are kept as they are, and the raw value wins over
+// the portable level.
+TEST(Priorities, PRIO_3__native_priorities_inside_the_range_are_kept) {
+  const sluice::device dev{0};
+  const sluice::priority_range r = sluice::stream_priority_range(dev);
+  for (int native = r.greatest; native <= r.least; ++native) {
+    sluice::stream s = make_native_stream(dev, native, sluice::priority::low);
+    EXPECT_EQ(s.native_priority(), native);
+  }
+  EXPECT_EQ(make_native_stream(dev, r.greatest, sluice::priority::low).priority(),
+            sluice::priority::high);
+  EXPECT_EQ(make_native_stream(dev, 0, sluice::priority::high).priority(),
+            sluice::priority::normal);
+}
+
+// MAY: a backlog of low-priority fills runs on several streams; work enqueued
+// later on a high-priority stream completes before the backlog has drained.
+// The high stream's host function reads how many low streams had finished.
+TEST(Priorities, PRIO_4__high_priority_work_overtakes_a_low_priority_backlog) {
+  const sluice::device dev{0};
+  const sluice::priority_range r = sluice::stream_priority_range(dev);
+  if (r.greatest == r.least) SLUICE_NOT_OBSERVED("the device has a single priority level");
+  constexpr int low_streams = 4;
+  constexpr int fills_per_stream = 48;
+  std::vector<sluice::stream> lows;
+  std::vector<sluice::device_buffer<byte>> buffers;
+  std::atomic<int> lows_done{0};
+  for (int i = 0; i < low_streams; ++i) {
+    lows.push_back(make_stream(dev, sluice::priority::low));
+    buffers.emplace_back(dev, 1 * mib);
+  }
+  sluice::stream high = make_stream(dev, sluice::priority::high);
+  sluice::device_buffer<byte> high_buffer{dev, 1 * mib};
+  // warm-up
+  sluice::fill(high, high_buffer.data(), 0, 1 * mib);
+  high.synchronize();
+
+  gate g;
+  for (int i = 0; i < low_streams; ++i) {
+    auto& s = lows[static_cast<std::size_t>(i)];
+    g.hold(s);
+    for (int k = 0; k < fills_per_stream; ++k)
+      sluice::fill(s, buffers[static_cast<std::size_t>(i)].data(), static_cast<byte>(k), 1 * mib);
+    s.host_func([&] { lows_done.fetch_add(1); });
+  }
+  g.release();
+  int lows_done_when_high_finished = -1;
+  sluice::fill(high, high_buffer.data(), 1, 1 * mib);
+  high.host_func([&] { lows_done_when_high_finished = lows_done.load(); });
+  high.synchronize();
+  for (auto& s : lows) s.synchronize();
+  EXPECT_EQ(lows_done.load(), low_streams);
+
+  if (lows_done_when_high_finished < low_streams) return;  // observed
+  SLUICE_NOT_OBSERVED("the high-priority work finished after all " << low_streams
+                                                                   << " low-priority streams");
+}
