@@ -1,0 +1,97 @@
+// From per-test results to one verdict per rule of tests/conformance/rules.hpp,
+// and the three ways `sluice conformance` reports them: the terminal table,
+// JUnit XML (one testcase per rule) and Markdown. Nothing here runs a test or
+// calls the backend, so the verdict logic is unit-tested with made-up results
+// (tools/tests/conformance_report_test.cpp).
+#pragma once
+
+#include "facts.hpp"
+#include "rules.hpp"
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace sluice::tool {
+
+enum class test_outcome {
+  passed,
+  failed,
+  skipped,   //!< GTEST_SKIP(); `message` holds the reason
+  disabled,  //!< DISABLED_ prefix: registered, never run
+  filtered   //!< excluded by --filter
+};
+
+//! One gtest test as the runner saw it.
+struct test_record {
+  std::string suite;  //!< "Events"
+  std::string name;   //!< "EVT_4__rerecord_replaces"
+  test_outcome outcome = test_outcome::passed;
+  std::string message;  //!< first failure ("file:line: text") or the skip reason
+  double seconds = 0;
+
+  std::string full_name() const { return suite + "." + name; }
+};
+
+enum class rule_status {
+  pass,
+  fail,
+  skip,          //!< every test that ran skipped
+  not_observed,  //!< a MAY rule whose probes skipped with "not observed: ..."
+  no_test,       //!< no test names this rule: counted as a failure
+  not_run        //!< tests exist but --filter excluded all of them (or all are disabled)
+};
+
+//! "MUST" or "MAY".
+const char* level_name(conformance::level level) noexcept;
+
+//! "PASS", "FAIL", "SKIP", "NOT OBSERVED", "NO TEST", "NOT RUN".
+const char* to_string(rule_status status) noexcept;
+
+struct rule_result {
+  const conformance::rule* rule = nullptr;
+  rule_status status = rule_status::no_test;
+  std::string detail;  //!< failure message or reason (may span lines)
+  std::vector<test_record> tests;
+  int passed = 0, failed = 0, skipped = 0, not_run = 0;
+  double seconds = 0;
+
+  //! "3 passed", "1 passed, 1 skipped", "2 filtered out"
+  std::string test_counts() const;
+};
+
+struct conformance_report {
+  machine_facts facts;
+  std::string filter;                   //!< --filter, empty when none
+  std::vector<rule_result> rules;       //!< in the order of conformance::rules
+  std::vector<test_record> unmatched;   //!< tests naming no rule of rules.hpp
+  std::vector<std::string> run_errors;  //!< failures outside any test (suite set-up, ...)
+
+  int count(rule_status status) const;
+  //! 0 when no rule failed, no unmatched test failed, the run had no error and,
+  //! unless a filter was given, every rule has a test; 1 otherwise.
+  int exit_code() const;
+  //! "45 rules: 40 pass, 1 fail, 2 skip, 1 not observed, 1 no test"
+  std::string summary() const;
+};
+
+//! The rule a test checks: "EVT_4__rerecord" -> "EVT-4" (a DISABLED_ prefix
+//! and a parameter suffix "/0" are ignored); empty when the name has no "__".
+std::string rule_id_of(const std::string& test_name);
+
+//! Sorts the tests onto the rules and decides each rule's status.
+conformance_report summarize(machine_facts facts, const std::vector<test_record>& tests,
+                             std::vector<std::string> run_errors, std::string filter);
+
+//! Collapses a multi-line message onto one line and cuts it at `limit` characters.
+std::string one_line(const std::string& text, std::size_t limit = std::string::npos);
+
+//! One line per rule, the tests that name no rule, failures outside tests, and the summary.
+void print_table(std::ostream& out, const conformance_report& report);
+void write_junit(std::ostream& out, const conformance_report& report);
+void write_markdown(std::ostream& out, const conformance_report& report);
+
+//! gtest's filter syntax: "POSITIVE[:POSITIVE...][-NEGATIVE[:NEGATIVE...]]" with * and ?.
+bool matches_filter(const std::string& full_name, const std::string& filter);
+
+}  // namespace sluice::tool

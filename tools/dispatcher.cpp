@@ -1,0 +1,231 @@
+// sluice: the dispatcher. Each backend has its own program, sluice-<backend>,
+// linked with that backend (a program links exactly one). This one finds
+// them next to itself, picks one and execs it:
+//
+//   sluice [--backend host|cuda|hip] <info|conformance> [options]
+//   sluice backends
+//
+// Choice: --backend, else $SLUICE_BACKEND, else the first GPU backend (cuda,
+// then hip) that was built and reports at least one device, else host.
+// docs/tool.md describes it.
+#include "self_path.hpp"
+
+#include <sluice/version.hpp>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace {
+
+//! Every backend sluice knows, GPU backends first in order of preference.
+const char* const known_backends[] = {"cuda", "hip", "host"};
+
+//! A device-count probe that has not answered after this long counts as "no devices".
+constexpr int probe_timeout_ms = 60'000;
+
+const char* const help =
+    "usage: sluice [--backend host|cuda|hip] <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  info          backend, devices, stream priorities, stream limits, link matrix\n"
+    "  conformance   run the conformance suite, one line per rule of docs/semantics.md\n"
+    "  backends      list the backends that were built and which one is the default\n"
+    "\n"
+    "The backend: --backend NAME, else $SLUICE_BACKEND, else the first GPU backend\n"
+    "(cuda, hip) that was built and has a device, else host. Each backend is a\n"
+    "program of its own, sluice-<backend>, next to this one.\n"
+    "'sluice <command> --help' describes each command's options. See docs/tool.md.\n";
+
+struct dispatch_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+bool is_known(const std::string& name) {
+  for (const char* known : known_backends) {
+    if (name == known) return true;
+  }
+  return false;
+}
+
+std::string own_directory(const char* argv0) {
+  const std::string path = sluice::tool::self_path(argv0);
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+std::string program_of(const std::string& directory, const std::string& backend) {
+  return directory + "/sluice-" + backend;
+}
+
+bool is_built(const std::string& directory, const std::string& backend) {
+  return access(program_of(directory, backend).c_str(), X_OK) == 0;
+}
+
+//! Runs `sluice-<backend> info --device-count` and returns what it printed,
+//! or nothing when it failed (no driver, no device, a crash, no answer).
+std::optional<int> device_count(const std::string& program) {
+  int pipe_ends[2];
+  if (pipe(pipe_ends) != 0) return std::nullopt;
+  const pid_t child = fork();
+  if (child < 0) {
+    close(pipe_ends[0]);
+    close(pipe_ends[1]);
+    return std::nullopt;
+  }
+  if (child == 0) {
+    dup2(pipe_ends[1], STDOUT_FILENO);
+    const int null = open("/dev/null", O_WRONLY);
+    if (null >= 0) dup2(null, STDERR_FILENO);
+    close(pipe_ends[0]);
+    close(pipe_ends[1]);
+    const char* const argv[] = {program.c_str(), "info", "--device-count", nullptr};
+    execv(program.c_str(), const_cast<char* const*>(argv));
+    _exit(127);
+  }
+  close(pipe_ends[1]);
+  std::string output;
+  pollfd readable{pipe_ends[0], POLLIN, 0};
+  bool timed_out = false;
+  for (;;) {
+    const int ready = poll(&readable, 1, probe_timeout_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) {
+      timed_out = true;
+      break;
+    }
+    char chunk[64];
+    const ssize_t got = read(pipe_ends[0], chunk, sizeof chunk);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    output.append(chunk, static_cast<std::size_t>(got));
+  }
+  close(pipe_ends[0]);
+  if (timed_out) kill(child, SIGKILL);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  char* end = nullptr;
+  const long count = std::strtol(output.c_str(), &end, 10);
+  if (end == output.c_str() || count < 0 || count > INT_MAX) return std::nullopt;
+  return static_cast<int>(count);
+}
+
+struct choice {
+  std::string backend;
+  std::string reason;
+};
+
+choice default_backend(const std::string& directory) {
+  for (const char* gpu : known_backends) {
+    if (std::string(gpu) == "host" || !is_built(directory, gpu)) continue;
+    const auto count = device_count(program_of(directory, gpu));
+    if (count && *count > 0) return {gpu, "the first GPU backend built that has a device"};
+  }
+  if (is_built(directory, "host")) return {"host", "no GPU backend built that has a device"};
+  throw dispatch_error("no sluice-<backend> program next to this one in " + directory);
+}
+
+choice chosen_backend(const std::string& directory, const std::string& requested,
+                      const char* source) {
+  if (!is_known(requested)) {
+    throw dispatch_error(std::string(source) + " names an unknown backend '" + requested +
+                         "' (known: cuda, hip, host)");
+  }
+  if (!is_built(directory, requested)) {
+    throw dispatch_error("the " + requested + " backend was not built: no " +
+                         program_of(directory, requested) + " (see 'sluice backends')");
+  }
+  return {requested, std::string("chosen by ") + source};
+}
+
+int list_backends(const std::string& directory, const std::optional<choice>& requested) {
+  std::cout << "backends next to " << directory << ":\n";
+  for (const char* backend : known_backends) {
+    std::string name = backend;
+    name.resize(6, ' ');
+    std::cout << "  " << name;
+    if (!is_built(directory, backend)) {
+      std::cout << "not built\n";
+      continue;
+    }
+    const auto count = device_count(program_of(directory, backend));
+    std::cout << "sluice-" << backend << ", ";
+    if (count) {
+      std::cout << *count << (*count == 1 ? " device\n" : " devices\n");
+    } else {
+      std::cout << "cannot start (run 'sluice --backend " << backend << " info')\n";
+    }
+  }
+  const choice chosen = requested ? *requested : default_backend(directory);
+  std::cout << "default: " << chosen.backend << " (" << chosen.reason << ")\n";
+  return 0;
+}
+
+int dispatch(int argc, char** argv) {
+  const std::string directory = own_directory(argv[0]);
+  std::vector<std::string> args;
+  std::optional<std::string> requested;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--backend") {
+      if (i + 1 >= argc) throw dispatch_error("--backend needs a value (cuda, hip or host)");
+      requested = argv[++i];
+    } else if (arg.rfind("--backend=", 0) == 0) {
+      requested = arg.substr(std::strlen("--backend="));
+    } else {
+      args.push_back(arg);
+    }
+  }
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
+    std::cout << help;
+    return 0;
+  }
+  if (!args.empty() && args[0] == "--version") {
+    std::cout << "sluice " << SLUICE_VERSION_STRING << '\n';
+    return 0;
+  }
+  if (args.empty()) throw dispatch_error(std::string("no command given\n") + help);
+
+  std::optional<choice> explicit_choice;
+  const char* environment = std::getenv("SLUICE_BACKEND");
+  if (requested) {
+    explicit_choice = chosen_backend(directory, *requested, "--backend");
+  } else if (environment != nullptr && *environment != '\0') {
+    explicit_choice = chosen_backend(directory, environment, "SLUICE_BACKEND");
+  }
+  if (args[0] == "backends") return list_backends(directory, explicit_choice);
+
+  const choice chosen = explicit_choice ? *explicit_choice : default_backend(directory);
+  const std::string program = program_of(directory, chosen.backend);
+  std::vector<char*> child_argv;
+  child_argv.push_back(const_cast<char*>(program.c_str()));
+  for (auto& arg : args) child_argv.push_back(arg.data());
+  child_argv.push_back(nullptr);
+  execv(program.c_str(), child_argv.data());
+  throw dispatch_error("cannot run " + program + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return dispatch(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "sluice: error: " << e.what() << '\n';
+    return 2;
+  }
+}

@@ -1,0 +1,229 @@
+// The verdicts of `sluice conformance`, from made-up test results: a rule's
+// status, NOT OBSERVED only for MAY rules, NO TEST as a failure, and reports
+// that stay well-formed whatever the messages contain.
+#include "conformance_report.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace sluice::tool {
+namespace {
+
+test_record test(std::string suite, std::string name, test_outcome outcome,
+                 std::string message = "") {
+  test_record record;
+  record.suite = std::move(suite);
+  record.name = std::move(name);
+  record.outcome = outcome;
+  record.message = std::move(message);
+  record.seconds = 0.25;
+  return record;
+}
+
+machine_facts facts() {
+  machine_facts f;
+  f.sluice_version = "0.1.0";
+  f.compiler = "g++ 12";
+  f.backend = "host";
+  f.backend_version = "2 simulated devices";
+  f.device_names = {"host device 0", "host device 1"};
+  f.machine = "Linux";
+  f.when = 0;
+  return f;
+}
+
+//! Every rule gets one passing test, then `extra` is added on top.
+std::vector<test_record> all_passing(std::vector<test_record> extra = {}) {
+  std::vector<test_record> tests;
+  for (const auto& rule : conformance::rules) {
+    std::string name(rule.id);
+    for (char& c : name) c = c == '-' ? '_' : c;
+    tests.push_back(test("Suite", name + "__works", test_outcome::passed));
+  }
+  tests.insert(tests.end(), extra.begin(), extra.end());
+  return tests;
+}
+
+const rule_result& rule(const conformance_report& report, const std::string& id) {
+  for (const auto& result : report.rules) {
+    if (result.rule->id == id) return result;
+  }
+  throw std::runtime_error("no rule " + id);
+}
+
+TEST(RuleIds, FromTestNames) {
+  EXPECT_EQ(rule_id_of("EVT_4__rerecord_replaces"), "EVT-4");
+  EXPECT_EQ(rule_id_of("EVT_10__blocking_sync_yields"), "EVT-10");
+  EXPECT_EQ(rule_id_of("DISABLED_ORD_1__order"), "ORD-1");
+  EXPECT_EQ(rule_id_of("ORD_1__order/3"), "ORD-1");
+  EXPECT_EQ(rule_id_of("no_rule_here"), "");
+}
+
+TEST(Verdicts, EveryRuleInOrderAndAllPass) {
+  const auto report = summarize(facts(), all_passing(), {}, "");
+  ASSERT_EQ(report.rules.size(), conformance::rule_count);
+  for (std::size_t i = 0; i < conformance::rule_count; ++i) {
+    EXPECT_EQ(report.rules[i].rule->id, conformance::rules[i].id);
+    EXPECT_EQ(report.rules[i].status, rule_status::pass);
+  }
+  EXPECT_EQ(report.exit_code(), 0);
+}
+
+TEST(Verdicts, AnyFailureFailsTheRuleWithItsFirstMessage) {
+  auto tests = all_passing({test("Suite", "ORD_1__second", test_outcome::failed, "a.cpp:3: first"),
+                            test("Suite", "ORD_1__third", test_outcome::failed, "a.cpp:9: later")});
+  const auto report = summarize(facts(), tests, {}, "");
+  EXPECT_EQ(rule(report, "ORD-1").status, rule_status::fail);
+  EXPECT_EQ(rule(report, "ORD-1").detail, "Suite.ORD_1__second: a.cpp:3: first");
+  EXPECT_EQ(rule(report, "ORD-1").test_counts(), "1 passed, 2 failed");
+  EXPECT_EQ(report.exit_code(), 1);
+}
+
+TEST(Verdicts, PassWithSomeSkippedKeepsTheReason) {
+  auto tests = all_passing({test("SuiteMultiDevice", "XDEV_1__wait", test_outcome::skipped,
+                                 "needs 2 devices, found 1")});
+  const auto report = summarize(facts(), tests, {}, "");
+  EXPECT_EQ(rule(report, "XDEV-1").status, rule_status::pass);
+  EXPECT_EQ(rule(report, "XDEV-1").detail, "needs 2 devices, found 1");
+}
+
+TEST(Verdicts, AllSkippedIsSkipAndNotAFailure) {
+  std::vector<test_record> tests;
+  for (auto& t : all_passing()) {
+    if (t.name.rfind("XDEV_1__", 0) == 0) {
+      t.outcome = test_outcome::skipped;
+      t.message = "needs 2 devices, found 1";
+    }
+    tests.push_back(t);
+  }
+  const auto report = summarize(facts(), tests, {}, "");
+  EXPECT_EQ(rule(report, "XDEV-1").status, rule_status::skip);
+  EXPECT_EQ(rule(report, "XDEV-1").detail, "needs 2 devices, found 1");
+  EXPECT_EQ(report.exit_code(), 0);
+}
+
+TEST(Verdicts, NotObservedOnlyForMayRules) {
+  std::vector<test_record> tests;
+  for (auto& t : all_passing()) {
+    if (t.name.rfind("IND_2__", 0) == 0 || t.name.rfind("ORD_2__", 0) == 0) {
+      t.outcome = test_outcome::skipped;
+      t.message = "not observed: no overlap in 20 tries";
+    }
+    tests.push_back(t);
+  }
+  const auto report = summarize(facts(), tests, {}, "");
+  EXPECT_EQ(rule(report, "IND-2").status, rule_status::not_observed);  // a MAY rule
+  EXPECT_EQ(rule(report, "IND-2").detail, "no overlap in 20 tries");
+  EXPECT_EQ(rule(report, "ORD-2").status, rule_status::skip);  // a MUST rule
+  EXPECT_EQ(report.exit_code(), 0);
+}
+
+TEST(Verdicts, RuleWithoutTestIsNoTestAndFails) {
+  std::vector<test_record> tests;
+  for (auto& t : all_passing()) {
+    if (t.name.rfind("ERR_2__", 0) != 0) tests.push_back(t);
+  }
+  const auto report = summarize(facts(), tests, {}, "");
+  EXPECT_EQ(rule(report, "ERR-2").status, rule_status::no_test);
+  EXPECT_EQ(report.count(rule_status::no_test), 1);
+  EXPECT_EQ(report.exit_code(), 1);
+  // A filtered run answers only for what it ran.
+  EXPECT_EQ(summarize(facts(), tests, {}, "*ORD*").exit_code(), 0);
+}
+
+TEST(Verdicts, FilteredAndDisabledRulesAreNotRun) {
+  std::vector<test_record> tests;
+  for (auto& t : all_passing()) {
+    if (t.name.rfind("HOST_1__", 0) == 0) t.outcome = test_outcome::filtered;
+    if (t.name.rfind("HOST_2__", 0) == 0) {
+      t.name = "DISABLED_" + t.name;
+      t.outcome = test_outcome::disabled;
+    }
+    tests.push_back(t);
+  }
+  const auto report = summarize(facts(), tests, {}, "-*HOST_1*");
+  EXPECT_EQ(rule(report, "HOST-1").status, rule_status::not_run);
+  EXPECT_EQ(rule(report, "HOST-1").detail, "filtered out");
+  EXPECT_EQ(rule(report, "HOST-2").status, rule_status::not_run);
+  EXPECT_EQ(rule(report, "HOST-2").detail, "all tests are disabled");
+  EXPECT_EQ(report.exit_code(), 0);
+}
+
+TEST(Verdicts, TestsNamingNoRuleAreReportedAndTheirFailuresCount) {
+  auto passing = all_passing({test("Suite", "helper_works", test_outcome::passed),
+                              test("Suite", "NOPE_1__unknown_rule", test_outcome::passed)});
+  EXPECT_EQ(summarize(facts(), passing, {}, "").unmatched.size(), 2U);
+  EXPECT_EQ(summarize(facts(), passing, {}, "").exit_code(), 0);
+  auto failing = all_passing({test("Suite", "helper_works", test_outcome::failed, "x.cpp:1: no")});
+  EXPECT_EQ(summarize(facts(), failing, {}, "").exit_code(), 1);
+}
+
+TEST(Verdicts, FailuresOutsideTestsFailTheRun) {
+  const auto report = summarize(facts(), all_passing(), {"suite Peer: SetUpTestSuite threw"}, "");
+  EXPECT_EQ(report.exit_code(), 1);
+}
+
+TEST(Reports, TableHasOneLinePerRuleAndTheSummary) {
+  auto tests = all_passing({test("Suite", "EVT_4__again", test_outcome::failed,
+                                 "e.cpp:7: Expected equality\n  a\n    Which is: 1")});
+  const auto report = summarize(facts(), tests, {}, "");
+  std::ostringstream out;
+  print_table(out, report);
+  const std::string text = out.str();
+  EXPECT_NE(text.find("ORD-1    MUST   PASS\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("EVT-4    MUST   FAIL (Suite.EVT_4__again: e.cpp:7: Expected equality / a / "
+                      "Which is: 1)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(std::to_string(conformance::rule_count) +
+                      " rules: " + std::to_string(conformance::rule_count - 1) + " pass, 1 fail"),
+            std::string::npos)
+      << text;
+}
+
+TEST(Reports, JunitIsEscapedAndHasOneTestcasePerRule) {
+  auto tests = all_passing(
+      {test("Suite", "MEM_1__bad", test_outcome::failed, "m.cpp:1: \"a\" < b & c\x01")});
+  const auto report = summarize(facts(), tests, {}, "");
+  std::ostringstream out;
+  write_junit(out, report);
+  const std::string xml = out.str();
+  std::size_t testcases = 0;
+  for (auto at = xml.find("<testcase "); at != std::string::npos;
+       at = xml.find("<testcase ", at + 1)) {
+    ++testcases;
+  }
+  EXPECT_EQ(testcases, conformance::rule_count);
+  EXPECT_NE(xml.find("&quot;a&quot; &lt; b &amp; c"), std::string::npos) << xml;
+  EXPECT_EQ(xml.find('\x01'), std::string::npos);
+  EXPECT_NE(xml.find("failures=\"1\""), std::string::npos);
+  EXPECT_NE(xml.find("<testcase name=\"MEM-1\""), std::string::npos);
+}
+
+TEST(Reports, MarkdownCellsCannotBreakTheTable) {
+  auto tests =
+      all_passing({test("Suite", "PEER_2__pipe", test_outcome::failed, "p.cpp:2: a | b\nc")});
+  const auto report = summarize(facts(), tests, {}, "");
+  std::ostringstream out;
+  write_markdown(out, report);
+  const std::string md = out.str();
+  EXPECT_NE(md.find("| PEER-2 |"), std::string::npos);
+  EXPECT_NE(md.find("p.cpp:2: a \\| b / c |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| date | 1970-01-01 00:00:00 UTC |"), std::string::npos) << md;
+}
+
+TEST(Filters, GtestSyntax) {
+  EXPECT_TRUE(matches_filter("Events.EVT_4__x", ""));
+  EXPECT_TRUE(matches_filter("Events.EVT_4__x", "*EVT_*"));
+  EXPECT_FALSE(matches_filter("Events.EVT_4__x", "*ORD_*"));
+  EXPECT_TRUE(matches_filter("Events.EVT_4__x", "*ORD_*:Events.*"));
+  EXPECT_FALSE(matches_filter("Events.EVT_4__x", "-*EVT_4*"));
+  EXPECT_TRUE(matches_filter("Events.EVT_5__x", "*-*EVT_4*"));
+  EXPECT_TRUE(matches_filter("Events.EVT_4__x", "Events.EVT_?__x"));
+}
+
+}  // namespace
+}  // namespace sluice::tool
