@@ -19,7 +19,8 @@ void throw_moved_from(const char* operation) {
 
 void check_pointer_range(const void* p, std::size_t bytes, const char* api, const char* what) {
   if (bytes == 0) return;
-  if (p == nullptr) fail(errc::invalid_argument, api, what, " is null but the size is ", bytes, " bytes");
+  if (p == nullptr)
+    fail(errc::invalid_argument, api, what, " is null but the size is ", bytes, " bytes");
   const auto begin = reinterpret_cast<std::uintptr_t>(p);
   if (bytes - 1 > std::numeric_limits<std::uintptr_t>::max() - begin)
     fail(errc::invalid_argument, api, what, " + ", bytes, " bytes overflows the address space");

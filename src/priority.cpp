@@ -8,7 +8,8 @@ namespace {
 int clamp_to(int v, priority_range r) noexcept { return std::clamp(v, r.greatest, r.least); }
 }  // namespace
 
-int effective_native_priority(const stream_options& o, priority_range r, int default_value) noexcept {
+int effective_native_priority(const stream_options& o, priority_range r,
+                              int default_value) noexcept {
   if (o.native_priority) return clamp_to(*o.native_priority, r);
   switch (o.priority) {
     case priority::high: return r.greatest;

@@ -10,7 +10,8 @@ namespace sluice::detail {
 
 //! The vendor value a stream gets: the clamped native value when given (PRIO-3),
 //! else high -> greatest, normal -> default_value (clamped), low -> least (PRIO-2).
-int effective_native_priority(const stream_options& o, priority_range r, int default_value) noexcept;
+int effective_native_priority(const stream_options& o, priority_range r,
+                              int default_value) noexcept;
 
 //! The portable level of an effective vendor value: default -> normal, higher
 //! priority than default -> high, lower -> low.

@@ -1,7 +1,6 @@
 // The host backend: start-up, devices, the stream-state pool, native handles.
-#include "host.hpp"
-
 #include "environment.hpp"
+#include "host.hpp"
 
 #include <sluice/native.hpp>
 
@@ -25,7 +24,8 @@ startup start() {
   try {
     const int count = integer_from_environment("SLUICE_HOST_DEVICES", 2, 1, 64);
     const unsigned hw = std::thread::hardware_concurrency();
-    const int slots = integer_from_environment("SLUICE_HOST_SLOTS", hw == 0 ? 1 : static_cast<int>(hw), 1, 256);
+    const int slots =
+        integer_from_environment("SLUICE_HOST_SLOTS", hw == 0 ? 1 : static_cast<int>(hw), 1, 256);
     // Never destroyed: detached workers may run until the process ends.
     auto* b = new backend();
     b->device_count = count;
@@ -36,7 +36,8 @@ startup start() {
       d->slots = slots;
       b->devices.push_back(std::move(d));
     }
-    b->peer_enabled = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(count * count));
+    b->peer_enabled = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(count) *
+                                                            static_cast<std::size_t>(count));
     r.instance = b;
   } catch (...) {
     r.failure = std::current_exception();
@@ -118,8 +119,8 @@ int device_count() { return engine().device_count; }
 device::device(int id) : id_(id) {
   const int n = device_count();
   if (id < 0 || id >= n)
-    detail::fail(errc::invalid_device, "sluice::device", "device id ", id, " is out of range [0, ", n,
-                 ") (SLUICE_HOST_DEVICES=", n, ")");
+    detail::fail(errc::invalid_device, "sluice::device", "device id ", id, " is out of range [0, ",
+                 n, ") (SLUICE_HOST_DEVICES=", n, ")");
 }
 
 device device::current() { return device(detail::tls_current_device); }

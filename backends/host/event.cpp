@@ -54,9 +54,13 @@ event& event::operator=(event&& other) noexcept {
   return *this;
 }
 
-device event::device() const { return sluice::device(checked_event(*this, "sluice::event::device").device); }
+device event::device() const {
+  return sluice::device(checked_event(*this, "sluice::event::device").device);
+}
 
-event_options event::options() const { return checked_event(*this, "sluice::event::options").options; }
+event_options event::options() const {
+  return checked_event(*this, "sluice::event::options").options;
+}
 
 void event::record(stream_ref s) {
   auto& e = checked_event(*this, "sluice::event::record");
@@ -96,8 +100,9 @@ std::chrono::duration<double, std::milli> elapsed(const event& start, const even
   auto& a = checked_event(start, api);
   auto& b = checked_event(stop, api);
   if (!a.options.timing || !b.options.timing)
-    detail::fail(errc::invalid_argument, api, "both events need event_options::timing (start: ",
-                 a.options.timing ? "yes" : "no", ", stop: ", b.options.timing ? "yes" : "no", ")");
+    detail::fail(errc::invalid_argument, api,
+                 "both events need event_options::timing (start: ", a.options.timing ? "yes" : "no",
+                 ", stop: ", b.options.timing ? "yes" : "no", ")");
   if (a.device != b.device)
     detail::fail(errc::invalid_argument, api, "the events belong to different devices (", a.device,
                  " and ", b.device, ")");

@@ -21,9 +21,9 @@
 //   wake-ups cost ~60 us on our VMs; anchors.md): one spinner per device.
 #pragma once
 
-#include <sluice/sluice.hpp>
-
 #include "checks.hpp"
+
+#include <sluice/sluice.hpp>
 
 #include <atomic>
 #include <condition_variable>
@@ -298,8 +298,8 @@ struct allocation {
   void* ptr = nullptr;
   std::size_t bytes = 0;
   memory_kind kind = memory_kind::device;
-  int device = -1;                  // -1 for pinned memory
-  stream_state* stream = nullptr;   // stream-ordered allocation: its stream (a reference)
+  int device = -1;                 // -1 for pinned memory
+  stream_state* stream = nullptr;  // stream-ordered allocation: its stream (a reference)
   std::mutex m;
   std::vector<stream_state*> recorded;  // record_stream() targets (references)
 };
@@ -307,7 +307,8 @@ struct allocation {
 //! The sluice allocation holding [p, p + bytes), or null for memory sluice did
 //! not allocate (pageable host memory). errc::invalid_argument when p lies in
 //! an allocation that ends before p + bytes.
-const allocation* find_allocation(const void* p, std::size_t bytes, const char* api, const char* what);
+const allocation* find_allocation(const void* p, std::size_t bytes, const char* api,
+                                  const char* what);
 
 //! Steady-clock nanoseconds.
 std::int64_t now_ns() noexcept;

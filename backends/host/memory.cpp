@@ -95,7 +95,8 @@ struct fill_op final : op {
 
 }  // namespace
 
-const allocation* find_allocation(const void* p, std::size_t bytes, const char* api, const char* what) {
+const allocation* find_allocation(const void* p, std::size_t bytes, const char* api,
+                                  const char* what) {
   const auto x = reinterpret_cast<std::uintptr_t>(p);
   std::shared_lock<std::shared_mutex> lock(registry_m);
   auto& r = registry();
@@ -113,8 +114,8 @@ const allocation* find_allocation(const void* p, std::size_t bytes, const char* 
     const int device = a->device;
     lock.unlock();
     if (on_device)
-      fail(errc::invalid_argument, api, what, " + ", bytes, " bytes runs past the end of its ", size,
-           "-byte allocation on device ", device, " (offset ", offset, ")");
+      fail(errc::invalid_argument, api, what, " + ", bytes, " bytes runs past the end of its ",
+           size, "-byte allocation on device ", device, " (offset ", offset, ")");
     fail(errc::invalid_argument, api, what, " + ", bytes, " bytes runs past the end of its ", size,
          "-byte pinned allocation (offset ", offset, ")");
   }
@@ -169,7 +170,8 @@ void release_device(allocation* a) noexcept {
     std::lock_guard<std::mutex> lock(a->m);
     for (auto* s : a->recorded) take(s);
   }
-  auto* pending = new deferred_free();
+  // Out of memory here ends the process (a destructor cannot report it).
+  auto* pending = new deferred_free();  // NOLINT(bugprone-unhandled-exception-at-new)
   pending->target = a;
   pending->remaining.store(static_cast<int>(positions.size()) + 1);
   for (auto& [s, seq] : positions) {
@@ -192,8 +194,8 @@ void release_pinned(allocation* a) noexcept {
 }
 
 //! Enqueues a memcpy on s after the checks of copy(); shared with copy_peer.
-seq_t enqueue_copy(stream_state& s, void* dst, const void* src, std::size_t bytes, bool snapshot_source,
-                   const char* api) {
+seq_t enqueue_copy(stream_state& s, void* dst, const void* src, std::size_t bytes,
+                   bool snapshot_source, const char* api) {
   auto o = std::make_unique<copy_op>(dst, src, bytes);
   if (snapshot_source) {
     o->snapshot.reset(new (std::nothrow) unsigned char[bytes]);

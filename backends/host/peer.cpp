@@ -10,14 +10,15 @@ namespace sluice {
 
 namespace detail {
 
-seq_t enqueue_copy(stream_state& s, void* dst, const void* src, std::size_t bytes, bool snapshot_source,
-                   const char* api);
+seq_t enqueue_copy(stream_state& s, void* dst, const void* src, std::size_t bytes,
+                   bool snapshot_source, const char* api);
 
 namespace {
 
 std::atomic<bool>& peer_flag(int from, int to) {
   auto& b = engine();
-  return b.peer_enabled[static_cast<std::size_t>(from * b.device_count + to)];
+  return b.peer_enabled[static_cast<std::size_t>(from) * static_cast<std::size_t>(b.device_count) +
+                        static_cast<std::size_t>(to)];
 }
 
 //! The staged path: device -> bounce buffer -> device, chunk by chunk.
@@ -42,9 +43,11 @@ void check_device_memory(const void* p, std::size_t bytes, int device, const cha
   constexpr const char* api = "sluice::copy_peer";
   const allocation* a = find_allocation(p, bytes, api, what);
   if (a == nullptr || a->kind != memory_kind::device)
-    fail(errc::invalid_argument, api, what, " is not device memory (expected memory of device ", device, ")");
+    fail(errc::invalid_argument, api, what, " is not device memory (expected memory of device ",
+         device, ")");
   if (a->device != device)
-    fail(errc::invalid_argument, api, what, " is memory of device ", a->device, ", not of device ", device);
+    fail(errc::invalid_argument, api, what, " is memory of device ", a->device, ", not of device ",
+         device);
 }
 
 }  // namespace
@@ -73,13 +76,14 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   auto& st = detail::checked(s, api);
   const int own = st.dev->id;
   if (own != dst_dev.id() && own != src_dev.id())
-    detail::fail(errc::invalid_argument, api, "the stream is on device ", own, ", neither the source (",
-                 src_dev.id(), ") nor the destination (", dst_dev.id(), ")");
+    detail::fail(errc::invalid_argument, api, "the stream is on device ", own,
+                 ", neither the source (", src_dev.id(), ") nor the destination (", dst_dev.id(),
+                 ")");
   copy_path path = copy_path::local;
   if (dst_dev != src_dev) {
     const int other = own == src_dev.id() ? dst_dev.id() : src_dev.id();
     path = peer_access_enabled(sluice::device(own), sluice::device(other)) ? copy_path::direct
-                                                                            : copy_path::staged;
+                                                                           : copy_path::staged;
   }
   if (bytes == 0) return path;
   detail::check_pointer_range(dst, bytes, api, "dst");

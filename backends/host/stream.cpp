@@ -1,6 +1,5 @@
 // Streams of the host backend: handles, synchronization, waits, flags ops.
 #include "host.hpp"
-
 #include "priority.hpp"
 
 namespace sluice {
@@ -30,7 +29,9 @@ struct wait_position_op final : op {
 struct wait_flag_op final : op {
   wait_flag_op(flag_state* f, std::uint32_t v) : flag(f), value(v) { flag->add_ref(); }
   ~wait_flag_op() override { flag->release(); }
-  step run(stream_state& s) override { return flag->wait_for(value, &s) ? step::parked : step::done; }
+  step run(stream_state& s) override {
+    return flag->wait_for(value, &s) ? step::parked : step::done;
+  }
   flag_state* flag;
   std::uint32_t value;
 };

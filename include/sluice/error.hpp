@@ -37,7 +37,7 @@ const char* to_string(errc code) noexcept;
 //! failed, the vendor's error string.
 class error : public std::runtime_error {
  public:
-  error(errc code, std::string message, int native_code = 0, const char* api = "",
+  error(errc code, const std::string& message, int native_code = 0, const char* api = "",
         bool sticky = false);
 
   //! The portable error code.

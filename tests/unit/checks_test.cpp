@@ -25,7 +25,8 @@ TEST(Checks, CheckedBytesRejectsOverflow) {
   EXPECT_EQ(sluice::detail::checked_bytes(10, 8, "op"), 80U);
   EXPECT_EQ(sluice::detail::checked_bytes(0, 8, "op"), 0U);
   const auto max = std::numeric_limits<std::size_t>::max();
-  auto e = catch_error([&] { sluice::detail::checked_bytes(max / 8 + 1, 8, "sluice::device_buffer"); });
+  auto e =
+      catch_error([&] { sluice::detail::checked_bytes(max / 8 + 1, 8, "sluice::device_buffer"); });
   EXPECT_EQ(e.code(), sluice::errc::invalid_argument);
   EXPECT_NE(std::string(e.what()).find("sluice::device_buffer"), std::string::npos);
   EXPECT_STREQ(e.api(), "sluice::device_buffer");
@@ -35,7 +36,8 @@ TEST(Checks, PointerRange) {
   int x = 0;
   sluice::detail::check_pointer_range(nullptr, 0, "op", "dst");  // zero bytes: fine
   sluice::detail::check_pointer_range(&x, sizeof x, "op", "dst");
-  auto e = catch_error([] { sluice::detail::check_pointer_range(nullptr, 4, "sluice::copy", "dst"); });
+  auto e =
+      catch_error([] { sluice::detail::check_pointer_range(nullptr, 4, "sluice::copy", "dst"); });
   EXPECT_EQ(e.code(), sluice::errc::invalid_argument);
   EXPECT_NE(std::string(e.what()).find("dst is null"), std::string::npos);
   const auto* high = reinterpret_cast<const void*>(std::numeric_limits<std::uintptr_t>::max() - 3);

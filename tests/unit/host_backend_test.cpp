@@ -92,7 +92,8 @@ TEST(HostMemory, StagedPeerCopyReallyStagesLargeData) {
   for (std::size_t i = 0; i < n; ++i) h[i] = static_cast<unsigned>(i * 2654435761U);
   sluice::copy(s, a.data(), h.data(), n * sizeof(unsigned));
   ASSERT_FALSE(sluice::peer_access_enabled(sluice::device(0), sluice::device(1)));
-  EXPECT_EQ(sluice::copy_peer(s, b.data(), sluice::device(1), a.data(), sluice::device(0), n * sizeof(unsigned)),
+  EXPECT_EQ(sluice::copy_peer(s, b.data(), sluice::device(1), a.data(), sluice::device(0),
+                              n * sizeof(unsigned)),
             sluice::copy_path::staged);
   sluice::fill(s, h.data(), 0, n * sizeof(unsigned));
   sluice::copy(s, h.data(), b.data(), n * sizeof(unsigned));
@@ -142,7 +143,13 @@ namespace {
 // dispatch: high-priority work enqueued behind a low-priority backlog waits for
 // at most the ops already running (one per slot). Device timestamps (timing
 // events) say which low-priority fills completed before the high-priority ones.
+// Run with one slot (ctest unit.scheduling.one_slot): with several, the OS may
+// preempt the worker running the high-priority stream while another worker
+// keeps draining low-priority work, which is allowed and not what this checks.
 TEST(HostScheduling, HighPriorityOvertakesLowBacklogStrictly) {
+  const char* slots_setting = std::getenv("SLUICE_HOST_SLOTS");
+  ASSERT_TRUE(slots_setting != nullptr && std::string(slots_setting) == "1")
+      << "run through ctest (unit.scheduling.one_slot), which sets SLUICE_HOST_SLOTS=1";
   const sluice::device dev(0);
   constexpr int low_streams = 4;
   constexpr int fills = 64;
@@ -167,7 +174,8 @@ TEST(HostScheduling, HighPriorityOvertakesLowBacklogStrictly) {
     auto& s = lows[static_cast<std::size_t>(i)];
     s.wait_value(gate, 1);
     for (int k = 1; k <= fills; ++k) {
-      sluice::fill(s, buffers[static_cast<std::size_t>(i)].data(), static_cast<unsigned char>(k), bytes);
+      sluice::fill(s, buffers[static_cast<std::size_t>(i)].data(), static_cast<unsigned char>(k),
+                   bytes);
       low_done.emplace_back(dev, timing);
       low_done.back().record(s);
     }
@@ -185,12 +193,10 @@ TEST(HostScheduling, HighPriorityOvertakesLowBacklogStrictly) {
   int before = 0;  // low fills that completed before the high one
   for (auto& e : low_done)
     if (sluice::elapsed(e, high_done).count() > 0) ++before;
-  // Each slot may finish the fill it was running when the high one arrived,
-  // and the enqueueing thread races the first few dispatches.
-  const int slots = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  EXPECT_LE(before, 3 * slots) << "of " << low_streams * fills
-                               << " low-priority fills, this many completed before the high-priority ones";
-  EXPECT_LT(before, low_streams * fills / 4);
+  // The one worker may finish the low-priority fill it was running when the
+  // gate opened; round-robin instead of strict priority lets ~64 through.
+  EXPECT_LE(before, 2) << "of " << low_streams * fills
+                       << " low-priority fills, this many completed before the high-priority ones";
 }
 
 }  // namespace

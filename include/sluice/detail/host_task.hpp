@@ -15,8 +15,7 @@ struct host_task {
 
 template <class F>
 struct host_task_impl final : host_task {
-  template <class G>
-  explicit host_task_impl(G&& g) : fn(std::forward<G>(g)) {}
+  explicit host_task_impl(F f) : fn(std::move(f)) {}
   void run() override { fn(); }
   F fn;
 };
