@@ -11,14 +11,15 @@ namespace sluice {
 namespace detail {
 namespace {
 
+//! Only timing records need to reach their record_state (to stamp it); a
+//! plain record is a marker whose completion is the stream's position.
 struct record_op final : op {
-  record_op(std::shared_ptr<record_state> r, bool t) : rec(std::move(r)), timing(t) {}
+  explicit record_op(std::shared_ptr<record_state> r) : rec(std::move(r)) {}
   step run(stream_state&) override {
-    if (timing) rec->timestamp_ns.store(now_ns(), std::memory_order_relaxed);
+    if (rec) rec->timestamp_ns.store(now_ns(), std::memory_order_relaxed);
     return step::done;
   }
-  std::shared_ptr<record_state> rec;
-  bool timing;
+  std::shared_ptr<record_state> rec;  // null for non-timing events
 };
 
 event_state& checked_event(const event& e, const char* api) {
@@ -71,7 +72,7 @@ void event::record(stream_ref s) {
   auto rec = std::make_shared<detail::record_state>(&st);
   // Hold the lock across the enqueue so that concurrent records publish in enqueue order.
   std::lock_guard<std::mutex> lock(e.m);
-  rec->seq = detail::enqueue(st, new detail::record_op(rec, e.options.timing));
+  rec->seq = detail::enqueue(st, new detail::record_op(e.options.timing ? rec : nullptr));
   e.last = std::move(rec);
 }
 

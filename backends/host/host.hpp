@@ -82,14 +82,17 @@ struct stream_state final : listener {
   // function); it takes `queue_m` only to pop the last op. A non-empty queue
   // always has exactly one owner: the producer that makes it non-empty
   // schedules it, the owner that empties it lets go.
-  std::mutex queue_m;
-  op* head = nullptr;  // owner's; under queue_m while the queue is empty
+  // Producer-side and owner-side fields sit on separate cache lines: an
+  // enqueueing thread and the worker draining the stream would otherwise
+  // pull one line back and forth on every op.
+  alignas(64) std::mutex queue_m;
   op* tail = nullptr;  // under queue_m
   std::atomic<seq_t> enqueued{0};
+  alignas(64) op* head = nullptr;  // owner's; under queue_m while the queue is empty
   std::atomic<seq_t> completed{0};
 
   // Listeners waiting for `completed` to reach a seq, and host-function failures.
-  std::mutex waiters_m;
+  alignas(64) std::mutex waiters_m;
   std::vector<std::pair<seq_t, listener*>> waiters;
   std::atomic<seq_t> next_waiter{UINT64_MAX};
 

@@ -15,6 +15,12 @@ namespace {
 // back-to-back work (ping-pong, enqueue loops) on running threads.
 constexpr auto spin_budget = std::chrono::microseconds(50);
 
+// How long the owner of a stream that just ran out of work keeps it, watching
+// for the next op. A producer enqueueing in a loop usually appends within this
+// window, so the op joins the running stream instead of going through the
+// device's ready queue (two lock round trips between cores per op otherwise).
+constexpr auto linger_budget = std::chrono::microseconds(2);
+
 inline void cpu_relax() noexcept {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
@@ -182,6 +188,9 @@ bool complete_head(stream_state& s) noexcept {
     s.sync_cv.notify_all();
   }
   op* next = o->next.load(std::memory_order_acquire);
+  if (next == nullptr && !s.dev->should_yield(s))
+    spin_until([&] { return (next = o->next.load(std::memory_order_acquire)) != nullptr; },
+               linger_budget);
   if (next == nullptr) {
     std::lock_guard<std::mutex> lock(s.queue_m);
     next = o->next.load(std::memory_order_acquire);
