@@ -75,7 +75,8 @@ struct stream_state final : listener {
   int native_priority = 0;
   int level = 1;  // index into the device's ready queues
   std::atomic<std::uint32_t> generation{1};
-  std::atomic<int> refs{0};
+  alignas(64) std::atomic<int> refs{
+      0};  // own line: taken and dropped by records on the caller side
 
   // The queue. Producers append under `queue_m`. The head op belongs to
   // whoever advances the stream (a worker, or the host pool during a host

@@ -95,31 +95,76 @@ struct fill_op final : op {
 
 }  // namespace
 
-const allocation* find_allocation(const void* p, std::size_t bytes, const char* api,
-                                  const char* what) {
+namespace {
+
+//! What the range map says about [p, p + bytes): the allocation holding p
+//! (null for memory sluice did not allocate), and whether the range runs past
+//! its end. Call with registry_m held.
+struct lookup {
+  const allocation* found = nullptr;
+  bool overrun = false;
+  std::size_t size = 0;
+  std::uintptr_t offset = 0;
+  bool on_device = false;
+  int device = -1;
+};
+
+lookup lookup_locked(const void* p, std::size_t bytes) noexcept {
+  lookup l;
   const auto x = reinterpret_cast<std::uintptr_t>(p);
-  std::shared_lock<std::shared_mutex> lock(registry_m);
   auto& r = registry();
   auto it = r.upper_bound(x);
-  if (it == r.begin()) return nullptr;
+  if (it == r.begin()) return l;
   --it;
   const allocation* a = it->second;
   const std::uintptr_t begin = it->first;
   const std::uintptr_t end = begin + a->bytes;
-  if (x >= end) return nullptr;
-  if (bytes > end - x) {
-    const auto offset = x - begin;
-    const auto size = a->bytes;
-    const bool on_device = a->kind == memory_kind::device;
-    const int device = a->device;
-    lock.unlock();
-    if (on_device)
-      fail(errc::invalid_argument, api, what, " + ", bytes, " bytes runs past the end of its ",
-           size, "-byte allocation on device ", device, " (offset ", offset, ")");
-    fail(errc::invalid_argument, api, what, " + ", bytes, " bytes runs past the end of its ", size,
-         "-byte pinned allocation (offset ", offset, ")");
+  if (x >= end) return l;
+  l.found = a;
+  l.overrun = bytes > end - x;
+  l.size = a->bytes;
+  l.offset = x - begin;
+  l.on_device = a->kind == memory_kind::device;
+  l.device = a->device;
+  return l;
+}
+
+[[noreturn]] void fail_overrun(const lookup& l, std::size_t bytes, const char* api,
+                               const char* what) {
+  if (l.on_device)
+    fail(errc::invalid_argument, api, what, " + ", bytes, " bytes runs past the end of its ",
+         l.size, "-byte allocation on device ", l.device, " (offset ", l.offset, ")");
+  fail(errc::invalid_argument, api, what, " + ", bytes, " bytes runs past the end of its ", l.size,
+       "-byte pinned allocation (offset ", l.offset, ")");
+}
+
+//! Both ends of a copy under one lock of the range map (the enqueue hot path).
+std::pair<const allocation*, const allocation*> find_allocations(void* dst, const void* src,
+                                                                 std::size_t bytes,
+                                                                 const char* api) {
+  lookup d;
+  lookup s;
+  {
+    std::shared_lock<std::shared_mutex> lock(registry_m);
+    d = lookup_locked(dst, bytes);
+    s = lookup_locked(src, bytes);
   }
-  return a;
+  if (d.overrun) fail_overrun(d, bytes, api, "dst");
+  if (s.overrun) fail_overrun(s, bytes, api, "src");
+  return {d.found, s.found};
+}
+
+}  // namespace
+
+const allocation* find_allocation(const void* p, std::size_t bytes, const char* api,
+                                  const char* what) {
+  lookup l;
+  {
+    std::shared_lock<std::shared_mutex> lock(registry_m);
+    l = lookup_locked(p, bytes);
+  }
+  if (l.overrun) fail_overrun(l, bytes, api, what);
+  return l.found;
 }
 
 void* allocate_device(sluice::device d, std::size_t bytes, allocation** out) {
@@ -215,8 +260,9 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
   detail::check_pointer_range(dst, bytes, api, "dst");
   detail::check_pointer_range(src, bytes, api, "src");
   detail::check_no_overlap(dst, src, bytes, api);
-  const bool dst_pageable = detail::find_allocation(dst, bytes, api, "dst") == nullptr;
-  const bool src_pageable = detail::find_allocation(src, bytes, api, "src") == nullptr;
+  const auto [dst_allocation, src_allocation] = detail::find_allocations(dst, src, bytes, api);
+  const bool dst_pageable = dst_allocation == nullptr;
+  const bool src_pageable = src_allocation == nullptr;
   if (dst_pageable) detail::check_not_self_wait(st, UINT64_MAX, api);
   const auto seq = detail::enqueue_copy(st, dst, src, bytes, src_pageable, api);
   // A pageable destination holds the data when the call returns (MEM-3).
