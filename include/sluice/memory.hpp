@@ -37,6 +37,58 @@ void* allocate_pinned(std::size_t bytes, allocation** out);
 void release_pinned(allocation* a) noexcept;
 }  // namespace detail
 
+namespace detail {
+[[noreturn]] void throw_moved_from(const char* operation);
+
+//! What device_buffer and pinned_buffer share: an owned allocation holding
+//! `size` objects of T, released by Release, move-only, empty when moved from.
+template <class T, void (*Release)(allocation*) noexcept>
+class owned_buffer {
+  static_assert(std::is_trivially_copyable_v<T>, "sluice buffers need a trivially copyable T");
+
+ public:
+  ~owned_buffer() { Release(alloc_); }
+  owned_buffer(owned_buffer&& o) noexcept
+      : alloc_(std::exchange(o.alloc_, nullptr)),
+        data_(std::exchange(o.data_, nullptr)),
+        size_(std::exchange(o.size_, 0)) {}
+  owned_buffer& operator=(owned_buffer&& o) noexcept {
+    if (this != &o) {
+      Release(alloc_);
+      alloc_ = std::exchange(o.alloc_, nullptr);
+      data_ = std::exchange(o.data_, nullptr);
+      size_ = std::exchange(o.size_, 0);
+    }
+    return *this;
+  }
+  owned_buffer(const owned_buffer&) = delete;
+  owned_buffer& operator=(const owned_buffer&) = delete;
+
+  T* data() noexcept { return data_; }
+  const T* data() const noexcept { return data_; }
+  std::size_t size() const noexcept { return size_; }
+  std::size_t size_bytes() const noexcept { return size_ * sizeof(T); }
+
+ protected:
+  //! `allocate(bytes, &alloc_)` returns the memory; it runs after alloc_ is null.
+  template <class Allocate>
+  owned_buffer(std::size_t count, const char* operation, Allocate&& allocate)
+      : data_(static_cast<T*>(allocate(checked_bytes(count, sizeof(T), operation), &alloc_))),
+        size_(count) {}
+
+  allocation* checked(const char* operation) const {
+    if (alloc_ == nullptr) throw_moved_from(operation);
+    return alloc_;
+  }
+
+ private:
+  // alloc_ first: the constructor's initializer of data_ writes it.
+  allocation* alloc_ = nullptr;
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+}  // namespace detail
+
 //! Device memory for `count` objects of T (trivially copyable). Owning,
 //! move-only. A moved-from buffer is empty: data() is null, size() is 0, and
 //! device() / record_stream() throw errc::invalid_handle.
@@ -47,115 +99,52 @@ void release_pinned(allocation* a) noexcept;
 //! in stream order on s (MEM-4). Either way, it also waits for the work
 //! enqueued before destruction on every stream given to record_stream (MEM-6).
 template <class T>
-class device_buffer {
-  static_assert(std::is_trivially_copyable_v<T>, "device_buffer<T> needs a trivially copyable T");
+class device_buffer : public detail::owned_buffer<T, detail::release_device> {
+  using base = detail::owned_buffer<T, detail::release_device>;
 
  public:
   //! Synchronous allocation. errc::invalid_device, errc::invalid_argument
   //! (count * sizeof(T) overflows), errc::out_of_memory.
   device_buffer(sluice::device d, std::size_t count)
-      : data_(static_cast<T*>(detail::allocate_device(
-            d, detail::checked_bytes(count, sizeof(T), "sluice::device_buffer"), &alloc_))),
-        size_(count) {}
+      : base(count, "sluice::device_buffer", [d](std::size_t bytes, detail::allocation** out) {
+          return detail::allocate_device(d, bytes, out);
+        }) {}
 
   //! Stream-ordered allocation on s: usable by later work on s; other streams
   //! must wait on an event recorded after this call first (MEM-4).
   device_buffer(stream_ref s, std::size_t count)
-      : data_(static_cast<T*>(detail::allocate_device_async(
-            s, detail::checked_bytes(count, sizeof(T), "sluice::device_buffer"), &alloc_))),
-        size_(count) {}
-
-  ~device_buffer() { detail::release_device(alloc_); }
-
-  device_buffer(device_buffer&& o) noexcept
-      : alloc_(std::exchange(o.alloc_, nullptr)),
-        data_(std::exchange(o.data_, nullptr)),
-        size_(std::exchange(o.size_, 0)) {}
-  device_buffer& operator=(device_buffer&& o) noexcept {
-    if (this != &o) {
-      detail::release_device(alloc_);
-      data_ = std::exchange(o.data_, nullptr);
-      size_ = std::exchange(o.size_, 0);
-      alloc_ = std::exchange(o.alloc_, nullptr);
-    }
-    return *this;
-  }
-  device_buffer(const device_buffer&) = delete;
-  device_buffer& operator=(const device_buffer&) = delete;
-
-  T* data() noexcept { return data_; }
-  const T* data() const noexcept { return data_; }
-  std::size_t size() const noexcept { return size_; }
-  std::size_t size_bytes() const noexcept { return size_ * sizeof(T); }
+      : base(count, "sluice::device_buffer", [s](std::size_t bytes, detail::allocation** out) {
+          return detail::allocate_device_async(s, bytes, out);
+        }) {}
 
   //! errc::invalid_handle on a moved-from buffer.
-  sluice::device device() const { return sluice::device(detail::allocation_device(checked())); }
+  sluice::device device() const {
+    return sluice::device(detail::allocation_device(this->checked("sluice::device_buffer")));
+  }
 
   //! s uses this memory too: freeing waits for the work enqueued on s up to
   //! the moment of destruction (MEM-6).
-  void record_stream(stream_ref s) { detail::record_stream(checked(), s); }
-
- private:
-  detail::allocation* checked() const;
-
-  // alloc_ first: the constructors' initializers of data_ write it.
-  detail::allocation* alloc_ = nullptr;
-  T* data_ = nullptr;
-  std::size_t size_ = 0;
+  void record_stream(stream_ref s) {
+    detail::record_stream(this->checked("sluice::device_buffer"), s);
+  }
 };
-
-namespace detail {
-[[noreturn]] void throw_moved_from(const char* operation);
-}
-
-template <class T>
-detail::allocation* device_buffer<T>::checked() const {
-  if (alloc_ == nullptr) detail::throw_moved_from("sluice::device_buffer");
-  return alloc_;
-}
 
 //! Page-locked host memory for `count` objects of T. Owning, move-only; freed
 //! synchronously by the destructor (order the streams that use it first).
 template <class T>
-class pinned_buffer {
-  static_assert(std::is_trivially_copyable_v<T>, "pinned_buffer<T> needs a trivially copyable T");
+class pinned_buffer : public detail::owned_buffer<T, detail::release_pinned> {
+  using base = detail::owned_buffer<T, detail::release_pinned>;
 
  public:
   explicit pinned_buffer(std::size_t count)
-      : data_(static_cast<T*>(detail::allocate_pinned(
-            detail::checked_bytes(count, sizeof(T), "sluice::pinned_buffer"), &alloc_))),
-        size_(count) {}
-  ~pinned_buffer() { detail::release_pinned(alloc_); }
-  pinned_buffer(pinned_buffer&& o) noexcept
-      : alloc_(std::exchange(o.alloc_, nullptr)),
-        data_(std::exchange(o.data_, nullptr)),
-        size_(std::exchange(o.size_, 0)) {}
-  pinned_buffer& operator=(pinned_buffer&& o) noexcept {
-    if (this != &o) {
-      detail::release_pinned(alloc_);
-      data_ = std::exchange(o.data_, nullptr);
-      size_ = std::exchange(o.size_, 0);
-      alloc_ = std::exchange(o.alloc_, nullptr);
-    }
-    return *this;
-  }
-  pinned_buffer(const pinned_buffer&) = delete;
-  pinned_buffer& operator=(const pinned_buffer&) = delete;
+      : base(count, "sluice::pinned_buffer", [](std::size_t bytes, detail::allocation** out) {
+          return detail::allocate_pinned(bytes, out);
+        }) {}
 
-  T* data() noexcept { return data_; }
-  const T* data() const noexcept { return data_; }
-  std::size_t size() const noexcept { return size_; }
-  std::size_t size_bytes() const noexcept { return size_ * sizeof(T); }
-  T& operator[](std::size_t i) noexcept { return data_[i]; }
-  const T& operator[](std::size_t i) const noexcept { return data_[i]; }
-  T* begin() noexcept { return data_; }
-  T* end() noexcept { return data_ + size_; }
-
- private:
-  // alloc_ first: the constructors' initializers of data_ write it.
-  detail::allocation* alloc_ = nullptr;
-  T* data_ = nullptr;
-  std::size_t size_ = 0;
+  T& operator[](std::size_t i) noexcept { return this->data()[i]; }
+  const T& operator[](std::size_t i) const noexcept { return this->data()[i]; }
+  T* begin() noexcept { return this->data(); }
+  T* end() noexcept { return this->data() + this->size(); }
 };
 
 //! Copies `bytes` from src to dst in stream order on s, in any direction
