@@ -48,7 +48,9 @@ def main(paths):
     loaded = [load(p) for p in paths]
     for path, (context, _) in zip(paths, loaded):
         print(f"<!-- {path}: {context.get('date')}, load {context.get('load_avg')} -->")
-    names = list(loaded[0][1].keys())
+    names = []
+    for _, rows in loaded:
+        names += [n for n in rows if n not in names]
     print("| benchmark | " + " | ".join("median (min-max)" for _ in paths) + " |")
     print("|---|" + "---|" * len(paths))
     for name in names:
