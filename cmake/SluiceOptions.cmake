@@ -19,7 +19,23 @@ if(SLUICE_SANITIZE)
   add_link_options(-fsanitize=${SLUICE_SANITIZE})
 endif()
 
-if(SLUICE_ENABLE_CUDA OR SLUICE_ENABLE_HIP)
-  message(FATAL_ERROR "SLUICE_ENABLE_CUDA / SLUICE_ENABLE_HIP: the GPU backends are not implemented "
-                      "yet in this version (see docs/design.md); configure without them.")
+# The GPU backends: stop at configure time, saying what to install, when the
+# vendor toolkit is missing.
+if(SLUICE_ENABLE_CUDA)
+  find_package(CUDAToolkit QUIET)
+  if(NOT CUDAToolkit_FOUND)
+    message(FATAL_ERROR "SLUICE_ENABLE_CUDA=ON needs the CUDA toolkit (nvcc, cudart; e.g. /usr/local/cuda): "
+                        "install it or pass -DCUDAToolkit_ROOT=<dir>.")
+  endif()
+  if(CUDAToolkit_VERSION VERSION_LESS 12.0)
+    message(FATAL_ERROR "SLUICE_ENABLE_CUDA=ON needs CUDA 12 or newer (found ${CUDAToolkit_VERSION}).")
+  endif()
+endif()
+if(SLUICE_ENABLE_HIP)
+  find_package(hip CONFIG QUIET PATHS /opt/rocm /usr/lib/x86_64-linux-gnu/cmake/hip)
+  find_program(SLUICE_HIPCC hipcc)
+  if(NOT hip_FOUND OR NOT SLUICE_HIPCC)
+    message(FATAL_ERROR "SLUICE_ENABLE_HIP=ON needs HIP (hipcc and its CMake package); on Debian 12: "
+                        "apt-get install hipcc libamdhip64-dev (scripts/setup --hip).")
+  endif()
 endif()

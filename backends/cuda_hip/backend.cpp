@@ -1,0 +1,355 @@
+// The GPU backend: start-up, errors, devices, the stream-state pool, sluice's
+// own threads and the host-mapped words behind flags and host-function gates.
+#include "environment.hpp"
+#include "gpu.hpp"
+#include "priority.hpp"
+
+#include <sluice/version.hpp>
+
+#include <climits>
+#include <cstdio>
+
+namespace sluice {
+namespace detail {
+
+// --- errors ------------------------------------------------------------------
+
+void vendor_fail(api::status s, const std::string& context) {
+  bool sticky = false;
+  const errc code = api::classify(s.code, &sticky);
+  // The runtime keeps the error as the thread's last error; a recoverable one
+  // must not surface again at an unrelated later call (ERR-3).
+  if (!sticky) api::clear_last_error();
+  std::string message = context;
+  message += ": ";
+  message += s.api;
+  message += " failed: ";
+  message += api::error_string(s.code);
+  message += " (";
+  message += api::error_name(s.code);
+  message += ", ";
+  message += std::to_string(static_cast<int>(s.code));
+  message += ")";
+  if (sticky) message += "; the device context is unusable, restart the process";
+  throw error(code, message, static_cast<int>(s.code), s.api, sticky);
+}
+
+scoped_device::scoped_device(int d) {
+  int current = 0;
+  check(api::get_device(&current), "sluice: reading the current device");
+  if (current != d) {
+    check(api::set_device(d), "sluice: selecting device ", d);
+    previous_ = current;
+  }
+}
+
+scoped_device::~scoped_device() {
+  if (previous_ >= 0) (void)api::set_device(previous_);
+}
+
+// --- sluice threads -------------------------------------------------------------
+
+void worker_pool::submit(std::function<void()> f) {
+  bool spawn = false;
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    queue_.push_back(std::move(f));
+    if (idle_ < static_cast<int>(queue_.size())) {
+      spawn = true;
+      ++idle_;  // the new thread starts idle
+    }
+  }
+  // A function that blocks must never keep another one from running (HOST-2):
+  // every queued function finds an idle thread or gets a new one.
+  if (spawn)
+    std::thread([this] { thread_main(); }).detach();
+  else
+    cv_.notify_one();
+}
+
+void worker_pool::thread_main() {
+  std::unique_lock<std::mutex> lock(m_);
+  for (;;) {
+    cv_.wait(lock, [this] { return !queue_.empty(); });
+    auto f = std::move(queue_.front());
+    queue_.pop_front();
+    --idle_;
+    lock.unlock();
+    f();  // never throws: callers wrap their work
+    f = nullptr;
+    lock.lock();
+    ++idle_;
+  }
+}
+
+// --- host-mapped words -------------------------------------------------------------
+
+namespace {
+
+struct word_slab {
+  static constexpr std::size_t words_per_chunk = 1024;  // 4 KiB: one page per pinned allocation
+  std::mutex m;
+  std::vector<word> free_words;
+};
+
+word_slab& slab() {
+  static auto* s = new word_slab();  // never destroyed: words may be in use at exit
+  return *s;
+}
+
+}  // namespace
+
+word allocate_word() {
+  auto& s = slab();
+  std::lock_guard<std::mutex> lock(s.m);
+  if (s.free_words.empty()) {
+    void* host = nullptr;
+    check(api::host_alloc(&host, word_slab::words_per_chunk * sizeof(std::uint32_t)),
+          "sluice::flag: allocating host-mapped memory");
+    void* device = nullptr;
+    check(api::host_device_pointer(&device, host), "sluice::flag: mapping host memory");
+    auto* h = static_cast<std::atomic<std::uint32_t>*>(host);
+    auto* d = static_cast<std::uint32_t*>(device);
+    for (std::size_t i = word_slab::words_per_chunk; i-- > 0;) {
+      new (&h[i]) std::atomic<std::uint32_t>(0);
+      s.free_words.push_back(word{&h[i], &d[i]});
+    }
+  }
+  const word w = s.free_words.back();
+  s.free_words.pop_back();
+  return w;
+}
+
+void free_word(word w) noexcept {
+  auto& s = slab();
+  std::lock_guard<std::mutex> lock(s.m);
+  s.free_words.push_back(w);  // vector growth failing here ends the process (noexcept)
+}
+
+// --- the engine ----------------------------------------------------------------------
+
+engine_t::engine_t() {
+  int n = 0;
+  const api::status s = api::get_device_count(&n);
+  if (!s.ok()) {
+    if (!api::means_no_device(s.code)) vendor_fail(s, "sluice: counting devices");
+    api::clear_last_error();
+    n = 0;  // no driver or no device: a valid machine with zero devices
+  }
+  count = n;
+  devices = std::make_unique<device_state[]>(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) devices[static_cast<std::size_t>(i)].id = i;
+  peer_enabled = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(n) *
+                                                      static_cast<std::size_t>(n));
+}
+
+namespace {
+struct startup {
+  engine_t* instance = nullptr;
+  std::exception_ptr failure;
+};
+}  // namespace
+
+engine_t& engine() {
+  // Never destroyed: sluice threads and vendor callbacks may run until the process ends.
+  static const startup s = [] {
+    startup r;
+    try {
+      r.instance = new engine_t();
+    } catch (...) {
+      r.failure = std::current_exception();
+    }
+    return r;
+  }();
+  if (s.instance == nullptr) std::rethrow_exception(s.failure);
+  return *s.instance;
+}
+
+device_state& engine_t::dev(int id, const char* api_name) {
+  if (id < 0 || id >= count) [[unlikely]] {
+    if (count == 0)
+      fail(errc::invalid_device, api_name, "device id ", id, " is out of range: no ", api::vendor,
+           " device is usable on this machine");
+    fail(errc::invalid_device, api_name, "device id ", id, " is out of range [0, ", count, ")");
+  }
+  device_state& d = devices[static_cast<std::size_t>(id)];
+  std::call_once(d.ready, [&d] {
+    const scoped_device guard(d.id);
+    check(api::device_name(d.id, &d.name), "sluice::device: querying device ", d.id);
+    check(api::priority_range(&d.range.least, &d.range.greatest),
+          "sluice::device: querying the priority range of device ", d.id);
+    d.hardware_queues =
+        integer_from_environment(api::hardware_queues_variable, api::default_hardware_queues, 1, 128);
+    check(api::pool_create(&d.pool, d.id), "sluice::device: creating the memory pool of device ", d.id);
+    check(api::stream_create(&d.alloc_stream, d.range.least),
+          "sluice::device: creating an internal stream on device ", d.id);
+    check(api::stream_create(&d.free_stream, d.range.least),
+          "sluice::device: creating an internal stream on device ", d.id);
+  });
+  return d;
+}
+
+stream_state* engine_t::new_stream(device_state& d, int native_priority) {
+  stream_state* s = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(pool_m);
+    s = free_states;
+    if (s != nullptr) free_states = s->pool_next;
+  }
+  if (s == nullptr) {
+    // Pooled, never freed: a stale stream_ref can still read its generation.
+    auto fresh = std::make_unique<stream_state>();
+    fresh->gate = allocate_word();
+    s = fresh.release();
+  }
+  try {
+    const scoped_device guard(d.id);
+    check(api::stream_create(&s->native, native_priority), "sluice::stream: creating a stream on device ",
+          d.id, " with priority ", native_priority);
+    const api::status e = api::event_create(&s->position, false, false);
+    if (!e.ok()) {
+      (void)api::stream_destroy(s->native);
+      check(e, "sluice::stream: creating the stream's position event on device ", d.id);
+    }
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(pool_m);
+    s->pool_next = free_states;
+    free_states = s;
+    throw;
+  }
+  s->pool_next = nullptr;
+  s->device = d.id;
+  s->native_priority = native_priority;
+  s->refs.store(1);  // the owning handle
+  {
+    std::lock_guard<std::mutex> lock(d.streams_m);
+    d.streams.push_back(s);
+  }
+  return s;
+}
+
+void stream_state::release() noexcept {
+  if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) engine().recycle(this);
+}
+
+void engine_t::recycle(stream_state* s) noexcept {
+  // Nothing is lost: failures nobody asked about are reported here.
+  for (const auto& message : s->errors)
+    std::fprintf(stderr, "sluice: a host function failed on a destroyed stream of device %d: %s\n",
+                 s->device, message.c_str());
+  s->errors.clear();
+  s->has_errors.store(false);
+  auto& d = devices[static_cast<std::size_t>(s->device)];
+  {
+    std::lock_guard<std::mutex> lock(d.streams_m);
+    auto& v = d.streams;
+    for (auto& x : v)
+      if (x == s) {
+        x = v.back();
+        v.pop_back();
+        break;
+      }
+  }
+  // Destroying an event or stream with pending work returns at once on CUDA and
+  // on HIP's events; the traits say where stream destruction blocks (LIFE-1).
+  (void)api::event_destroy(s->position);
+  if constexpr (api::stream_destroy_blocks) {
+    const api::stream_t native = s->native;
+    try {
+      reaper.submit([native] { (void)api::stream_destroy(native); });
+    } catch (...) {
+      (void)api::stream_destroy(native);  // no memory for the hand-over: block instead
+    }
+  } else {
+    (void)api::stream_destroy(s->native);
+  }
+  s->native = {};
+  s->position = {};
+  std::lock_guard<std::mutex> lock(pool_m);
+  s->pool_next = free_states;
+  free_states = s;
+}
+
+api::event_t engine_t::take_event(device_state& d) {
+  {
+    std::lock_guard<std::mutex> lock(d.events_m);
+    if (!d.events.empty()) {
+      const api::event_t e = d.events.back();
+      d.events.pop_back();
+      return e;
+    }
+  }
+  api::event_t e{};
+  const scoped_device guard(d.id);
+  check(api::event_create(&e, false, false), "sluice: creating an internal event on device ", d.id);
+  return e;
+}
+
+void engine_t::give_event(device_state& d, api::event_t e) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(d.events_m);
+    d.events.push_back(e);  // waits already issued on e keep what they captured (EVT-2)
+  } catch (...) {
+    (void)api::event_destroy(e);
+  }
+}
+
+}  // namespace detail
+
+using detail::engine;
+
+backend_kind backend() noexcept { return gpu::api::kind; }
+const char* backend_name() noexcept { return gpu::api::name; }
+
+std::string backend_version() {
+  int runtime = 0;
+  int driver = 0;
+  std::string out = std::string("sluice ") + gpu::api::name + " backend " SLUICE_VERSION_STRING ": ";
+  if (gpu::api::runtime_version(&runtime).ok())
+    out += std::string(gpu::api::vendor) + " runtime " + gpu::api::version_string(runtime);
+  const auto d = gpu::api::driver_version(&driver);
+  if (d.ok() && driver > 0)
+    out += ", driver API " + gpu::api::version_string(driver);
+  else
+    out += ", no driver";
+  gpu::api::clear_last_error();
+  out += ", " + std::to_string(engine().count) + " devices";
+  return out;
+}
+
+int device_count() { return engine().count; }
+
+device::device(int id) : id_(id) { (void)engine().dev(id); }
+
+device device::current() {
+  int d = 0;
+  detail::check(gpu::api::get_device(&d), "sluice::device::current");
+  return device(d);
+}
+
+void device::make_current() const {
+  (void)engine().dev(id_);
+  detail::check(gpu::api::set_device(id_), "sluice::device::make_current: device ", id_);
+}
+
+std::string device::name() const { return engine().dev(id_).name; }
+
+void device::synchronize() const {
+  auto& d = engine().dev(id_, "sluice::device::synchronize");
+  if (auto* self = detail::current_host_function_stream(); self != nullptr && self->device == d.id)
+    detail::fail(errc::invalid_argument, "sluice::device::synchronize",
+                 "called from a host function of a stream on device ", id_,
+                 ": it would wait for itself");
+  const detail::scoped_device guard(id_);
+  detail::check(gpu::api::device_synchronize(), "sluice::device::synchronize: device ", id_);
+}
+
+priority_range stream_priority_range(sluice::device d) {
+  return engine().dev(d.id(), "sluice::stream_priority_range").range;
+}
+
+int independent_stream_limit(sluice::device d) {
+  return engine().dev(d.id(), "sluice::independent_stream_limit").hardware_queues;
+}
+
+}  // namespace sluice

@@ -1,0 +1,279 @@
+// The CUDA runtime as a vendor API traits type for the shared GPU backend
+// (backends/cuda_hip/). Types, constants and static forwarders only; every
+// CUDA-specific choice is here, with a one-line reason. Each forwarder returns
+// a `status` (the vendor code and the name of the vendor call) so that errors
+// name the failing call without a second table.
+#pragma once
+
+#include <sluice/backend.hpp>
+#include <sluice/error.hpp>
+#include <sluice/peer.hpp>
+
+#include <cuda.h>  // driver types for the stream memory operations (types only: nothing links libcuda)
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+namespace sluice::gpu {
+
+struct cuda_api {
+  using error_t = cudaError_t;
+  using stream_t = cudaStream_t;
+  using event_t = cudaEvent_t;
+
+  struct status {
+    error_t code;
+    const char* api;
+    bool ok() const noexcept { return code == cudaSuccess; }
+  };
+
+  static constexpr backend_kind kind = backend_kind::cuda;
+  static constexpr const char* name = "cuda";
+  static constexpr const char* vendor = "CUDA";
+  static constexpr error_t success = cudaSuccess;
+  static constexpr error_t not_ready = cudaErrorNotReady;
+
+  // cudaStreamDestroy returns at once and releases the stream after its work (CUDA runtime docs).
+  static constexpr bool stream_destroy_blocks = false;
+  // Streams map onto CUDA_DEVICE_MAX_CONNECTIONS hardware channels (default 8, CUDA programming guide).
+  static constexpr const char* hardware_queues_variable = "CUDA_DEVICE_MAX_CONNECTIONS";
+  static constexpr int default_hardware_queues = 8;
+  // CUDA's default priority 0 is also its least priority (low == normal, PRIO-2).
+  static constexpr int default_priority = 0;
+
+  // --- errors -------------------------------------------------------------
+  static const char* error_name(error_t e) noexcept { return cudaGetErrorName(e); }
+  static const char* error_string(error_t e) noexcept { return cudaGetErrorString(e); }
+  //! Clears the thread's last error (cudaErrorPeerAccessAlreadyEnabled would otherwise linger).
+  static void clear_last_error() noexcept { (void)cudaGetLastError(); }
+  //! The portable code of a vendor error, and whether the context is lost.
+  static errc classify(error_t e, bool* sticky) noexcept {
+    *sticky = false;
+    switch (e) {
+      case cudaErrorMemoryAllocation: return errc::out_of_memory;
+      case cudaErrorInvalidDevice:
+      case cudaErrorNoDevice:
+      case cudaErrorInsufficientDriver: return errc::invalid_device;
+      case cudaErrorNotReady: return errc::not_ready;
+      case cudaErrorNotSupported: return errc::not_supported;
+      case cudaErrorPeerAccessUnsupported:
+      case cudaErrorPeerAccessNotEnabled: return errc::peer_access_unavailable;
+      case cudaErrorInvalidResourceHandle: return errc::invalid_handle;
+      case cudaErrorInvalidValue: return errc::invalid_argument;
+      // The errors after which the CUDA context is unusable (cudaError_t docs: "the
+      // process must be terminated and relaunched").
+      case cudaErrorIllegalAddress:
+      case cudaErrorLaunchFailure:
+      case cudaErrorHardwareStackError:
+      case cudaErrorIllegalInstruction:
+      case cudaErrorMisalignedAddress:
+      case cudaErrorInvalidAddressSpace:
+      case cudaErrorInvalidPc:
+      case cudaErrorAssert:
+      case cudaErrorECCUncorrectable:
+      case cudaErrorLaunchTimeout:
+      case cudaErrorTensorMemoryLeak:
+        *sticky = true;
+        return errc::device_fault;
+      default: return errc::backend_failure;
+    }
+  }
+  //! Errors that mean "this machine has no usable CUDA device": no GPU, or no
+  //! driver at all (CUDA 13 without libcuda reports cudaErrorInsufficientDriver).
+  static bool means_no_device(error_t e) noexcept {
+    return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver;
+  }
+
+  // --- devices ------------------------------------------------------------
+  static status get_device_count(int* n) noexcept { return {cudaGetDeviceCount(n), "cudaGetDeviceCount"}; }
+  static status get_device(int* d) noexcept { return {cudaGetDevice(d), "cudaGetDevice"}; }
+  static status set_device(int d) noexcept { return {cudaSetDevice(d), "cudaSetDevice"}; }
+  static status device_synchronize() noexcept { return {cudaDeviceSynchronize(), "cudaDeviceSynchronize"}; }
+  static status device_name(int d, std::string* out) {
+    cudaDeviceProp p{};
+    const status s{cudaGetDeviceProperties(&p, d), "cudaGetDeviceProperties"};
+    if (s.ok()) *out = p.name;
+    return s;
+  }
+  static status priority_range(int* least, int* greatest) noexcept {
+    return {cudaDeviceGetStreamPriorityRange(least, greatest), "cudaDeviceGetStreamPriorityRange"};
+  }
+  static status runtime_version(int* v) noexcept { return {cudaRuntimeGetVersion(v), "cudaRuntimeGetVersion"}; }
+  static status driver_version(int* v) noexcept { return {cudaDriverGetVersion(v), "cudaDriverGetVersion"}; }
+  //! "13.0" from 13000.
+  static std::string version_string(int v) {
+    return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+  }
+
+  // --- streams ------------------------------------------------------------
+  static status stream_create(stream_t* s, int priority) noexcept {
+    // Non-blocking: sluice streams never synchronize with the legacy default stream.
+    return {cudaStreamCreateWithPriority(s, cudaStreamNonBlocking, priority),
+            "cudaStreamCreateWithPriority"};
+  }
+  static status stream_destroy(stream_t s) noexcept { return {cudaStreamDestroy(s), "cudaStreamDestroy"}; }
+  static status stream_query(stream_t s) noexcept { return {cudaStreamQuery(s), "cudaStreamQuery"}; }
+  static status stream_synchronize(stream_t s) noexcept {
+    return {cudaStreamSynchronize(s), "cudaStreamSynchronize"};
+  }
+  static status stream_wait_event(stream_t s, event_t e) noexcept {
+    return {cudaStreamWaitEvent(s, e, 0), "cudaStreamWaitEvent"};
+  }
+  //! Enqueues F(data) on s. CUDA runs it on one runtime thread for all streams and
+  //! forbids CUDA calls in it: sluice's F only hands over to its own threads.
+  template <void (*F)(void*)>
+  static status launch_host_func(stream_t s, void* data) noexcept {
+    return {cudaLaunchHostFunc(s, F, data), "cudaLaunchHostFunc"};
+  }
+
+  // --- events -------------------------------------------------------------
+  static status event_create(event_t* e, bool timing, bool blocking_sync) noexcept {
+    unsigned flags = timing ? cudaEventDefault : cudaEventDisableTiming;
+    if (blocking_sync) flags |= cudaEventBlockingSync;
+    return {cudaEventCreateWithFlags(e, flags), "cudaEventCreateWithFlags"};
+  }
+  static status event_destroy(event_t e) noexcept { return {cudaEventDestroy(e), "cudaEventDestroy"}; }
+  static status event_record(event_t e, stream_t s) noexcept { return {cudaEventRecord(e, s), "cudaEventRecord"}; }
+  static status event_query(event_t e) noexcept { return {cudaEventQuery(e), "cudaEventQuery"}; }
+  static status event_synchronize(event_t e) noexcept {
+    return {cudaEventSynchronize(e), "cudaEventSynchronize"};
+  }
+  static status event_elapsed(float* ms, event_t a, event_t b) noexcept {
+    return {cudaEventElapsedTime(ms, a, b), "cudaEventElapsedTime"};
+  }
+
+  // --- memory -------------------------------------------------------------
+  using pool_t = cudaMemPool_t;
+  //! sluice's own pool for device_buffer on device d. Hidden cross-stream dependencies are
+  //! off: with cudaMemPoolReuseAllowInternalDependencies (on in the default pool) an
+  //! allocation on one stream may be made to wait for a free on another, which would
+  //! break IND-1.
+  static status pool_create(pool_t* pool, int d) noexcept {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = d;
+    status s{cudaMemPoolCreate(pool, &props), "cudaMemPoolCreate"};
+    if (!s.ok()) return s;
+    int off = 0;
+    return {cudaMemPoolSetAttribute(*pool, cudaMemPoolReuseAllowInternalDependencies, &off),
+            "cudaMemPoolSetAttribute"};
+  }
+  static status malloc_from_pool(void** p, std::size_t n, pool_t pool, stream_t s) noexcept {
+    return {cudaMallocFromPoolAsync(p, n, pool, s), "cudaMallocFromPoolAsync"};
+  }
+  static status free_async(void* p, stream_t s) noexcept { return {cudaFreeAsync(p, s), "cudaFreeAsync"}; }
+  //! Pinned, mapped into every device's address space (flags and pinned buffers).
+  static status host_alloc(void** p, std::size_t n) noexcept {
+    return {cudaHostAlloc(p, n, cudaHostAllocPortable | cudaHostAllocMapped), "cudaHostAlloc"};
+  }
+  // cudaFreeHost synchronizes the device (CUDA runtime API docs, "API synchronization behavior"):
+  // sluice calls it on its reaper thread, never on the caller's.
+  static status free_host(void* p) noexcept { return {cudaFreeHost(p), "cudaFreeHost"}; }
+  static status host_device_pointer(void** d, void* h) noexcept {
+    return {cudaHostGetDevicePointer(d, h, 0), "cudaHostGetDevicePointer"};
+  }
+  //! True for memory the device cannot address: plain (pageable) host memory.
+  static status is_pageable(const void* p, bool* pageable) noexcept {
+    cudaPointerAttributes a{};
+    const status s{cudaPointerGetAttributes(&a, p), "cudaPointerGetAttributes"};
+    *pageable = s.ok() && a.type == cudaMemoryTypeUnregistered;
+    return s;
+  }
+  static status memcpy_async(void* dst, const void* src, std::size_t n, stream_t s) noexcept {
+    return {cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s), "cudaMemcpyAsync"};
+  }
+  static status memset_async(void* dst, int value, std::size_t n, stream_t s) noexcept {
+    return {cudaMemsetAsync(dst, value, n, s), "cudaMemsetAsync"};
+  }
+  static status memcpy_peer_async(void* dst, int dst_dev, const void* src, int src_dev, std::size_t n,
+                                  stream_t s) noexcept {
+    return {cudaMemcpyPeerAsync(dst, dst_dev, src, src_dev, n, s), "cudaMemcpyPeerAsync"};
+  }
+
+  // --- stream memory operations ------------------------------------------
+  // cuStreamWaitValue32 / cuStreamWriteValue32 are driver API only; sluice does
+  // not link libcuda (absent where no driver is installed, e.g. CI), so the
+  // entry points are fetched from the runtime at first use.
+  using wait_value_fn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+  struct memory_ops {
+    wait_value_fn wait = nullptr;
+    wait_value_fn write = nullptr;
+    status failure{cudaSuccess, ""};
+  };
+  static const memory_ops& stream_memory_ops() noexcept {
+    static const memory_ops ops = [] {
+      memory_ops o;
+      cudaDriverEntryPointQueryResult found{};
+      void* fn = nullptr;
+      error_t e = cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &fn, 12000, cudaEnableDefault,
+                                                   &found);
+      if (e != cudaSuccess || found != cudaDriverEntryPointSuccess) {
+        o.failure = {e != cudaSuccess ? e : cudaErrorSymbolNotFound, "cudaGetDriverEntryPointByVersion"};
+        return o;
+      }
+      o.wait = reinterpret_cast<wait_value_fn>(fn);
+      e = cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", &fn, 12000, cudaEnableDefault, &found);
+      if (e != cudaSuccess || found != cudaDriverEntryPointSuccess) {
+        o.failure = {e != cudaSuccess ? e : cudaErrorSymbolNotFound, "cudaGetDriverEntryPointByVersion"};
+        o.wait = nullptr;
+        return o;
+      }
+      o.write = reinterpret_cast<wait_value_fn>(fn);
+      return o;
+    }();
+    return ops;
+  }
+  //! Later work on s waits until *device_word >= value.
+  static status stream_wait_value(stream_t s, void* device_word, std::uint32_t value) noexcept {
+    const auto& ops = stream_memory_ops();
+    if (ops.wait == nullptr) return ops.failure;
+    const CUresult r = ops.wait(s, reinterpret_cast<CUdeviceptr>(device_word), value,
+                                CU_STREAM_WAIT_VALUE_GEQ);
+    // The driver's CUresult values for these calls coincide with cudaError_t (both enums
+    // share numbering for the codes the driver returns here).
+    return {static_cast<error_t>(r), "cuStreamWaitValue32"};
+  }
+  //! After prior work on s, stores value to *device_word.
+  static status stream_write_value(stream_t s, void* device_word, std::uint32_t value) noexcept {
+    const auto& ops = stream_memory_ops();
+    if (ops.write == nullptr) return ops.failure;
+    const CUresult r = ops.write(s, reinterpret_cast<CUdeviceptr>(device_word), value,
+                                 CU_STREAM_WRITE_VALUE_DEFAULT);
+    return {static_cast<error_t>(r), "cuStreamWriteValue32"};
+  }
+
+  // --- peers --------------------------------------------------------------
+  static status can_access_peer(int* yes, int from, int to) noexcept {
+    return {cudaDeviceCanAccessPeer(yes, from, to), "cudaDeviceCanAccessPeer"};
+  }
+  //! Enables the current device's access to `peer`'s memory.
+  static status enable_peer_access(int peer) noexcept {
+    return {cudaDeviceEnablePeerAccess(peer, 0), "cudaDeviceEnablePeerAccess"};
+  }
+  static constexpr error_t peer_access_already_enabled = cudaErrorPeerAccessAlreadyEnabled;
+  static status p2p_rank(int* v, int from, int to) noexcept {
+    return {cudaDeviceGetP2PAttribute(v, cudaDevP2PAttrPerformanceRank, from, to),
+            "cudaDeviceGetP2PAttribute"};
+  }
+  static status p2p_atomics(int* v, int from, int to) noexcept {
+    return {cudaDeviceGetP2PAttribute(v, cudaDevP2PAttrNativeAtomicSupported, from, to),
+            "cudaDeviceGetP2PAttribute"};
+  }
+  // The CUDA runtime does not say whether a peer link is NVLink or PCIe (that takes NVML);
+  // sluice reports unknown until it queries NVML.
+  static link_kind link_kind_of(int, int) noexcept { return link_kind::unknown; }
+  //! Lets device `peer` access memory of `pool` (peer access alone does not cover
+  //! stream-ordered pool memory: CUDA programming guide, stream ordered allocator).
+  static status pool_grant_access(pool_t pool, int peer) noexcept {
+    cudaMemAccessDesc desc{};
+    desc.location.type = cudaMemLocationTypeDevice;
+    desc.location.id = peer;
+    desc.flags = cudaMemAccessFlagsProtReadWrite;
+    return {cudaMemPoolSetAccess(pool, &desc, 1), "cudaMemPoolSetAccess"};
+  }
+};
+
+}  // namespace sluice::gpu

@@ -1,0 +1,131 @@
+// Events of the GPU backend: vendor events, plus what the vendor does not
+// check (EVT-5 device match, EVT-8 argument rules, self-waits from host functions).
+#include "gpu.hpp"
+
+#include <algorithm>
+
+namespace sluice {
+
+namespace detail {
+namespace {
+
+event_state& checked_event(const event& e, const char* api_name) {
+  auto* s = access::state(e);
+  if (s == nullptr) [[unlikely]]
+    fail(errc::invalid_handle, api_name, "the event is empty (moved from)");
+  return *s;
+}
+
+}  // namespace
+}  // namespace detail
+
+using detail::checked_event;
+
+event::event(sluice::device d, event_options o) {
+  auto& dev = detail::engine().dev(d.id(), "sluice::event");
+  auto state = std::make_unique<detail::event_state>();
+  state->device = dev.id;
+  state->options = o;
+  const detail::scoped_device guard(dev.id);
+  detail::check(gpu::api::event_create(&state->native, o.timing, o.blocking_sync),
+                "sluice::event: creating an event on device ", dev.id);
+  state_ = state.release();
+}
+
+event::~event() {
+  if (state_ == nullptr) return;
+  // Returns at once with a record pending; waits already issued keep waiting (EVT-7).
+  (void)gpu::api::event_destroy(state_->native);
+  delete state_;
+}
+
+event::event(event&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+
+event& event::operator=(event&& other) noexcept {
+  if (this != &other) {
+    event tmp(std::move(*this));
+    state_ = std::exchange(other.state_, nullptr);
+  }
+  return *this;
+}
+
+device event::device() const {
+  return sluice::device(checked_event(*this, "sluice::event::device").device);
+}
+
+event_options event::options() const {
+  return checked_event(*this, "sluice::event::options").options;
+}
+
+void event::record(stream_ref s) {
+  constexpr const char* api = "sluice::event::record";
+  auto& e = checked_event(*this, api);
+  auto& st = detail::checked(s, api);
+  if (st.device != e.device) [[unlikely]]
+    detail::fail(errc::invalid_argument, api, "the event belongs to device ", e.device,
+                 " but the stream to device ", st.device);
+  detail::check(gpu::api::event_record(e.native, st.native), api, ": event of device ", e.device);
+  e.record_stream.store(&st, std::memory_order_relaxed);
+  e.record_tickets.store(st.host_functions_published.load(std::memory_order_acquire),
+                         std::memory_order_relaxed);
+  e.recorded.store(true, std::memory_order_release);
+}
+
+bool event::ready() const {
+  auto& e = checked_event(*this, "sluice::event::ready");
+  const auto q = gpu::api::event_query(e.native);
+  if (q.code == gpu::api::not_ready) return false;
+  detail::check(q, "sluice::event::ready: event of device ", e.device);
+  return true;
+}
+
+void event::synchronize() const {
+  constexpr const char* api = "sluice::event::synchronize";
+  auto& e = checked_event(*this, api);
+  if (auto* self = detail::current_host_function_stream();
+      self != nullptr && self == e.record_stream.load(std::memory_order_relaxed))
+    detail::check_not_self_wait(*self, e.record_tickets.load(std::memory_order_relaxed), api);
+  detail::check(gpu::api::event_synchronize(e.native), api, ": event of device ", e.device);
+}
+
+void stream_ref::wait(const event& e) const {
+  constexpr const char* api = "sluice::stream_ref::wait";
+  auto& s = detail::checked(*this, api);
+  auto& ev = checked_event(e, api);
+  // A never-recorded event is a no-op for the vendor too (EVT-3).
+  detail::check(gpu::api::stream_wait_event(s.native, ev.native), api, ": stream on device ", s.device,
+                " waiting for an event of device ", ev.device);
+}
+
+std::chrono::duration<double, std::milli> elapsed(const event& start, const event& stop) {
+  constexpr const char* api = "sluice::elapsed";
+  auto& a = checked_event(start, api);
+  auto& b = checked_event(stop, api);
+  if (!a.options.timing || !b.options.timing)
+    detail::fail(errc::invalid_argument, api, "both events need event_options::timing (start: ",
+                 a.options.timing ? "yes" : "no", ", stop: ", b.options.timing ? "yes" : "no", ")");
+  if (a.device != b.device)
+    detail::fail(errc::invalid_argument, api, "the events belong to different devices (", a.device,
+                 " and ", b.device, ")");
+  const bool ra = a.recorded.load(std::memory_order_acquire);
+  const bool rb = b.recorded.load(std::memory_order_acquire);
+  if (!ra || !rb)
+    detail::fail(errc::invalid_argument, api, "the ", !ra ? "start" : "stop", " event was never recorded");
+  for (const auto* ev : {&a, &b}) {
+    const auto q = gpu::api::event_query(ev->native);
+    if (q.code == gpu::api::not_ready)
+      throw error(errc::not_ready, std::string(api) + ": a record has not completed yet", 0, api);
+    detail::check(q, api, ": event of device ", ev->device);
+  }
+  float ms = 0.0F;
+  detail::check(gpu::api::event_elapsed(&ms, a.native, b.native), api, ": events of device ", a.device);
+  // Stop recorded before start gives a negative time on CUDA; HIP can return tiny
+  // negatives for back-to-back records (semantics.md EVT-8): never negative.
+  return std::chrono::duration<double, std::milli>(std::max(0.0, static_cast<double>(ms)));
+}
+
+native_event_t native_handle(const event& e) {
+  return checked_event(e, "sluice::native_handle").native;
+}
+
+}  // namespace sluice

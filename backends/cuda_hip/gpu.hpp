@@ -1,0 +1,250 @@
+// The GPU backend (sluice::cuda and sluice::hip): one implementation written
+// against a vendor API traits type, `api` (cuda_api.hpp / hip_api.hpp, chosen
+// by the build through SLUICE_GPU_API_HEADER and SLUICE_GPU_API). Nothing in
+// backends/cuda_hip/*.cpp names a vendor; every difference lives in the traits.
+//
+// Model (docs/design.md has the long form):
+// - A sluice stream is a vendor stream created non-blocking with the effective
+//   priority. Its state is pooled and never freed, so that stream_refs to a
+//   destroyed stream are detected by a generation counter (LIFE-2).
+// - Host functions run on sluice's own threads. The vendor callback only hands
+//   the function over; the stream then waits device-side on the stream's gate
+//   word (stream memory operation on host-mapped memory) until the function
+//   has returned. So host functions of different streams run concurrently
+//   (HOST-2) and may call sluice (HOST-3).
+// - wait(stream other) records other's position event and makes this stream
+//   wait on it, under other's lock so that concurrent waits do not capture a
+//   later position (IND-3).
+// - device_buffer memory comes from a sluice pool per device without hidden
+//   cross-stream reuse dependencies; frees are stream-ordered and never block.
+// - Calls that need a current device set it for their own duration and restore
+//   it (XDEV-2); hot paths (record, wait, copy, ready) need none.
+#pragma once
+
+#include SLUICE_GPU_API_HEADER
+
+#include <sluice/device.hpp>
+#include <sluice/event.hpp>
+#include <sluice/flag.hpp>
+#include <sluice/memory.hpp>
+#include <sluice/native.hpp>
+#include <sluice/peer.hpp>
+#include <sluice/stream.hpp>
+
+#include "checks.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace sluice::gpu {
+using api = SLUICE_GPU_API;
+}
+
+namespace sluice::detail {
+
+using gpu::api;
+
+// --- errors ------------------------------------------------------------------
+
+//! Throws the sluice::error for a failed vendor call: portable code, vendor
+//! code and name, the call, and `context` (operation and devices).
+[[noreturn]] void vendor_fail(api::status s, const std::string& context);
+
+template <class... Parts>
+std::string concat(Parts&&... parts) {
+  std::ostringstream out;
+  (out << ... << std::forward<Parts>(parts));
+  return out.str();
+}
+
+//! Throws unless s succeeded. The message parts are formatted only on failure.
+template <class... Parts>
+inline void check(api::status s, Parts&&... parts) {
+  if (!s.ok()) [[unlikely]]
+    vendor_fail(s, concat(std::forward<Parts>(parts)...));
+}
+
+//! Sets the calling thread's current device for a scope and restores it (XDEV-2).
+class scoped_device {
+ public:
+  explicit scoped_device(int d);
+  ~scoped_device();
+  scoped_device(const scoped_device&) = delete;
+  scoped_device& operator=(const scoped_device&) = delete;
+
+ private:
+  int previous_ = -1;
+};
+
+// --- host-mapped words (flags, host-function gates) ----------------------------
+
+struct word {
+  std::atomic<std::uint32_t>* host = nullptr;  // the host's view
+  void* device = nullptr;                      // the address stream memory operations use
+};
+word allocate_word();
+void free_word(word w) noexcept;
+
+// --- streams -------------------------------------------------------------------
+
+struct stream_state {
+  api::stream_t native{};
+  int device = 0;
+  int native_priority = 0;
+  std::atomic<std::uint32_t> generation{1};
+  std::atomic<int> refs{0};
+
+  // Orders the two vendor calls of one sluice operation (host function: the
+  // callback and the gate wait; wait(stream): record and wait) against the
+  // same operation from another thread.
+  std::mutex enqueue_m;
+  word gate;                          // host function n of this stream opens it by storing n
+  std::uint32_t host_functions = 0;   // tickets issued, under enqueue_m
+  std::atomic<std::uint32_t> host_functions_published{0};  // for self-wait checks
+  api::event_t position{};            // recorded by wait(stream_ref this), under enqueue_m
+
+  // Messages of host functions that threw, not yet reported (HOST-4).
+  std::mutex errors_m;
+  std::vector<std::string> errors;
+  std::atomic<bool> has_errors{false};
+
+  stream_state* pool_next = nullptr;
+
+  void add_ref() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
+  bool try_add_ref() noexcept {
+    int r = refs.load(std::memory_order_relaxed);
+    while (r > 0)
+      if (refs.compare_exchange_weak(r, r + 1, std::memory_order_relaxed)) return true;
+    return false;
+  }
+  void release() noexcept;
+};
+
+struct access {
+  static stream_state* state(stream_ref s) noexcept { return s.state_; }
+  static std::uint32_t generation(stream_ref s) noexcept { return s.generation_; }
+  static event_state* state(const event& e) noexcept { return e.state_; }
+  static flag_state* state(const flag& f) noexcept { return f.state_; }
+};
+
+//! The live state of a stream_ref; errc::invalid_handle for moved-from or destroyed ones.
+inline stream_state& checked(stream_ref s, const char* api_name) {
+  stream_state* st = access::state(s);
+  if (st == nullptr) [[unlikely]]
+    fail(errc::invalid_handle, api_name, "the stream is empty (moved from)");
+  if (st->generation.load(std::memory_order_relaxed) != access::generation(s)) [[unlikely]]
+    fail(errc::invalid_handle, api_name, "the stream was destroyed (a stream_ref outlived its stream)");
+  return *st;
+}
+
+//! Throws errc::host_function_failed, once, for host functions of s that threw.
+void rethrow_host_errors(stream_state& s);
+
+//! The stream whose host function the calling thread runs, and its ticket.
+stream_state* current_host_function_stream() noexcept;
+std::uint32_t current_host_function_ticket() noexcept;
+
+//! errc::invalid_argument when called from a host function of s whose ticket
+//! is <= `tickets` (the work waited for comes after that function).
+void check_not_self_wait(const stream_state& s, std::uint32_t tickets, const char* api_name);
+
+//! Makes `s` wait for everything enqueued on `other` so far (IND-3, also used by frees).
+void wait_for_stream(stream_state& s, stream_state& other, const char* api_name);
+
+// --- events ----------------------------------------------------------------------
+
+struct event_state {
+  api::event_t native{};
+  int device = 0;
+  event_options options;
+  std::atomic<bool> recorded{false};
+  // The last record's stream and its host-function count then (self-wait check).
+  std::atomic<stream_state*> record_stream{nullptr};
+  std::atomic<std::uint32_t> record_tickets{0};
+};
+
+struct flag_state {
+  word w;
+};
+
+// --- memory ----------------------------------------------------------------------
+
+struct allocation {
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  int device = -1;            // -1: pinned host memory
+  stream_state* stream = nullptr;  // stream-ordered allocation: its stream (holds a ref)
+  std::mutex m;
+  std::vector<stream_state*> recorded;  // record_stream (hold refs)
+};
+
+// --- devices and the engine -----------------------------------------------------------
+
+//! Per-device state, set up at first use of the device.
+struct device_state {
+  int id = 0;
+  std::once_flag ready;
+  std::string name;
+  priority_range range{0, 0};
+  int hardware_queues = 1;
+  api::pool_t pool{};
+  api::stream_t alloc_stream{};  // synchronous device_buffer allocations
+  api::stream_t free_stream{};   // frees of synchronous allocations
+
+  std::mutex streams_m;  // live streams of the device (frees of synchronous allocations wait on them)
+  std::vector<stream_state*> streams;
+
+  std::mutex events_m;  // pooled non-timing events for internal waits
+  std::vector<api::event_t> events;
+};
+
+//! Runs functions on sluice threads: host functions, and deferred vendor calls
+//! that may block (pinned frees, stream destruction where it blocks).
+class worker_pool {
+ public:
+  void submit(std::function<void()> f);
+
+ private:
+  void thread_main();
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  int idle_ = 0;
+};
+
+struct engine_t {
+  engine_t();
+  int count = 0;
+  std::unique_ptr<device_state[]> devices;
+
+  //! errc::invalid_device unless 0 <= id < count; sets the device up at first use.
+  device_state& dev(int id, const char* api_name = "sluice::device");
+
+  stream_state* new_stream(device_state& d, int native_priority);
+  void recycle(stream_state* s) noexcept;
+
+  api::event_t take_event(device_state& d);
+  void give_event(device_state& d, api::event_t e) noexcept;
+
+  std::mutex pool_m;
+  stream_state* free_states = nullptr;
+
+  worker_pool host_functions;  // user host functions
+  worker_pool reaper;          // blocking vendor frees and destroys
+
+  std::mutex peer_m;
+  std::unique_ptr<std::atomic<bool>[]> peer_enabled;  // [from * count + to]
+};
+
+engine_t& engine();
+
+}  // namespace sluice::detail

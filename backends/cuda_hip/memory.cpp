@@ -1,0 +1,189 @@
+// Memory of the GPU backend: device_buffer from sluice's pool per device,
+// stream-ordered frees that never block, pinned buffers, copy and fill.
+#include "gpu.hpp"
+
+#include <cstdio>
+#include <cstring>
+
+namespace sluice {
+namespace detail {
+namespace {
+
+void report_release_failure(const error& e) noexcept {
+  // A destructor cannot throw; nothing is swallowed silently either.
+  std::fprintf(stderr, "sluice: freeing device memory failed: %s\n", e.what());
+}
+
+//! Makes `target` wait for the work enqueued on `w` so far, through a pooled event.
+void order_after(api::stream_t target, stream_state& w) {
+  if (target == w.native) return;
+  auto& e = engine();
+  auto& wd = e.devices[static_cast<std::size_t>(w.device)];
+  const api::event_t ev = e.take_event(wd);
+  const api::status recorded = api::event_record(ev, w.native);
+  const api::status waited = recorded.ok() ? api::stream_wait_event(target, ev) : recorded;
+  e.give_event(wd, ev);
+  check(waited, "sluice::device_buffer: ordering a free after a stream of device ", w.device);
+}
+
+}  // namespace
+
+void* allocate_device(sluice::device d, std::size_t bytes, allocation** out) {
+  auto& dev = engine().dev(d.id(), "sluice::device_buffer");
+  auto a = std::make_unique<allocation>();
+  a->bytes = bytes;
+  a->device = dev.id;
+  if (bytes > 0) {
+    // From sluice's pool on an internal stream, complete before the call returns:
+    // usable by any stream at once, like cudaMalloc, but freed without a device sync.
+    const scoped_device guard(dev.id);
+    check(api::malloc_from_pool(&a->ptr, bytes, dev.pool, dev.alloc_stream),
+          "sluice::device_buffer: allocating ", bytes, " bytes on device ", dev.id);
+    check(api::stream_synchronize(dev.alloc_stream), "sluice::device_buffer: allocating ", bytes,
+          " bytes on device ", dev.id);
+  }
+  *out = a.release();
+  return (*out)->ptr;
+}
+
+void* allocate_device_async(stream_ref s, std::size_t bytes, allocation** out) {
+  auto& st = checked(s, "sluice::device_buffer");
+  auto& dev = engine().dev(st.device);
+  auto a = std::make_unique<allocation>();
+  a->bytes = bytes;
+  a->device = dev.id;
+  if (bytes > 0)
+    check(api::malloc_from_pool(&a->ptr, bytes, dev.pool, st.native), "sluice::device_buffer: allocating ",
+          bytes, " bytes on a stream of device ", dev.id);
+  st.add_ref();  // the free is ordered on this stream: keep it alive until then
+  a->stream = &st;
+  *out = a.release();
+  return (*out)->ptr;
+}
+
+int allocation_device(const allocation* a) noexcept { return a->device; }
+
+void record_stream(allocation* a, stream_ref s) {
+  auto& st = checked(s, "sluice::device_buffer::record_stream");
+  std::lock_guard<std::mutex> lock(a->m);
+  if (&st == a->stream) return;
+  for (auto* r : a->recorded)
+    if (r == &st) return;
+  a->recorded.push_back(&st);
+  st.add_ref();
+}
+
+void release_device(allocation* a) noexcept {
+  if (a == nullptr) return;
+  auto& e = engine();
+  std::vector<stream_state*> waited;  // each holds a reference
+  try {
+    if (a->ptr != nullptr) {
+      auto& dev = e.devices[static_cast<std::size_t>(a->device)];
+      if (a->stream == nullptr) {
+        // A synchronous allocation may be in use by any stream of its device.
+        std::lock_guard<std::mutex> lock(dev.streams_m);
+        waited.reserve(dev.streams.size());
+        for (auto* s : dev.streams)
+          if (s->try_add_ref()) waited.push_back(s);
+      }
+      {
+        std::lock_guard<std::mutex> lock(a->m);
+        for (auto* s : a->recorded)
+          if (s->try_add_ref()) waited.push_back(s);
+      }
+      if (a->stream != nullptr) {
+        for (auto* w : waited) order_after(a->stream->native, *w);
+        check(api::free_async(a->ptr, a->stream->native), "sluice::device_buffer: freeing memory of device ",
+              a->device);
+      } else {
+        for (auto* w : waited) order_after(dev.free_stream, *w);
+        check(api::free_async(a->ptr, dev.free_stream), "sluice::device_buffer: freeing memory of device ",
+              a->device);
+      }
+    }
+  } catch (const error& failure) {
+    report_release_failure(failure);
+  } catch (...) {
+    std::fprintf(stderr, "sluice: freeing device memory failed: out of host memory\n");
+  }
+  for (auto* w : waited) w->release();
+  for (auto* r : a->recorded) r->release();
+  if (a->stream != nullptr) a->stream->release();
+  delete a;
+}
+
+void* allocate_pinned(std::size_t bytes, allocation** out) {
+  auto a = std::make_unique<allocation>();
+  a->bytes = bytes;
+  if (bytes > 0) {
+    (void)engine();
+    const api::status s = api::host_alloc(&a->ptr, bytes);
+    if (!s.ok()) vendor_fail(s, concat("sluice::pinned_buffer: allocating ", bytes, " bytes of pinned memory"));
+  }
+  *out = a.release();
+  return (*out)->ptr;
+}
+
+void release_pinned(allocation* a) noexcept {
+  if (a == nullptr) return;
+  if (a->ptr != nullptr) {
+    void* p = a->ptr;
+    // The vendor free of pinned memory may wait for the device: never on the caller's thread.
+    try {
+      engine().reaper.submit([p] {
+        const api::status s = api::free_host(p);
+        if (!s.ok())
+          std::fprintf(stderr, "sluice: freeing pinned memory failed: %s\n", api::error_string(s.code));
+      });
+    } catch (...) {
+      (void)api::free_host(p);
+    }
+  }
+  delete a;
+}
+
+}  // namespace detail
+
+void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
+  constexpr const char* api = "sluice::copy";
+  auto& st = detail::checked(s, api);
+  if (bytes == 0) return;
+  detail::check_pointer_range(dst, bytes, api, "dst");
+  detail::check_pointer_range(src, bytes, api, "src");
+  detail::check_no_overlap(dst, src, bytes, api);
+  if (detail::current_host_function_stream() == &st) [[unlikely]] {
+    // A copy into pageable memory returns only once the data is there (MEM-3):
+    // from a host function of the same stream that would wait for itself.
+    bool pageable = false;
+    (void)gpu::api::is_pageable(dst, &pageable);
+    gpu::api::clear_last_error();
+    if (pageable) detail::check_not_self_wait(st, UINT32_MAX, api);
+  }
+  detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes,
+                " bytes on a stream of device ", st.device);
+}
+
+void fill(stream_ref s, void* dst, unsigned char value, std::size_t bytes) {
+  constexpr const char* api = "sluice::fill";
+  auto& st = detail::checked(s, api);
+  if (bytes == 0) return;
+  detail::check_pointer_range(dst, bytes, api, "dst");
+  bool pageable = false;
+  (void)gpu::api::is_pageable(dst, &pageable);
+  gpu::api::clear_last_error();
+  if (pageable) {
+    // The device cannot write pageable memory: wait for the stream, then fill on
+    // this thread, so the fill is still ordered after prior work and before
+    // later work (MEM-1, MEM-3: copies touching pageable memory may block).
+    detail::check_not_self_wait(st, UINT32_MAX, api);
+    detail::check(gpu::api::stream_synchronize(st.native), api, ": waiting for a stream of device ",
+                  st.device, " before filling pageable memory");
+    std::memset(dst, value, bytes);
+    return;
+  }
+  detail::check(gpu::api::memset_async(dst, value, bytes, st.native), api, ": ", bytes,
+                " bytes on a stream of device ", st.device);
+}
+
+}  // namespace sluice

@@ -1,0 +1,109 @@
+// Peers on the GPU backend: link queries, peer access (idempotent, also over
+// sluice's memory pools), and copy_peer with the path it took.
+#include "gpu.hpp"
+
+namespace sluice {
+
+namespace detail {
+namespace {
+
+std::atomic<bool>& peer_flag(int from, int to) {
+  auto& e = engine();
+  return e.peer_enabled[static_cast<std::size_t>(from) * static_cast<std::size_t>(e.count) +
+                        static_cast<std::size_t>(to)];
+}
+
+}  // namespace
+}  // namespace detail
+
+using detail::engine;
+
+link_info link(sluice::device from, sluice::device to) {
+  constexpr const char* api = "sluice::link";
+  (void)engine().dev(from.id(), api);
+  (void)engine().dev(to.id(), api);
+  if (from == to) return {link_kind::same_device, true, true, 0};
+  int possible = 0;
+  detail::check(gpu::api::can_access_peer(&possible, from.id(), to.id()), api, ": devices ", from.id(),
+                " and ", to.id());
+  link_info info{gpu::api::link_kind_of(from.id(), to.id()), possible != 0, false, -1};
+  if (possible != 0) {
+    int rank = 0;
+    int atomics = 0;
+    detail::check(gpu::api::p2p_rank(&rank, from.id(), to.id()), api, ": devices ", from.id(), " and ",
+                  to.id());
+    detail::check(gpu::api::p2p_atomics(&atomics, from.id(), to.id()), api, ": devices ", from.id(),
+                  " and ", to.id());
+    info.performance_rank = rank;
+    info.native_atomics = atomics != 0;
+  }
+  return info;
+}
+
+void enable_peer_access(sluice::device from, sluice::device to) {
+  constexpr const char* api = "sluice::enable_peer_access";
+  auto& e = engine();
+  (void)e.dev(from.id(), api);
+  auto& target = e.dev(to.id(), api);
+  if (from == to)
+    detail::fail(errc::invalid_argument, api, "device ", from.id(), " cannot be its own peer");
+  if (detail::peer_flag(from.id(), to.id()).load(std::memory_order_acquire)) return;
+  int possible = 0;
+  detail::check(gpu::api::can_access_peer(&possible, from.id(), to.id()), api, ": devices ", from.id(),
+                " and ", to.id());
+  if (possible == 0)
+    detail::fail(errc::peer_access_unavailable, api, "device ", from.id(), " cannot access memory of device ",
+                 to.id(), " (the vendor reports no peer access between them)");
+  std::lock_guard<std::mutex> lock(e.peer_m);  // idempotent and thread-safe (PEER-1)
+  if (detail::peer_flag(from.id(), to.id()).load(std::memory_order_relaxed)) return;
+  {
+    const detail::scoped_device guard(from.id());
+    const auto s = gpu::api::enable_peer_access(to.id());
+    if (s.code == gpu::api::peer_access_already_enabled)
+      gpu::api::clear_last_error();  // enabled before (outside sluice): success, no stale error
+    else
+      detail::check(s, api, ": device ", from.id(), " to device ", to.id());
+  }
+  // Stream-ordered pool memory needs its own grant (see the traits).
+  detail::check(gpu::api::pool_grant_access(target.pool, from.id()), api, ": device ", from.id(),
+                " to the memory pool of device ", to.id());
+  detail::peer_flag(from.id(), to.id()).store(true, std::memory_order_release);
+}
+
+bool peer_access_enabled(sluice::device from, sluice::device to) {
+  (void)engine().dev(from.id(), "sluice::peer_access_enabled");
+  (void)engine().dev(to.id(), "sluice::peer_access_enabled");
+  if (from == to) return false;
+  return detail::peer_flag(from.id(), to.id()).load(std::memory_order_acquire);
+}
+
+copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void* src, sluice::device src_dev,
+                    std::size_t bytes) {
+  constexpr const char* api = "sluice::copy_peer";
+  auto& st = detail::checked(s, api);
+  const int own = st.device;
+  if (own != dst_dev.id() && own != src_dev.id())
+    detail::fail(errc::invalid_argument, api, "the stream is on device ", own, ", neither the source (",
+                 src_dev.id(), ") nor the destination (", dst_dev.id(), ")");
+  copy_path path = copy_path::local;
+  if (dst_dev != src_dev) {
+    const int other = own == src_dev.id() ? dst_dev.id() : src_dev.id();
+    path = peer_access_enabled(sluice::device(own), sluice::device(other)) ? copy_path::direct
+                                                                           : copy_path::staged;
+  }
+  if (bytes == 0) return path;
+  detail::check_pointer_range(dst, bytes, api, "dst");
+  detail::check_pointer_range(src, bytes, api, "src");
+  detail::check_no_overlap(dst, src, bytes, api);
+  if (path == copy_path::local)
+    detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes, " bytes on device ",
+                  own);
+  else
+    // Without peer access the vendor stages through host memory itself.
+    detail::check(gpu::api::memcpy_peer_async(dst, dst_dev.id(), src, src_dev.id(), bytes, st.native), api,
+                  ": ", bytes, " bytes from device ", src_dev.id(), " to device ", dst_dev.id(), " (",
+                  to_string(path), ")");
+  return path;
+}
+
+}  // namespace sluice

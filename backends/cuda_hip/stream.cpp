@@ -1,0 +1,215 @@
+// Streams of the GPU backend: handles, synchronization, waits, host functions
+// and stream memory operations.
+#include "gpu.hpp"
+#include "priority.hpp"
+
+namespace sluice {
+
+namespace detail {
+namespace {
+
+thread_local stream_state* tls_host_stream = nullptr;
+thread_local std::uint32_t tls_host_ticket = 0;
+
+//! One host function in flight: handed from the vendor callback to sluice's threads.
+struct host_call {
+  std::unique_ptr<host_task> task;
+  stream_state* stream;  // holds a reference until the gate is open
+  std::uint32_t ticket;
+};
+
+void run_host_call(host_call* call) noexcept {
+  stream_state& s = *call->stream;
+  tls_host_stream = &s;
+  tls_host_ticket = call->ticket;
+  std::string failure;
+  bool failed = false;
+  try {
+    call->task->run();
+  } catch (const std::exception& e) {
+    failed = true;
+    failure = e.what();
+  } catch (...) {
+    failed = true;
+    failure = "an exception not derived from std::exception";
+  }
+  call->task.reset();  // the function's captures die before later work may run
+  tls_host_stream = nullptr;
+  tls_host_ticket = 0;
+  if (failed) {
+    std::lock_guard<std::mutex> lock(s.errors_m);
+    s.errors.push_back(std::move(failure));
+    s.has_errors.store(true, std::memory_order_release);
+  }
+  // Open the gate: the stream's device-side wait for this ticket passes.
+  s.gate.host->store(call->ticket, std::memory_order_release);
+  delete call;
+  s.release();
+}
+
+//! The vendor callback: no vendor calls allowed here, and it runs on the
+//! vendor's one callback thread, so it only hands over (HOST-2, HOST-3).
+void hand_over(void* data) {
+  auto* call = static_cast<host_call*>(data);
+  try {
+    engine().host_functions.submit([call] { run_host_call(call); });
+  } catch (...) {
+    run_host_call(call);  // no memory to hand over: run it here rather than lose it
+  }
+}
+
+}  // namespace
+
+stream_state* current_host_function_stream() noexcept { return tls_host_stream; }
+std::uint32_t current_host_function_ticket() noexcept { return tls_host_ticket; }
+
+void check_not_self_wait(const stream_state& s, std::uint32_t tickets, const char* api_name) {
+  if (tls_host_stream == &s && tls_host_ticket <= tickets)
+    fail(errc::invalid_argument, api_name,
+         "called from a host function of the stream it waits for: it would wait for itself");
+}
+
+void rethrow_host_errors(stream_state& s) {
+  if (!s.has_errors.load(std::memory_order_acquire)) return;
+  std::vector<std::string> taken;
+  {
+    std::lock_guard<std::mutex> lock(s.errors_m);
+    taken.swap(s.errors);
+    s.has_errors.store(false, std::memory_order_relaxed);
+  }
+  if (taken.empty()) return;
+  std::string message = "sluice::stream: a host function on device " + std::to_string(s.device) +
+                        " threw: " + taken.front();
+  if (taken.size() > 1)
+    message += " (and " + std::to_string(taken.size() - 1) + " more host-function failures:";
+  for (std::size_t i = 1; i < taken.size(); ++i) message += " [" + taken[i] + "]";
+  if (taken.size() > 1) message += ")";
+  throw error(errc::host_function_failed, std::move(message), 0, "sluice::stream_ref::host_func");
+}
+
+void wait_for_stream(stream_state& s, stream_state& other, const char* api_name) {
+  if (&s == &other) return;  // a stream is always ordered after its own work
+  std::lock_guard<std::mutex> lock(other.enqueue_m);
+  check(api::event_record(other.position, other.native), api_name, ": recording the position of a stream on device ",
+        other.device);
+  check(api::stream_wait_event(s.native, other.position), api_name, ": stream on device ", s.device,
+        " waiting for a stream on device ", other.device);
+}
+
+}  // namespace detail
+
+using detail::checked;
+
+stream::stream(sluice::device d, stream_options o)
+    : stream_ref(static_cast<detail::stream_state*>(nullptr), 0U) {
+  auto& dev = detail::engine().dev(d.id(), "sluice::stream");
+  const int native = detail::effective_native_priority(o, dev.range, gpu::api::default_priority);
+  state_ = detail::engine().new_stream(dev, native);
+  generation_ = state_->generation.load(std::memory_order_relaxed);
+}
+
+stream::~stream() {
+  if (state_ == nullptr) return;
+  // Invalidate every stream_ref; pending host functions and stream-ordered
+  // buffers keep the state (and the vendor stream) alive until they are done.
+  state_->generation.fetch_add(1, std::memory_order_relaxed);
+  state_->release();
+}
+
+stream::stream(stream&& other) noexcept : stream_ref(other.state_, other.generation_) {
+  other.state_ = nullptr;
+  other.generation_ = 0;
+}
+
+stream& stream::operator=(stream&& other) noexcept {
+  if (this != &other) {
+    stream tmp(std::move(*this));
+    state_ = other.state_;
+    generation_ = other.generation_;
+    other.state_ = nullptr;
+    other.generation_ = 0;
+  }
+  return *this;
+}
+
+device stream_ref::device() const {
+  return sluice::device(checked(*this, "sluice::stream_ref::device").device);
+}
+
+priority stream_ref::priority() const {
+  auto& s = checked(*this, "sluice::stream_ref::priority");
+  return detail::level_of(s.native_priority, detail::engine().dev(s.device).range,
+                          gpu::api::default_priority);
+}
+
+int stream_ref::native_priority() const {
+  return checked(*this, "sluice::stream_ref::native_priority").native_priority;
+}
+
+bool stream_ref::ready() const {
+  auto& s = checked(*this, "sluice::stream_ref::ready");
+  detail::rethrow_host_errors(s);
+  const auto q = gpu::api::stream_query(s.native);
+  if (q.code == gpu::api::not_ready) return false;
+  detail::check(q, "sluice::stream_ref::ready: stream on device ", s.device);
+  return true;
+}
+
+void stream_ref::synchronize() const {
+  auto& s = checked(*this, "sluice::stream_ref::synchronize");
+  if (detail::current_host_function_stream() == &s)
+    detail::fail(errc::invalid_argument, "sluice::stream_ref::synchronize",
+                 "called from a host function of this stream: it would wait for itself");
+  detail::check(gpu::api::stream_synchronize(s.native), "sluice::stream_ref::synchronize: stream on device ",
+                s.device);
+  detail::rethrow_host_errors(s);
+}
+
+void stream_ref::wait(stream_ref other) const {
+  auto& s = checked(*this, "sluice::stream_ref::wait");
+  auto& o = checked(other, "sluice::stream_ref::wait");
+  detail::wait_for_stream(s, o, "sluice::stream_ref::wait");
+}
+
+void stream_ref::enqueue_host_task(std::unique_ptr<detail::host_task> task) const {
+  constexpr const char* api = "sluice::stream_ref::host_func";
+  auto& s = checked(*this, api);
+  auto call = std::make_unique<detail::host_call>();
+  call->task = std::move(task);
+  call->stream = &s;
+  std::lock_guard<std::mutex> lock(s.enqueue_m);
+  call->ticket = s.host_functions + 1;
+  // The callback only hands over; the stream then waits until the function has
+  // returned and opened the gate (so later work waits for it: HOST-1).
+  s.add_ref();
+  const auto launched = gpu::api::launch_host_func<detail::hand_over>(s.native, call.get());
+  if (!launched.ok()) {
+    s.release();
+    detail::check(launched, api, ": stream on device ", s.device);
+  }
+  detail::host_call* const in_flight = call.release();
+  s.host_functions = in_flight->ticket;
+  s.host_functions_published.store(in_flight->ticket, std::memory_order_release);
+  // If this fails the function still runs (the callback is enqueued) but later
+  // work would not wait for it: report it, the stream is broken.
+  detail::check(gpu::api::stream_wait_value(s.native, s.gate.device, in_flight->ticket), api,
+                ": holding the stream on device ", s.device, " until the host function returns");
+}
+
+void stream_ref::write_value(flag& f, std::uint32_t v) const {
+  auto& s = checked(*this, "sluice::stream_ref::write_value");
+  detail::check(gpu::api::stream_write_value(s.native, detail::access::state(f)->w.device, v),
+                "sluice::stream_ref::write_value: stream on device ", s.device);
+}
+
+void stream_ref::wait_value(const flag& f, std::uint32_t v) const {
+  auto& s = checked(*this, "sluice::stream_ref::wait_value");
+  detail::check(gpu::api::stream_wait_value(s.native, detail::access::state(f)->w.device, v),
+                "sluice::stream_ref::wait_value: stream on device ", s.device);
+}
+
+native_stream_t native_handle(stream_ref s) {
+  return checked(s, "sluice::native_handle").native;
+}
+
+}  // namespace sluice
