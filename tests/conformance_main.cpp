@@ -10,6 +10,12 @@
 // characters) whose skips are expected. MAY probes that were not observed
 // (SLUICE_NOT_OBSERVED: "not observed: ...") are always accepted: they report
 // a capability, never a failure. Without the variable, skips are not checked.
+//
+// A GPU backend on a machine without its GPU (CI) runs nothing: it says so and
+// exits with 77, which ctest reports as "Skipped" (SKIP_RETURN_CODE), not as a pass.
+#include <sluice/backend.hpp>
+#include <sluice/device.hpp>
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -85,6 +91,11 @@ int unexpected_skips(const char* allowed) {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
+  if (sluice::backend() != sluice::backend_kind::host && sluice::device_count() == 0) {
+    std::printf("sluice-conformance-%s: no %s device: every conformance test needs one; none ran\n",
+                sluice::backend_name(), sluice::backend() == sluice::backend_kind::cuda ? "CUDA" : "HIP");
+    return 77;
+  }
   int result = RUN_ALL_TESTS();
   const ::testing::UnitTest& unit = *::testing::UnitTest::GetInstance();
   if (unit.test_to_run_count() == 0) {

@@ -1,5 +1,14 @@
 // ERR: errors (docs/semantics.md, ERR-1 .. ERR-4).
+#include "fault.hpp"
 #include "support.hpp"
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
 
 #include <algorithm>
 #include <climits>
@@ -30,6 +39,141 @@ using byte = unsigned char;
 constexpr std::size_t huge = std::numeric_limits<std::size_t>::max();
 
 static_assert(std::is_base_of_v<std::runtime_error, sluice::error>);
+
+constexpr const char* fault_child_variable = "SLUICE_CONFORMANCE_FAULT_CHILD";
+
+// Exit codes of the fault child (0: every check passed).
+enum fault_child_code : int {
+  fault_ok = 0,
+  fault_not_supported = 10,
+  fault_not_reported = 11,
+  fault_wrong_error = 12,
+  fault_not_sticky_later = 13,
+  fault_unexpected_exception = 14,
+};
+
+const char* fault_child_verdict(int code) {
+  switch (code) {
+    case fault_ok: return "passed";
+    case fault_not_supported: return "the backend cannot make the device fault";
+    case fault_not_reported: return "synchronize() after the fault returned normally";
+    case fault_wrong_error: return "the fault surfaced with the wrong errc or not sticky";
+    case fault_not_sticky_later: return "a later call on the device did not report the sticky fault";
+    case fault_unexpected_exception: return "an unexpected exception";
+    default: return "crashed, aborted or timed out (see output)";
+  }
+}
+
+//! Checks one sluice::error of the fault; prints it for the parent.
+bool is_sticky_fault(const sluice::error& e, const char* where) {
+  std::printf("%s: %s [%s] sticky=%d native=%d api=%s\n", where, e.what(), sluice::to_string(e.code()),
+              e.sticky() ? 1 : 0, e.native_code(), e.api());
+  return e.code() == errc::device_fault && e.sticky();
+}
+
+//! The child: fault the device, then expect errc::device_fault with sticky()
+//! at the next synchronize, and again at later calls on that device.
+int fault_child_main() {
+  try {
+    const sluice::device dev{0};
+    sluice::stream s{dev};
+    sluice::event e{dev};
+    s.synchronize();  // the device works before the fault
+    if (!sluice::conformance::enqueue_device_fault(s)) return fault_not_supported;
+    try {
+      s.synchronize();
+      std::printf("synchronize after the fault returned normally\n");
+      return fault_not_reported;
+    } catch (const sluice::error& x) {
+      if (!is_sticky_fault(x, "stream::synchronize")) return fault_wrong_error;
+    }
+    // Sticky: the next record / ready on the device report it too.
+    int sticky_reports = 0;
+    try {
+      e.record(s);
+      e.synchronize();
+    } catch (const sluice::error& x) {
+      sticky_reports += is_sticky_fault(x, "event::record/synchronize") ? 1 : 0;
+    }
+    try {
+      (void)s.ready();
+    } catch (const sluice::error& x) {
+      sticky_reports += is_sticky_fault(x, "stream::ready") ? 1 : 0;
+    }
+    if (sticky_reports != 2) return fault_not_sticky_later;
+    std::printf("the fault was reported as device_fault (sticky); exiting cleanly\n");
+    std::fflush(stdout);
+    return fault_ok;
+  } catch (const std::exception& x) {
+    std::printf("unexpected exception: %s\n", x.what());
+    return fault_unexpected_exception;
+  }
+}
+
+// Runs before main() in every program that links the suite; only in the child.
+[[maybe_unused]] const bool fault_child_ran = [] {
+  if (std::getenv(fault_child_variable) == nullptr) return false;
+  const int code = fault_child_main();
+  std::fflush(stdout);
+  std::_Exit(code);
+}();
+
+struct child_result {
+  int exit_code = -1;
+  std::string output;
+};
+
+//! Starts this program again as the fault child; collects its output and exit
+//! code; kills it after 120 s (a hang is a failure, not a wait forever).
+child_result run_fault_child() {
+  child_result r;
+  int out[2];
+  if (pipe(out) != 0) {
+    r.output = "pipe() failed";
+    return r;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 2);
+  posix_spawn_file_actions_addclose(&actions, out[0]);
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
+  env_strings.push_back(std::string(fault_child_variable) + "=1");
+  std::vector<char*> env;
+  for (auto& v : env_strings) env.push_back(v.data());
+  env.push_back(nullptr);
+  std::string self = "/proc/self/exe";
+  char* argv[] = {self.data(), nullptr};
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv, env.data());
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  if (spawned != 0) {
+    close(out[0]);
+    r.output = "posix_spawn failed";
+    return r;
+  }
+  std::atomic<bool> finished{false};
+  std::thread watchdog([&] {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (!finished.load() && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a watchdog, not synchronization
+    if (!finished.load()) kill(pid, SIGKILL);
+  });
+  char buffer[4096];
+  for (ssize_t n; (n = read(out[0], buffer, sizeof buffer)) > 0;) r.output.append(buffer, static_cast<std::size_t>(n));
+  close(out[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  finished.store(true);
+  watchdog.join();
+  if (WIFEXITED(status))
+    r.exit_code = WEXITSTATUS(status);
+  else if (WIFSIGNALED(status))
+    r.output += "\n(killed by signal " + std::to_string(WTERMSIG(status)) + ")";
+  return r;
+}
 
 //! One round of ordinary work on s, checked: the stream (and its device) still work.
 void expect_stream_works(sluice::stream_ref s) {
@@ -135,16 +279,21 @@ TEST(Errors, ERR_1__failures_carry_code_api_and_a_message) {
   }
 }
 
-// ERR-2 needs an asynchronous device fault (a faulting kernel) in a child
-// process. The host backend has no device code that can fault.
+// ERR-2: a device fault, in a child process (the fault ends the device
+// context for good). The child is this same program, started again with
+// SLUICE_CONFORMANCE_FAULT_CHILD=1: a static initializer runs the child's
+// checks before main() and exits with their verdict, so it works in every
+// program that links the suite (sluice-conformance-<backend>, sluice-<backend>).
 TEST(Errors, ERR_2__a_device_fault_is_sticky) {
   if (sluice::backend() == sluice::backend_kind::host)
     GTEST_SKIP() << "host backend has no asynchronous device faults";
-  // TODO(cuda, hip): launch a faulting kernel on the native stream in a
-  // fork()ed child; expect errc::device_fault with sticky() at the next
-  // synchronize / ready / record, and (HIP) a child that stays alive.
-  GTEST_SKIP() << "not written yet for " << sluice::backend_name()
-               << ": needs a faulting kernel in a child process";
+  const child_result child = run_fault_child();
+  EXPECT_EQ(child.exit_code, 0) << "the child's verdict: " << fault_child_verdict(child.exit_code)
+                                << "\nits output:\n"
+                                << child.output;
+  // The child reported the fault and then exited cleanly (exit code 0 is only
+  // returned after every check passed, not after a crash or an abort).
+  EXPECT_TRUE(contains(child.output, "device_fault")) << child.output;
 }
 
 // After each kind of recoverable error, the next valid calls on the same
