@@ -1,0 +1,274 @@
+// The HIP runtime (AMD platform; written and built against ROCm 5.2) as a vendor API traits type
+// for the shared GPU backend (backends/cuda_hip/). The same members as cuda_api
+// (cuda_api.hpp), with the same meaning; every HIP-specific choice is here, with
+// a one-line reason and where it was seen. Header lines below refer to ROCm
+// 5.2.3's /usr/include/hip/hip_runtime_api.h (Debian libamdhip64-dev 5.2.3).
+#pragma once
+
+#include <sluice/backend.hpp>
+#include <sluice/error.hpp>
+#include <sluice/peer.hpp>
+
+#include <hip/hip_runtime_api.h>
+#include <hsa/hsa_ext_amd.h>  // hsa_amd_link_info_type_t, the link types hipExtGetLinkTypeAndHopCount reports
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+namespace sluice::gpu {
+
+struct hip_api {
+  using error_t = hipError_t;
+  using stream_t = hipStream_t;
+  using event_t = hipEvent_t;
+
+  struct status {
+    error_t code;
+    const char* api;
+    bool ok() const noexcept { return code == hipSuccess; }
+  };
+
+  static constexpr backend_kind kind = backend_kind::hip;
+  static constexpr const char* name = "hip";
+  static constexpr const char* vendor = "HIP";
+  static constexpr error_t success = hipSuccess;
+  static constexpr error_t not_ready = hipErrorNotReady;
+
+  // hipStreamDestroy waits for the stream's pending work before it returns (ROCm clr
+  // hipamd/src/hip_stream.cpp), unlike cudaStreamDestroy: sluice destroys it on its reaper.
+  static constexpr bool stream_destroy_blocks = true;
+  // Streams map onto GPU_MAX_HW_QUEUES hardware queues per device (default 4: ROCm clr
+  // rocclr/utils/flags.hpp, `release(uint, GPU_MAX_HW_QUEUES, 4, ...)`).
+  static constexpr const char* hardware_queues_variable = "GPU_MAX_HW_QUEUES";
+  static constexpr int default_hardware_queues = 4;
+  // HIP's default priority 0 (Priority::Normal) lies strictly inside its range least 1 /
+  // greatest -1 (hipDeviceGetStreamPriorityRange, hipamd/src/hip_stream.cpp): unlike CUDA,
+  // low, normal and high are three distinct values (PRIO-2).
+  static constexpr int default_priority = 0;
+
+  // --- errors -------------------------------------------------------------
+  static const char* error_name(error_t e) noexcept { return hipGetErrorName(e); }
+  static const char* error_string(error_t e) noexcept { return hipGetErrorString(e); }
+  //! Clears the thread's last error (hipErrorPeerAccessAlreadyEnabled would otherwise linger).
+  static void clear_last_error() noexcept { (void)hipGetLastError(); }
+  //! The portable code of a vendor error, and whether the context is lost.
+  static errc classify(error_t e, bool* sticky) noexcept {
+    *sticky = false;
+    switch (e) {
+      // hipErrorOutOfMemory == hipErrorMemoryAllocation (2) and hipErrorInvalidHandle ==
+      // hipErrorInvalidResourceHandle (400) are aliases in 5.2 (hip_runtime_api.h:235-237,
+      // 282-284): one case each.
+      case hipErrorOutOfMemory: return errc::out_of_memory;
+      case hipErrorInvalidDevice:
+      case hipErrorNoDevice:
+      case hipErrorInsufficientDriver: return errc::invalid_device;
+      case hipErrorNotReady: return errc::not_ready;
+      case hipErrorNotSupported: return errc::not_supported;
+      case hipErrorPeerAccessUnsupported:
+      case hipErrorPeerAccessNotEnabled: return errc::peer_access_unavailable;
+      case hipErrorInvalidHandle: return errc::invalid_handle;
+      case hipErrorInvalidValue: return errc::invalid_argument;
+      // The device-fault errors of the 5.2 enum (hip_runtime_api.h:231-345). CUDA's
+      // HardwareStackError, IllegalInstruction, MisalignedAddress, InvalidAddressSpace,
+      // InvalidPc and TensorMemoryLeak have no HIP counterpart there.
+      case hipErrorIllegalAddress:
+      case hipErrorLaunchFailure:
+      case hipErrorAssert:
+      case hipErrorECCNotCorrectable:
+      case hipErrorLaunchTimeOut:
+        *sticky = true;
+        return errc::device_fault;
+      default: return errc::backend_failure;
+    }
+  }
+  //! Errors that mean "this machine has no usable HIP device": no GPU
+  //! (hipGetDeviceCount returns hipErrorNoDevice, hip_runtime_api.h:255), or no driver.
+  static bool means_no_device(error_t e) noexcept {
+    return e == hipErrorNoDevice || e == hipErrorInsufficientDriver;
+  }
+
+  // --- devices ------------------------------------------------------------
+  static status get_device_count(int* n) noexcept { return {hipGetDeviceCount(n), "hipGetDeviceCount"}; }
+  static status get_device(int* d) noexcept { return {hipGetDevice(d), "hipGetDevice"}; }
+  static status set_device(int d) noexcept { return {hipSetDevice(d), "hipSetDevice"}; }
+  static status device_synchronize() noexcept { return {hipDeviceSynchronize(), "hipDeviceSynchronize"}; }
+  static status device_name(int d, std::string* out) {
+    hipDeviceProp_t p{};
+    const status s{hipGetDeviceProperties(&p, d), "hipGetDeviceProperties"};
+    if (s.ok()) *out = p.name;
+    return s;
+  }
+  static status priority_range(int* least, int* greatest) noexcept {
+    return {hipDeviceGetStreamPriorityRange(least, greatest), "hipDeviceGetStreamPriorityRange"};
+  }
+  static status runtime_version(int* v) noexcept { return {hipRuntimeGetVersion(v), "hipRuntimeGetVersion"}; }
+  static status driver_version(int* v) noexcept { return {hipDriverGetVersion(v), "hipDriverGetVersion"}; }
+  //! "5.2.21153" from 50221153: HIP versions are major * 10000000 + minor * 100000 + patch
+  //! (HIP_VERSION, hip_version.h:12), not CUDA's major * 1000 + minor * 10.
+  static std::string version_string(int v) {
+    return std::to_string(v / 10000000) + "." + std::to_string((v % 10000000) / 100000) + "." +
+           std::to_string(v % 100000);
+  }
+
+  // --- streams ------------------------------------------------------------
+  static status stream_create(stream_t* s, int priority) noexcept {
+    // Non-blocking: sluice streams never synchronize with the null stream.
+    return {hipStreamCreateWithPriority(s, hipStreamNonBlocking, priority),
+            "hipStreamCreateWithPriority"};
+  }
+  static status stream_destroy(stream_t s) noexcept { return {hipStreamDestroy(s), "hipStreamDestroy"}; }
+  static status stream_query(stream_t s) noexcept { return {hipStreamQuery(s), "hipStreamQuery"}; }
+  static status stream_synchronize(stream_t s) noexcept {
+    return {hipStreamSynchronize(s), "hipStreamSynchronize"};
+  }
+  static status stream_wait_event(stream_t s, event_t e) noexcept {
+    return {hipStreamWaitEvent(s, e, 0), "hipStreamWaitEvent"};
+  }
+  //! Enqueues F(data) on s. sluice's F only hands over to its own threads.
+  // hipLaunchHostFunc is declared (hip_runtime_api.h:5321) but not exported by
+  // libamdhip64.so.5.2 (undefined reference at link): hipStreamAddCallback instead, whose
+  // callback also gets the stream and a status; the adapter drops both and always calls F
+  // (F must run to release its data and open the stream's gate).
+  template <void (*F)(void*)>
+  static status launch_host_func(stream_t s, void* data) noexcept {
+    constexpr hipStreamCallback_t adapter = [](hipStream_t, hipError_t, void* d) { F(d); };
+    return {hipStreamAddCallback(s, adapter, data, 0), "hipStreamAddCallback"};
+  }
+
+  // --- events -------------------------------------------------------------
+  static status event_create(event_t* e, bool timing, bool blocking_sync) noexcept {
+    unsigned flags = timing ? hipEventDefault : hipEventDisableTiming;
+    // Passed on, but hipEventSynchronize may still spin (TODO in hip_runtime_api.h:2287; EVT-10 is a MAY).
+    if (blocking_sync) flags |= hipEventBlockingSync;
+    return {hipEventCreateWithFlags(e, flags), "hipEventCreateWithFlags"};
+  }
+  static status event_destroy(event_t e) noexcept { return {hipEventDestroy(e), "hipEventDestroy"}; }
+  static status event_record(event_t e, stream_t s) noexcept { return {hipEventRecord(e, s), "hipEventRecord"}; }
+  static status event_query(event_t e) noexcept { return {hipEventQuery(e), "hipEventQuery"}; }
+  static status event_synchronize(event_t e) noexcept {
+    return {hipEventSynchronize(e), "hipEventSynchronize"};
+  }
+  static status event_elapsed(float* ms, event_t a, event_t b) noexcept {
+    return {hipEventElapsedTime(ms, a, b), "hipEventElapsedTime"};
+  }
+
+  // --- memory -------------------------------------------------------------
+  using pool_t = hipMemPool_t;
+  //! sluice's own pool for device_buffer on device d. Hidden cross-stream dependencies are
+  //! off: with hipMemPoolReuseAllowInternalDependencies (on by default, hip_runtime_api.h:787)
+  //! an allocation on one stream may be made to wait for a free on another, which would
+  //! break IND-1.
+  static status pool_create(pool_t* pool, int d) noexcept {
+    hipMemPoolProps props{};
+    props.allocType = hipMemAllocationTypePinned;
+    props.location.type = hipMemLocationTypeDevice;
+    props.location.id = d;
+    status s{hipMemPoolCreate(pool, &props), "hipMemPoolCreate"};
+    if (!s.ok()) return s;
+    int off = 0;
+    return {hipMemPoolSetAttribute(*pool, hipMemPoolReuseAllowInternalDependencies, &off),
+            "hipMemPoolSetAttribute"};
+  }
+  static status malloc_from_pool(void** p, std::size_t n, pool_t pool, stream_t s) noexcept {
+    return {hipMallocFromPoolAsync(p, n, pool, s), "hipMallocFromPoolAsync"};
+  }
+  static status free_async(void* p, stream_t s) noexcept { return {hipFreeAsync(p, s), "hipFreeAsync"}; }
+  //! Pinned, mapped into every device's address space (flags and pinned buffers).
+  // With hipHostMallocMapped the memory is coherent (fine-grained) whatever HIP_HOST_COHERENT
+  // says (hipamd/src/hip_memory.cpp, hipHostMalloc): device waits see host stores to flags.
+  static status host_alloc(void** p, std::size_t n) noexcept {
+    return {hipHostMalloc(p, n, hipHostMallocPortable | hipHostMallocMapped), "hipHostMalloc"};
+  }
+  // hipHostFree waits for the null stream of every device (hipamd/src/hip_memory.cpp, ihipFree):
+  // sluice calls it on its reaper thread, never on the caller's.
+  static status free_host(void* p) noexcept { return {hipHostFree(p), "hipHostFree"}; }
+  static status host_device_pointer(void** d, void* h) noexcept {
+    return {hipHostGetDevicePointer(d, h, 0), "hipHostGetDevicePointer"};
+  }
+  //! True for memory the device cannot address: plain (pageable) host memory.
+  // 5.2 has no "unregistered" memory type (hipMemoryType, hip_runtime_api.h:159-166):
+  // hipPointerGetAttributes fails with hipErrorInvalidValue for memory HIP does not know,
+  // which here means pageable; that error is cleared and the call reported as a success.
+  static status is_pageable(const void* p, bool* pageable) noexcept {
+    hipPointerAttribute_t a{};
+    const status s{hipPointerGetAttributes(&a, p), "hipPointerGetAttributes"};
+    if (s.code == hipErrorInvalidValue) {
+      (void)hipGetLastError();
+      *pageable = true;
+      return {hipSuccess, s.api};
+    }
+    *pageable = false;
+    return s;
+  }
+  static status memcpy_async(void* dst, const void* src, std::size_t n, stream_t s) noexcept {
+    return {hipMemcpyAsync(dst, src, n, hipMemcpyDefault, s), "hipMemcpyAsync"};
+  }
+  static status memset_async(void* dst, int value, std::size_t n, stream_t s) noexcept {
+    return {hipMemsetAsync(dst, value, n, s), "hipMemsetAsync"};
+  }
+  static status memcpy_peer_async(void* dst, int dst_dev, const void* src, int src_dev, std::size_t n,
+                                  stream_t s) noexcept {
+    return {hipMemcpyPeerAsync(dst, dst_dev, src, src_dev, n, s), "hipMemcpyPeerAsync"};
+  }
+
+  // --- stream memory operations ------------------------------------------
+  // HIP exports hipStreamWaitValue32 / hipStreamWriteValue32 from libamdhip64 itself
+  // (hip_runtime_api.h:2108, 2163): no driver entry points to look up, unlike CUDA.
+  //! Later work on s waits until *device_word >= value.
+  // hipStreamWaitValueGte with the full mask: waits until (*ptr & mask) >= value
+  // (hip_runtime_api.h:2092), an unsigned compare (CUDA's GEQ is cyclic).
+  static status stream_wait_value(stream_t s, void* device_word, std::uint32_t value) noexcept {
+    return {hipStreamWaitValue32(s, device_word, value, hipStreamWaitValueGte, 0xFFFFFFFFu),
+            "hipStreamWaitValue32"};
+  }
+  //! After prior work on s, stores value to *device_word.
+  static status stream_write_value(stream_t s, void* device_word, std::uint32_t value) noexcept {
+    return {hipStreamWriteValue32(s, device_word, value, 0), "hipStreamWriteValue32"};
+  }
+
+  // --- peers --------------------------------------------------------------
+  static status can_access_peer(int* yes, int from, int to) noexcept {
+    return {hipDeviceCanAccessPeer(yes, from, to), "hipDeviceCanAccessPeer"};
+  }
+  //! Enables the current device's access to `peer`'s memory.
+  static status enable_peer_access(int peer) noexcept {
+    return {hipDeviceEnablePeerAccess(peer, 0), "hipDeviceEnablePeerAccess"};
+  }
+  static constexpr error_t peer_access_already_enabled = hipErrorPeerAccessAlreadyEnabled;
+  static status p2p_rank(int* v, int from, int to) noexcept {
+    return {hipDeviceGetP2PAttribute(v, hipDevP2PAttrPerformanceRank, from, to),
+            "hipDeviceGetP2PAttribute"};
+  }
+  static status p2p_atomics(int* v, int from, int to) noexcept {
+    return {hipDeviceGetP2PAttribute(v, hipDevP2PAttrNativeAtomicSupported, from, to),
+            "hipDeviceGetP2PAttribute"};
+  }
+  // Unlike the CUDA runtime, HIP reports the link type: hipExtGetLinkTypeAndHopCount
+  // (hip_runtime_api.h:1607) returns an hsa_amd_link_info_type_t (hsa/hsa_ext_amd.h:1222-1248:
+  // PCIE = 2, XGMI = 4). A failed query is unknown, and its error is cleared.
+  static link_kind link_kind_of(int from, int to) noexcept {
+    std::uint32_t type = 0;
+    std::uint32_t hops = 0;
+    if (hipExtGetLinkTypeAndHopCount(from, to, &type, &hops) != hipSuccess) {
+      (void)hipGetLastError();
+      return link_kind::unknown;
+    }
+    switch (type) {
+      case HSA_AMD_LINK_INFO_TYPE_XGMI: return link_kind::xgmi;
+      case HSA_AMD_LINK_INFO_TYPE_PCIE: return link_kind::pcie;
+      default: return link_kind::unknown;
+    }
+  }
+  //! Lets device `peer` access memory of `pool` (peer access alone does not cover
+  //! stream-ordered pool memory: hipMemPoolSetAccess, hip_runtime_api.h:2866).
+  static status pool_grant_access(pool_t pool, int peer) noexcept {
+    hipMemAccessDesc desc{};
+    desc.location.type = hipMemLocationTypeDevice;
+    desc.location.id = peer;
+    desc.flags = hipMemAccessFlagsProtReadWrite;
+    return {hipMemPoolSetAccess(pool, &desc, 1), "hipMemPoolSetAccess"};
+  }
+};
+
+}  // namespace sluice::gpu
