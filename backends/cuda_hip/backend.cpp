@@ -183,8 +183,6 @@ device_state& engine_t::dev(int id, const char* api_name) {
     check(api::pool_create(&d.pool, d.id), "sluice::device: creating the memory pool of device ", d.id);
     check(api::stream_create(&d.alloc_stream, d.range.least),
           "sluice::device: creating an internal stream on device ", d.id);
-    check(api::stream_create(&d.free_stream, d.range.least),
-          "sluice::device: creating an internal stream on device ", d.id);
   });
   return d;
 }

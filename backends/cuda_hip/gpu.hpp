@@ -16,7 +16,10 @@
 //   wait on it, under other's lock so that concurrent waits do not capture a
 //   later position (IND-3).
 // - device_buffer memory comes from a sluice pool per device without hidden
-//   cross-stream reuse dependencies; frees are stream-ordered and never block.
+//   cross-stream reuse dependencies; frees never block the caller. A
+//   stream-ordered buffer is freed on its stream; a synchronous one on a
+//   sluice thread once the streams that may use it have passed the moment of
+//   destruction (no device queue ever waits on behalf of a free).
 // - Calls that need a current device set it for their own duration and restore
 //   it (XDEV-2); hot paths (record, wait, copy, ready) need none.
 #pragma once
@@ -197,8 +200,7 @@ struct device_state {
   priority_range range{0, 0};
   int hardware_queues = 1;
   api::pool_t pool{};
-  api::stream_t alloc_stream{};  // synchronous device_buffer allocations
-  api::stream_t free_stream{};   // frees of synchronous allocations
+  api::stream_t alloc_stream{};  // synchronous device_buffer allocations and their frees; never waits
 
   std::mutex streams_m;  // live streams of the device (frees of synchronous allocations wait on them)
   std::vector<stream_state*> streams;
