@@ -5,7 +5,7 @@ option(SLUICE_ENABLE_CUDA "Build the sluice::cuda backend (needs the CUDA toolki
 option(SLUICE_ENABLE_HIP "Build the sluice::hip backend (needs hipcc / libamdhip64-dev)" OFF)
 option(SLUICE_BUILD_TESTS "Build the unit and conformance tests" ${PROJECT_IS_TOP_LEVEL})
 option(SLUICE_BUILD_TOOLS "Build the sluice command" ${PROJECT_IS_TOP_LEVEL})
-option(SLUICE_BUILD_BENCH "Build the benchmarks (needs Google Benchmark)" ${PROJECT_IS_TOP_LEVEL})
+option(SLUICE_BUILD_BENCH "Build the benchmarks (the host bench needs Google Benchmark; it is skipped without)" ${PROJECT_IS_TOP_LEVEL})
 option(SLUICE_INSTALL "Generate install rules and the package config" ${PROJECT_IS_TOP_LEVEL})
 option(SLUICE_WERROR "Treat warnings as errors" OFF)
 set(SLUICE_CUDA_ARCHITECTURES "90" CACHE STRING "CUDA architectures of sluice's device code (tests, benches); 90 = H100/H200")

@@ -87,7 +87,7 @@ void worker_pool::thread_main() {
 namespace {
 
 struct word_slab {
-  static constexpr std::size_t words_per_chunk = 1024;  // 4 KiB: one page per pinned allocation
+  static constexpr std::size_t words_per_chunk = 512;  // 4 KiB: one page per pinned allocation
   std::mutex m;
   std::vector<word> free_words;
 };
@@ -104,14 +104,14 @@ word allocate_word() {
   std::lock_guard<std::mutex> lock(s.m);
   if (s.free_words.empty()) {
     void* host = nullptr;
-    check(api::host_alloc(&host, word_slab::words_per_chunk * sizeof(std::uint32_t)),
+    check(api::host_alloc(&host, word_slab::words_per_chunk * sizeof(std::uint64_t)),
           "sluice::flag: allocating host-mapped memory");
     void* device = nullptr;
     check(api::host_device_pointer(&device, host), "sluice::flag: mapping host memory");
-    auto* h = static_cast<std::atomic<std::uint32_t>*>(host);
-    auto* d = static_cast<std::uint32_t*>(device);
+    auto* h = static_cast<std::atomic<std::uint64_t>*>(host);
+    auto* d = static_cast<std::uint64_t*>(device);
     for (std::size_t i = word_slab::words_per_chunk; i-- > 0;) {
-      new (&h[i]) std::atomic<std::uint32_t>(0);
+      new (&h[i]) std::atomic<std::uint64_t>(0);
       s.free_words.push_back(word{&h[i], &d[i]});
     }
   }

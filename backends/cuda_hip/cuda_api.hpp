@@ -194,56 +194,58 @@ struct cuda_api {
   }
 
   // --- stream memory operations ------------------------------------------
-  // cuStreamWaitValue32 / cuStreamWriteValue32 are driver API only; sluice does
+  // On 64-bit words: CU_STREAM_WAIT_VALUE_GEQ compares cyclically,
+  // (int64_t)(*addr - value) >= 0 (cuda.h). sluice's values are 32-bit and
+  // zero-extended, so on 64 bits that is exactly the unsigned f >= v of MEM-5
+  // (on 32 bits, 0x80000000 >= 1 would be false).
+  // cuStreamWaitValue64 / cuStreamWriteValue64 are driver API only; sluice does
   // not link libcuda (absent where no driver is installed, e.g. CI), so the
   // entry points are fetched from the runtime at first use.
-  using wait_value_fn = CUresult (*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
+  using value_op_fn = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
   struct memory_ops {
-    wait_value_fn wait = nullptr;
-    wait_value_fn write = nullptr;
+    value_op_fn wait = nullptr;
+    value_op_fn write = nullptr;
     status failure{cudaSuccess, ""};
   };
+  static value_op_fn driver_entry_point(const char* symbol, status* failure) noexcept {
+    cudaDriverEntryPointQueryResult found{};
+    void* fn = nullptr;
+    const error_t e = cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &found);
+    if (e != cudaSuccess || found != cudaDriverEntryPointSuccess) {
+      *failure = {e != cudaSuccess ? e : cudaErrorSymbolNotFound, "cudaGetDriverEntryPointByVersion"};
+      return nullptr;
+    }
+    return reinterpret_cast<value_op_fn>(fn);
+  }
   static const memory_ops& stream_memory_ops() noexcept {
     static const memory_ops ops = [] {
       memory_ops o;
-      cudaDriverEntryPointQueryResult found{};
-      void* fn = nullptr;
-      error_t e = cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &fn, 12000, cudaEnableDefault,
-                                                   &found);
-      if (e != cudaSuccess || found != cudaDriverEntryPointSuccess) {
-        o.failure = {e != cudaSuccess ? e : cudaErrorSymbolNotFound, "cudaGetDriverEntryPointByVersion"};
-        return o;
-      }
-      o.wait = reinterpret_cast<wait_value_fn>(fn);
-      e = cudaGetDriverEntryPointByVersion("cuStreamWriteValue32", &fn, 12000, cudaEnableDefault, &found);
-      if (e != cudaSuccess || found != cudaDriverEntryPointSuccess) {
-        o.failure = {e != cudaSuccess ? e : cudaErrorSymbolNotFound, "cudaGetDriverEntryPointByVersion"};
-        o.wait = nullptr;
-        return o;
-      }
-      o.write = reinterpret_cast<wait_value_fn>(fn);
+      o.wait = driver_entry_point("cuStreamWaitValue64", &o.failure);
+      o.write = o.wait != nullptr ? driver_entry_point("cuStreamWriteValue64", &o.failure) : nullptr;
+      if (o.write == nullptr) o.wait = nullptr;
       return o;
     }();
     return ops;
   }
-  //! Later work on s waits until *device_word >= value.
-  static status stream_wait_value(stream_t s, void* device_word, std::uint32_t value) noexcept {
+  //! Later work on s waits until *device_word >= value (64-bit word, unsigned values below 2^32).
+  static status stream_wait_value(stream_t s, void* device_word, std::uint64_t value) noexcept {
     const auto& ops = stream_memory_ops();
     if (ops.wait == nullptr) return ops.failure;
     const CUresult r = ops.wait(s, reinterpret_cast<CUdeviceptr>(device_word), value,
                                 CU_STREAM_WAIT_VALUE_GEQ);
-    // The driver's CUresult values for these calls coincide with cudaError_t (both enums
-    // share numbering for the codes the driver returns here).
-    return {static_cast<error_t>(r), "cuStreamWaitValue32"};
+    // The driver's codes for these calls share cudaError_t's numbering (cuda.h, driver_types.h).
+    return {static_cast<error_t>(r), "cuStreamWaitValue64"};
   }
   //! After prior work on s, stores value to *device_word.
-  static status stream_write_value(stream_t s, void* device_word, std::uint32_t value) noexcept {
+  static status stream_write_value(stream_t s, void* device_word, std::uint64_t value) noexcept {
     const auto& ops = stream_memory_ops();
     if (ops.write == nullptr) return ops.failure;
     const CUresult r = ops.write(s, reinterpret_cast<CUdeviceptr>(device_word), value,
                                  CU_STREAM_WRITE_VALUE_DEFAULT);
-    return {static_cast<error_t>(r), "cuStreamWriteValue32"};
+    return {static_cast<error_t>(r), "cuStreamWriteValue64"};
   }
+  //! The runtime is being unloaded (process exit): frees may then fail harmlessly.
+  static bool means_shutdown(error_t e) noexcept { return e == cudaErrorCudartUnloading; }
 
   // --- peers --------------------------------------------------------------
   static status can_access_peer(int* yes, int from, int to) noexcept {

@@ -90,8 +90,10 @@ class scoped_device {
 
 // --- host-mapped words (flags, host-function gates) ----------------------------
 
+//! A 64-bit word holding a 32-bit value zero-extended (see the traits: a
+//! 64-bit compare is what makes the device's >= an unsigned one).
 struct word {
-  std::atomic<std::uint32_t>* host = nullptr;  // the host's view
+  std::atomic<std::uint64_t>* host = nullptr;  // the host's view
   void* device = nullptr;                      // the address stream memory operations use
 };
 word allocate_word();
@@ -177,7 +179,15 @@ struct event_state {
 
 struct flag_state {
   word w;
+  // Streams that wait on or write this flag (each holds a reference): the word
+  // is reused only after they passed the moment the flag was destroyed, so a
+  // stream still waiting never sees a later flag's value.
+  std::mutex m;
+  std::vector<stream_state*> users;
 };
+
+//! Notes that s waits on or writes f.
+void add_flag_user(flag_state& f, stream_state& s);
 
 // --- memory ----------------------------------------------------------------------
 

@@ -213,19 +213,22 @@ struct hip_api {
   }
 
   // --- stream memory operations ------------------------------------------
-  // HIP exports hipStreamWaitValue32 / hipStreamWriteValue32 from libamdhip64 itself
-  // (hip_runtime_api.h:2108, 2163): no driver entry points to look up, unlike CUDA.
+  // HIP exports hipStreamWaitValue64 / hipStreamWriteValue64 from libamdhip64 itself
+  // (hip_runtime_api.h): no driver entry points to look up, unlike CUDA. 64-bit
+  // words like the CUDA traits (flags and gates are 64-bit words holding 32-bit values).
   //! Later work on s waits until *device_word >= value.
   // hipStreamWaitValueGte with the full mask: waits until (*ptr & mask) >= value
-  // (hip_runtime_api.h:2092), an unsigned compare (CUDA's GEQ is cyclic).
-  static status stream_wait_value(stream_t s, void* device_word, std::uint32_t value) noexcept {
-    return {hipStreamWaitValue32(s, device_word, value, hipStreamWaitValueGte, 0xFFFFFFFFu),
-            "hipStreamWaitValue32"};
+  // (hip_runtime_api.h:2092), an unsigned compare.
+  static status stream_wait_value(stream_t s, void* device_word, std::uint64_t value) noexcept {
+    return {hipStreamWaitValue64(s, device_word, value, hipStreamWaitValueGte, ~std::uint64_t{0}),
+            "hipStreamWaitValue64"};
   }
   //! After prior work on s, stores value to *device_word.
-  static status stream_write_value(stream_t s, void* device_word, std::uint32_t value) noexcept {
-    return {hipStreamWriteValue32(s, device_word, value, 0), "hipStreamWriteValue32"};
+  static status stream_write_value(stream_t s, void* device_word, std::uint64_t value) noexcept {
+    return {hipStreamWriteValue64(s, device_word, value, 0), "hipStreamWriteValue64"};
   }
+  //! The runtime is being torn down (process exit): frees may then fail harmlessly.
+  static bool means_shutdown(error_t e) noexcept { return e == hipErrorDeinitialized; }
 
   // --- peers --------------------------------------------------------------
   static status can_access_peer(int* yes, int from, int to) noexcept {

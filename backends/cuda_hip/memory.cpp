@@ -14,18 +14,6 @@ void report_release_failure(const error& e) noexcept {
   std::fprintf(stderr, "sluice: freeing device memory failed: %s\n", e.what());
 }
 
-//! Makes `target` wait for the work enqueued on `w` so far, through a pooled event.
-void order_after(api::stream_t target, stream_state& w) {
-  if (target == w.native) return;
-  auto& e = engine();
-  auto& wd = e.devices[static_cast<std::size_t>(w.device)];
-  const api::event_t ev = e.take_event(wd);
-  const api::status recorded = api::event_record(ev, w.native);
-  const api::status waited = recorded.ok() ? api::stream_wait_event(target, ev) : recorded;
-  e.give_event(wd, ev);
-  check(waited, "sluice::device_buffer: ordering a free after a stream of device ", w.device);
-}
-
 }  // namespace
 
 void* allocate_device(sluice::device d, std::size_t bytes, allocation** out) {
@@ -90,6 +78,7 @@ void finish_free(const pending_free& p) noexcept {
     const api::status s = api::event_synchronize(ev);
     if (!s.ok()) {
       ok = false;
+      if (api::means_shutdown(s.code)) return;
       std::fprintf(stderr, "sluice: freeing memory of device %d: waiting for its users failed: %s\n", p.device,
                    api::error_string(s.code));
     }
@@ -97,7 +86,7 @@ void finish_free(const pending_free& p) noexcept {
   }
   if (!ok) return;  // the device faulted: leak rather than free memory that may be in use
   const api::status s = api::free_async(p.ptr, e.devices[static_cast<std::size_t>(p.device)].alloc_stream);
-  if (!s.ok())
+  if (!s.ok() && !api::means_shutdown(s.code))
     std::fprintf(stderr, "sluice: freeing memory of device %d failed: %s\n", p.device, api::error_string(s.code));
 }
 
@@ -120,12 +109,16 @@ void release_device(allocation* a) noexcept {
         for (auto* s : a->recorded)
           if (s->try_add_ref()) waited.push_back(s);
       }
-      if (a->stream != nullptr) {
-        // Stream-ordered: the free is ordered on the allocation's own stream (MEM-4, MEM-6).
-        for (auto* w : waited) order_after(a->stream->native, *w);
+      if (a->stream != nullptr && waited.empty()) {
+        // Stream-ordered and used by no other stream: freed in order on its stream (MEM-4).
         check(api::free_async(a->ptr, a->stream->native), "sluice::device_buffer: freeing memory of device ",
               a->device);
       } else {
+        // Other streams may use it (all of the device's, or the recorded ones: MEM-6):
+        // a sluice thread waits for each of them, and for the own stream, up to
+        // this moment. Never a device queue: the own stream must not be held by
+        // the work of the recorded ones.
+        if (a->stream != nullptr && a->stream->try_add_ref()) waited.push_back(a->stream);
         auto pending = std::make_shared<pending_free>();
         pending->ptr = a->ptr;
         pending->device = a->device;
@@ -170,7 +163,7 @@ void release_pinned(allocation* a) noexcept {
     try {
       engine().reaper.submit([p] {
         const api::status s = api::free_host(p);
-        if (!s.ok())
+        if (!s.ok() && !api::means_shutdown(s.code))
           std::fprintf(stderr, "sluice: freeing pinned memory failed: %s\n", api::error_string(s.code));
       });
     } catch (...) {

@@ -198,12 +198,14 @@ void stream_ref::enqueue_host_task(std::unique_ptr<detail::host_task> task) cons
 
 void stream_ref::write_value(flag& f, std::uint32_t v) const {
   auto& s = checked(*this, "sluice::stream_ref::write_value");
+  detail::add_flag_user(*detail::access::state(f), s);
   detail::check(gpu::api::stream_write_value(s.native, detail::access::state(f)->w.device, v),
                 "sluice::stream_ref::write_value: stream on device ", s.device);
 }
 
 void stream_ref::wait_value(const flag& f, std::uint32_t v) const {
   auto& s = checked(*this, "sluice::stream_ref::wait_value");
+  detail::add_flag_user(*detail::access::state(f), s);
   detail::check(gpu::api::stream_wait_value(s.native, detail::access::state(f)->w.device, v),
                 "sluice::stream_ref::wait_value: stream on device ", s.device);
 }

@@ -50,6 +50,7 @@ enum fault_child_code : int {
   fault_wrong_error = 12,
   fault_not_sticky_later = 13,
   fault_unexpected_exception = 14,
+  fault_not_launched = 15,
 };
 
 const char* fault_child_verdict(int code) {
@@ -60,6 +61,7 @@ const char* fault_child_verdict(int code) {
     case fault_wrong_error: return "the fault surfaced with the wrong errc or not sticky";
     case fault_not_sticky_later: return "a later call on the device did not report the sticky fault";
     case fault_unexpected_exception: return "an unexpected exception";
+    case fault_not_launched: return "the faulting kernel did not launch";
     default: return "crashed, aborted or timed out (see output)";
   }
 }
@@ -79,7 +81,12 @@ int fault_child_main() {
     sluice::stream s{dev};
     sluice::event e{dev};
     s.synchronize();  // the device works before the fault
-    if (!sluice::conformance::enqueue_device_fault(s)) return fault_not_supported;
+    const int launched = sluice::conformance::enqueue_device_fault(s);
+    if (launched == sluice::conformance::no_device_code) return fault_not_supported;
+    if (launched != 0) {
+      std::printf("the faulting kernel did not launch: vendor error %d\n", launched);
+      return fault_not_launched;
+    }
     try {
       s.synchronize();
       std::printf("synchronize after the fault returned normally\n");

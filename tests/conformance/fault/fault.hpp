@@ -7,9 +7,11 @@
 
 namespace sluice::conformance {
 
-//! Enqueues on s a kernel that stores to an address no allocation holds, so
-//! that the device faults asynchronously (ERR-2). Returns false when the
-//! backend has no device code that could fault (host).
-bool enqueue_device_fault(sluice::stream_ref s);
+//! Enqueues on s a kernel that stores to an address no allocation holds (and
+//! traps), so that the device faults asynchronously (ERR-2). Returns 0 when
+//! the kernel was launched, the vendor's launch error otherwise, and
+//! no_device_code when the backend has no device code that could fault (host).
+inline constexpr int no_device_code = -1;
+int enqueue_device_fault(sluice::stream_ref s);
 
 }  // namespace sluice::conformance

@@ -1,5 +1,9 @@
 // A faulting kernel for ERR-2, the same source for CUDA (nvcc) and HIP (hipcc
 // -x hip): both accept __global__ and the <<<grid, block, shared, stream>>> launch.
+// The build names the vendor's "last error" call: SLUICE_FAULT_LAST_ERROR
+// (cudaGetLastError / hipGetLastError), so that a launch that failed is told
+// apart from a kernel that did not fault, and its device trap: SLUICE_FAULT_TRAP
+// (__trap / __builtin_trap).
 #include "fault.hpp"
 
 #include <sluice/native.hpp>
@@ -8,17 +12,20 @@
 
 namespace {
 
-__global__ void store_to_unmapped_address(int* target) { *target = 0x5106; }
+__global__ void store_to_unmapped_address(int* target) {
+  *target = 0x5106;
+  SLUICE_FAULT_TRAP();  // if the store did not fault (a mapping at that address), the trap does
+}
 
 }  // namespace
 
 namespace sluice::conformance {
 
-bool enqueue_device_fault(sluice::stream_ref s) {
+int enqueue_device_fault(sluice::stream_ref s) {
   // Page 0 is never mapped in a process's GPU address space.
   auto* unmapped = reinterpret_cast<int*>(std::uintptr_t{0x10});
   store_to_unmapped_address<<<1, 1, 0, sluice::native_handle(s)>>>(unmapped);
-  return true;
+  return static_cast<int>(SLUICE_FAULT_LAST_ERROR());
 }
 
 }  // namespace sluice::conformance

@@ -3,6 +3,6 @@
 
 namespace sluice::conformance {
 
-bool enqueue_device_fault(sluice::stream_ref) { return false; }
+int enqueue_device_fault(sluice::stream_ref) { return no_device_code; }
 
 }  // namespace sluice::conformance
