@@ -8,6 +8,7 @@
 
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 
 namespace sluice {
 namespace detail {
@@ -129,6 +130,9 @@ void free_word(word w) noexcept {
 // --- the engine ----------------------------------------------------------------------
 
 engine_t::engine_t() {
+  // Before the first runtime call: more hardware queues, unless the user chose (see the traits).
+  if (api::preferred_hardware_queues > 0 && std::getenv(api::hardware_queues_variable) == nullptr)
+    setenv(api::hardware_queues_variable, std::to_string(api::preferred_hardware_queues).c_str(), 0);
   int n = 0;
   const api::status s = api::get_device_count(&n);
   if (!s.ok()) {

@@ -40,6 +40,10 @@ struct cuda_api {
   // Streams map onto CUDA_DEVICE_MAX_CONNECTIONS hardware channels (default 8, CUDA programming guide).
   static constexpr const char* hardware_queues_variable = "CUDA_DEVICE_MAX_CONNECTIONS";
   static constexpr int default_hardware_queues = 8;
+  // Streams share these channels round-robin in creation order, so with 8 a held stream
+  // can stall an unrelated one. sluice asks for the maximum, 32, when the variable is
+  // unset before the runtime starts (it takes effect only then).
+  static constexpr int preferred_hardware_queues = 32;
   // CUDA's default priority 0 is also its least priority (low == normal, PRIO-2).
   static constexpr int default_priority = 0;
 

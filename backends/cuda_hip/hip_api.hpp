@@ -42,6 +42,8 @@ struct hip_api {
   // rocclr/utils/flags.hpp, `release(uint, GPU_MAX_HW_QUEUES, 4, ...)`).
   static constexpr const char* hardware_queues_variable = "GPU_MAX_HW_QUEUES";
   static constexpr int default_hardware_queues = 4;
+  // Left to HIP's default (not verified on an AMD GPU; 0 = sluice does not set it).
+  static constexpr int preferred_hardware_queues = 0;
   // HIP's default priority 0 (Priority::Normal) lies strictly inside its range least 1 /
   // greatest -1 (hipDeviceGetStreamPriorityRange, hipamd/src/hip_stream.cpp): unlike CUDA,
   // low, normal and high are three distinct values (PRIO-2).
