@@ -16,6 +16,8 @@
 #include <sluice/backend.hpp>
 #include <sluice/device.hpp>
 
+#include "fault.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -90,6 +92,7 @@ int unexpected_skips(const char* allowed) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (sluice::conformance::fault_child_requested()) return sluice::conformance::fault_child_main();
   ::testing::InitGoogleTest(&argc, argv);
   if (sluice::backend() != sluice::backend_kind::host && sluice::device_count() == 0) {
     std::printf("sluice-conformance-%s: no %s device: every conformance test needs one; none ran\n",

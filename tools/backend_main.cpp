@@ -2,6 +2,7 @@
 // sluice::<backend> and that backend's conformance tests; the dispatcher
 // `sluice` (dispatcher.cpp) picks one of these and execs it.
 #include "conformance_runner.hpp"
+#include "fault.hpp"
 #include "info.hpp"
 #include "self_path.hpp"
 
@@ -140,6 +141,8 @@ int run(const std::string& program, const std::vector<std::string>& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // ERR-2's child (tests/conformance/fault/fault.hpp): this program started again.
+  if (sluice::conformance::fault_child_requested()) return sluice::conformance::fault_child_main();
   if (sluice::tool::is_death_test_child(argc, argv)) {
     return sluice::tool::run_death_test_child(argc, argv);
   }

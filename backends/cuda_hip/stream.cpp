@@ -178,7 +178,10 @@ void stream_ref::enqueue_host_task(std::unique_ptr<detail::host_task> task) cons
   call->task = std::move(task);
   call->stream = &s;
   std::lock_guard<std::mutex> lock(s.enqueue_m);
-  call->ticket = s.host_functions + 1;
+  // The ticket is read from here on, never from `call`: once launched, the
+  // callback may run, and free the call, before the next line.
+  const std::uint32_t ticket = s.host_functions + 1;
+  call->ticket = ticket;
   // The callback only hands over; the stream then waits until the function has
   // returned and opened the gate (so later work waits for it: HOST-1).
   s.add_ref();
@@ -187,12 +190,12 @@ void stream_ref::enqueue_host_task(std::unique_ptr<detail::host_task> task) cons
     s.release();
     detail::check(launched, api, ": stream on device ", s.device);
   }
-  detail::host_call* const in_flight = call.release();
-  s.host_functions = in_flight->ticket;
-  s.host_functions_published.store(in_flight->ticket, std::memory_order_release);
+  (void)call.release();  // owned by the callback now
+  s.host_functions = ticket;
+  s.host_functions_published.store(ticket, std::memory_order_release);
   // If this fails the function still runs (the callback is enqueued) but later
   // work would not wait for it: report it, the stream is broken.
-  detail::check(gpu::api::stream_wait_value(s.native, s.gate.device, in_flight->ticket), api,
+  detail::check(gpu::api::stream_wait_value(s.native, s.gate.device, ticket), api,
                 ": holding the stream on device ", s.device, " until the host function returns");
 }
 

@@ -75,13 +75,13 @@ bool is_sticky_fault(const sluice::error& e, const char* where) {
 
 //! The child: fault the device, then expect errc::device_fault with sticky()
 //! at the next synchronize, and again at later calls on that device.
-int fault_child_main() {
+int fault_child_checks() {
   try {
     const sluice::device dev{0};
     sluice::stream s{dev};
     sluice::event e{dev};
     s.synchronize();  // the device works before the fault
-    const int launched = sluice::conformance::enqueue_device_fault(s);
+    const int launched = sluice::conformance::enqueue_device_fault(s);  // 0: launched
     if (launched == sluice::conformance::no_device_code) return fault_not_supported;
     if (launched != 0) {
       std::printf("the faulting kernel did not launch: vendor error %d\n", launched);
@@ -117,13 +117,6 @@ int fault_child_main() {
   }
 }
 
-// Runs before main() in every program that links the suite; only in the child.
-[[maybe_unused]] const bool fault_child_ran = [] {
-  if (std::getenv(fault_child_variable) == nullptr) return false;
-  const int code = fault_child_main();
-  std::fflush(stdout);
-  std::_Exit(code);
-}();
 
 struct child_result {
   int exit_code = -1;
@@ -437,3 +430,15 @@ TEST(ErrorsMultiDevice, ERR_4__objects_of_another_device_are_rejected_before_any
   g.release();
   e1.synchronize();
 }
+
+namespace sluice::conformance {
+
+bool fault_child_requested() { return std::getenv(fault_child_variable) != nullptr; }
+
+int fault_child_main() {
+  const int code = fault_child_checks();
+  std::fflush(stdout);
+  return code;
+}
+
+}  // namespace sluice::conformance

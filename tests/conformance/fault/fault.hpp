@@ -14,4 +14,11 @@ namespace sluice::conformance {
 inline constexpr int no_device_code = -1;
 int enqueue_device_fault(sluice::stream_ref s);
 
+//! ERR-2's child process is this same program started again with
+//! SLUICE_CONFORMANCE_FAULT_CHILD=1; every main() that links the suite starts
+//! with: if (fault_child_requested()) return fault_child_main();
+//! (From main, not a static initializer: the kernel must be registered first.)
+bool fault_child_requested();
+int fault_child_main();
+
 }  // namespace sluice::conformance

@@ -24,6 +24,7 @@ namespace sluice::conformance {
 int enqueue_device_fault(sluice::stream_ref s) {
   // Page 0 is never mapped in a process's GPU address space.
   auto* unmapped = reinterpret_cast<int*>(std::uintptr_t{0x10});
+  (void)SLUICE_FAULT_LAST_ERROR();  // clears an error left by an earlier call
   store_to_unmapped_address<<<1, 1, 0, sluice::native_handle(s)>>>(unmapped);
   return static_cast<int>(SLUICE_FAULT_LAST_ERROR());
 }
