@@ -49,10 +49,10 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-constexpr int batch = 256;              // enqueue calls per timed batch
-constexpr int throughput_ops = 4096;    // fills per throughput sample
-constexpr int repetitions = 10;         // aggregates are taken over these
-constexpr std::size_t small_bytes = 64; // size of every copy and fill
+constexpr int batch = 256;               // enqueue calls per timed batch
+constexpr int throughput_ops = 4096;     // fills per throughput sample
+constexpr int repetitions = 10;          // aggregates are taken over these
+constexpr std::size_t small_bytes = 64;  // size of every copy and fill
 
 double seconds_between(clock_type::time_point a, clock_type::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -118,8 +118,7 @@ void time_enqueue_batches(benchmark::State& state, const sluice::stream& s, Op o
     report_error(state, e);
     return;
   }
-  state.counters["ns_per_op"] =
-      total * 1e9 / (static_cast<double>(state.iterations()) * batch);
+  state.counters["ns_per_op"] = total * 1e9 / (static_cast<double>(state.iterations()) * batch);
 }
 
 void enqueue_record(benchmark::State& state) {
@@ -198,8 +197,7 @@ void enqueue_fill(benchmark::State& state) {
 void enqueue_write_value(benchmark::State& state) {
   sluice::stream s{sluice::device(0)};
   sluice::flag f{0};
-  time_enqueue_batches(state, s,
-                       [&](int i) { s.write_value(f, static_cast<std::uint32_t>(i)); });
+  time_enqueue_batches(state, s, [&](int i) { s.write_value(f, static_cast<std::uint32_t>(i)); });
 }
 
 void enqueue_host_func(benchmark::State& state) {
@@ -222,8 +220,7 @@ void time_inline_batches(benchmark::State& state, Op op) {
     state.SetIterationTime(elapsed);
     total += elapsed;
   }
-  state.counters["ns_per_op"] =
-      total * 1e9 / (static_cast<double>(state.iterations()) * batch);
+  state.counters["ns_per_op"] = total * 1e9 / (static_cast<double>(state.iterations()) * batch);
 }
 
 void baseline_memcpy(benchmark::State& state) {
@@ -236,9 +233,8 @@ void baseline_memcpy(benchmark::State& state) {
 void baseline_memset(benchmark::State& state) {
   std::vector<unsigned char> dst(small_bytes);
   benchmark::DoNotOptimize(dst.data());
-  time_inline_batches(state, [&](int i) {
-    std::memset(dst.data(), static_cast<unsigned char>(i), small_bytes);
-  });
+  time_inline_batches(
+      state, [&](int i) { std::memset(dst.data(), static_cast<unsigned char>(i), small_bytes); });
 }
 
 // ---------------------------------------------------------------------------------------
@@ -405,14 +401,10 @@ benchmark::internal::Benchmark* common(benchmark::internal::Benchmark* b, double
   return b->UseManualTime()
       ->Repetitions(repetitions)
       ->DisplayAggregatesOnly(true)
-      ->ComputeStatistics("min",
-                          [](const std::vector<double>& v) {
-                            return *std::min_element(v.begin(), v.end());
-                          })
-      ->ComputeStatistics("max",
-                          [](const std::vector<double>& v) {
-                            return *std::max_element(v.begin(), v.end());
-                          })
+      ->ComputeStatistics(
+          "min", [](const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); })
+      ->ComputeStatistics(
+          "max", [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); })
       ->MinTime(min_time);
 }
 

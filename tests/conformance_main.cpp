@@ -13,10 +13,10 @@
 //
 // A GPU backend on a machine without its GPU (CI) runs nothing: it says so and
 // exits with 77, which ctest reports as "Skipped" (SKIP_RETURN_CODE), not as a pass.
+#include "fault.hpp"
+
 #include <sluice/backend.hpp>
 #include <sluice/device.hpp>
-
-#include "fault.hpp"
 
 #include <gtest/gtest.h>
 
@@ -96,7 +96,8 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   if (sluice::backend() != sluice::backend_kind::host && sluice::device_count() == 0) {
     std::printf("sluice-conformance-%s: no %s device: every conformance test needs one; none ran\n",
-                sluice::backend_name(), sluice::backend() == sluice::backend_kind::cuda ? "CUDA" : "HIP");
+                sluice::backend_name(),
+                sluice::backend() == sluice::backend_kind::cuda ? "CUDA" : "HIP");
     return 77;
   }
   int result = RUN_ALL_TESTS();

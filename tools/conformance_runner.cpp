@@ -1,10 +1,10 @@
 #include "conformance_runner.hpp"
 
-#include <sluice/backend.hpp>
-#include <sluice/device.hpp>
-
 #include "conformance_report.hpp"
 #include "facts.hpp"
+
+#include <sluice/backend.hpp>
+#include <sluice/device.hpp>
 
 #include <gtest/gtest.h>
 #include <unistd.h>

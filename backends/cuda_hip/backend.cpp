@@ -132,7 +132,8 @@ void free_word(word w) noexcept {
 engine_t::engine_t() {
   // Before the first runtime call: more hardware queues, unless the user chose (see the traits).
   if (api::preferred_hardware_queues > 0 && std::getenv(api::hardware_queues_variable) == nullptr)
-    setenv(api::hardware_queues_variable, std::to_string(api::preferred_hardware_queues).c_str(), 0);
+    setenv(api::hardware_queues_variable, std::to_string(api::preferred_hardware_queues).c_str(),
+           0);
   int n = 0;
   const api::status s = api::get_device_count(&n);
   if (!s.ok()) {
@@ -144,7 +145,7 @@ engine_t::engine_t() {
   devices = std::make_unique<device_state[]>(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) devices[static_cast<std::size_t>(i)].id = i;
   peer_enabled = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(n) *
-                                                      static_cast<std::size_t>(n));
+                                                       static_cast<std::size_t>(n));
 }
 
 namespace {
@@ -182,9 +183,10 @@ device_state& engine_t::dev(int id, const char* api_name) {
     check(api::device_name(d.id, &d.name), "sluice::device: querying device ", d.id);
     check(api::priority_range(&d.range.least, &d.range.greatest),
           "sluice::device: querying the priority range of device ", d.id);
-    d.hardware_queues =
-        integer_from_environment(api::hardware_queues_variable, api::default_hardware_queues, 1, 128);
-    check(api::pool_create(&d.pool, d.id), "sluice::device: creating the memory pool of device ", d.id);
+    d.hardware_queues = integer_from_environment(api::hardware_queues_variable,
+                                                 api::default_hardware_queues, 1, 128);
+    check(api::pool_create(&d.pool, d.id), "sluice::device: creating the memory pool of device ",
+          d.id);
     check(api::stream_create(&d.alloc_stream, d.range.least),
           "sluice::device: creating an internal stream on device ", d.id);
   });
@@ -206,8 +208,8 @@ stream_state* engine_t::new_stream(device_state& d, int native_priority) {
   }
   try {
     const scoped_device guard(d.id);
-    check(api::stream_create(&s->native, native_priority), "sluice::stream: creating a stream on device ",
-          d.id, " with priority ", native_priority);
+    check(api::stream_create(&s->native, native_priority),
+          "sluice::stream: creating a stream on device ", d.id, " with priority ", native_priority);
     const api::status e = api::event_create(&s->position, false, false);
     if (!e.ok()) {
       (void)api::stream_destroy(s->native);
@@ -306,7 +308,8 @@ const char* backend_name() noexcept { return gpu::api::name; }
 std::string backend_version() {
   int runtime = 0;
   int driver = 0;
-  std::string out = std::string("sluice ") + gpu::api::name + " backend " SLUICE_VERSION_STRING ": ";
+  std::string out =
+      std::string("sluice ") + gpu::api::name + " backend " SLUICE_VERSION_STRING ": ";
   if (gpu::api::runtime_version(&runtime).ok())
     out += std::string(gpu::api::vendor) + " runtime " + gpu::api::version_string(runtime);
   const auto d = gpu::api::driver_version(&driver);

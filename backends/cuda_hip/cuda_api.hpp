@@ -37,7 +37,8 @@ struct cuda_api {
 
   // cudaStreamDestroy returns at once and releases the stream after its work (CUDA runtime docs).
   static constexpr bool stream_destroy_blocks = false;
-  // Streams map onto CUDA_DEVICE_MAX_CONNECTIONS hardware channels (default 8, CUDA programming guide).
+  // Streams map onto CUDA_DEVICE_MAX_CONNECTIONS hardware channels (default 8, CUDA programming
+  // guide).
   static constexpr const char* hardware_queues_variable = "CUDA_DEVICE_MAX_CONNECTIONS";
   static constexpr int default_hardware_queues = 8;
   // Streams share these channels round-robin in creation order, so with 8 a held stream
@@ -78,9 +79,7 @@ struct cuda_api {
       case cudaErrorAssert:
       case cudaErrorECCUncorrectable:
       case cudaErrorLaunchTimeout:
-      case cudaErrorTensorMemoryLeak:
-        *sticky = true;
-        return errc::device_fault;
+      case cudaErrorTensorMemoryLeak: *sticky = true; return errc::device_fault;
       default: return errc::backend_failure;
     }
   }
@@ -91,10 +90,14 @@ struct cuda_api {
   }
 
   // --- devices ------------------------------------------------------------
-  static status get_device_count(int* n) noexcept { return {cudaGetDeviceCount(n), "cudaGetDeviceCount"}; }
+  static status get_device_count(int* n) noexcept {
+    return {cudaGetDeviceCount(n), "cudaGetDeviceCount"};
+  }
   static status get_device(int* d) noexcept { return {cudaGetDevice(d), "cudaGetDevice"}; }
   static status set_device(int d) noexcept { return {cudaSetDevice(d), "cudaSetDevice"}; }
-  static status device_synchronize() noexcept { return {cudaDeviceSynchronize(), "cudaDeviceSynchronize"}; }
+  static status device_synchronize() noexcept {
+    return {cudaDeviceSynchronize(), "cudaDeviceSynchronize"};
+  }
   static status device_name(int d, std::string* out) {
     cudaDeviceProp p{};
     const status s{cudaGetDeviceProperties(&p, d), "cudaGetDeviceProperties"};
@@ -104,8 +107,12 @@ struct cuda_api {
   static status priority_range(int* least, int* greatest) noexcept {
     return {cudaDeviceGetStreamPriorityRange(least, greatest), "cudaDeviceGetStreamPriorityRange"};
   }
-  static status runtime_version(int* v) noexcept { return {cudaRuntimeGetVersion(v), "cudaRuntimeGetVersion"}; }
-  static status driver_version(int* v) noexcept { return {cudaDriverGetVersion(v), "cudaDriverGetVersion"}; }
+  static status runtime_version(int* v) noexcept {
+    return {cudaRuntimeGetVersion(v), "cudaRuntimeGetVersion"};
+  }
+  static status driver_version(int* v) noexcept {
+    return {cudaDriverGetVersion(v), "cudaDriverGetVersion"};
+  }
   //! "13.0" from 13000.
   static std::string version_string(int v) {
     return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
@@ -117,8 +124,12 @@ struct cuda_api {
     return {cudaStreamCreateWithPriority(s, cudaStreamNonBlocking, priority),
             "cudaStreamCreateWithPriority"};
   }
-  static status stream_destroy(stream_t s) noexcept { return {cudaStreamDestroy(s), "cudaStreamDestroy"}; }
-  static status stream_query(stream_t s) noexcept { return {cudaStreamQuery(s), "cudaStreamQuery"}; }
+  static status stream_destroy(stream_t s) noexcept {
+    return {cudaStreamDestroy(s), "cudaStreamDestroy"};
+  }
+  static status stream_query(stream_t s) noexcept {
+    return {cudaStreamQuery(s), "cudaStreamQuery"};
+  }
   static status stream_synchronize(stream_t s) noexcept {
     return {cudaStreamSynchronize(s), "cudaStreamSynchronize"};
   }
@@ -138,8 +149,12 @@ struct cuda_api {
     if (blocking_sync) flags |= cudaEventBlockingSync;
     return {cudaEventCreateWithFlags(e, flags), "cudaEventCreateWithFlags"};
   }
-  static status event_destroy(event_t e) noexcept { return {cudaEventDestroy(e), "cudaEventDestroy"}; }
-  static status event_record(event_t e, stream_t s) noexcept { return {cudaEventRecord(e, s), "cudaEventRecord"}; }
+  static status event_destroy(event_t e) noexcept {
+    return {cudaEventDestroy(e), "cudaEventDestroy"};
+  }
+  static status event_record(event_t e, stream_t s) noexcept {
+    return {cudaEventRecord(e, s), "cudaEventRecord"};
+  }
   static status event_query(event_t e) noexcept { return {cudaEventQuery(e), "cudaEventQuery"}; }
   static status event_synchronize(event_t e) noexcept {
     return {cudaEventSynchronize(e), "cudaEventSynchronize"};
@@ -168,7 +183,9 @@ struct cuda_api {
   static status malloc_from_pool(void** p, std::size_t n, pool_t pool, stream_t s) noexcept {
     return {cudaMallocFromPoolAsync(p, n, pool, s), "cudaMallocFromPoolAsync"};
   }
-  static status free_async(void* p, stream_t s) noexcept { return {cudaFreeAsync(p, s), "cudaFreeAsync"}; }
+  static status free_async(void* p, stream_t s) noexcept {
+    return {cudaFreeAsync(p, s), "cudaFreeAsync"};
+  }
   //! Pinned, mapped into every device's address space (flags and pinned buffers).
   static status host_alloc(void** p, std::size_t n) noexcept {
     return {cudaHostAlloc(p, n, cudaHostAllocPortable | cudaHostAllocMapped), "cudaHostAlloc"};
@@ -192,8 +209,8 @@ struct cuda_api {
   static status memset_async(void* dst, int value, std::size_t n, stream_t s) noexcept {
     return {cudaMemsetAsync(dst, value, n, s), "cudaMemsetAsync"};
   }
-  static status memcpy_peer_async(void* dst, int dst_dev, const void* src, int src_dev, std::size_t n,
-                                  stream_t s) noexcept {
+  static status memcpy_peer_async(void* dst, int dst_dev, const void* src, int src_dev,
+                                  std::size_t n, stream_t s) noexcept {
     return {cudaMemcpyPeerAsync(dst, dst_dev, src, src_dev, n, s), "cudaMemcpyPeerAsync"};
   }
 
@@ -214,9 +231,11 @@ struct cuda_api {
   static value_op_fn driver_entry_point(const char* symbol, status* failure) noexcept {
     cudaDriverEntryPointQueryResult found{};
     void* fn = nullptr;
-    const error_t e = cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &found);
+    const error_t e =
+        cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &found);
     if (e != cudaSuccess || found != cudaDriverEntryPointSuccess) {
-      *failure = {e != cudaSuccess ? e : cudaErrorSymbolNotFound, "cudaGetDriverEntryPointByVersion"};
+      *failure = {e != cudaSuccess ? e : cudaErrorSymbolNotFound,
+                  "cudaGetDriverEntryPointByVersion"};
       return nullptr;
     }
     return reinterpret_cast<value_op_fn>(fn);
@@ -225,7 +244,8 @@ struct cuda_api {
     static const memory_ops ops = [] {
       memory_ops o;
       o.wait = driver_entry_point("cuStreamWaitValue64", &o.failure);
-      o.write = o.wait != nullptr ? driver_entry_point("cuStreamWriteValue64", &o.failure) : nullptr;
+      o.write =
+          o.wait != nullptr ? driver_entry_point("cuStreamWriteValue64", &o.failure) : nullptr;
       if (o.write == nullptr) o.wait = nullptr;
       return o;
     }();
@@ -235,8 +255,8 @@ struct cuda_api {
   static status stream_wait_value(stream_t s, void* device_word, std::uint64_t value) noexcept {
     const auto& ops = stream_memory_ops();
     if (ops.wait == nullptr) return ops.failure;
-    const CUresult r = ops.wait(s, reinterpret_cast<CUdeviceptr>(device_word), value,
-                                CU_STREAM_WAIT_VALUE_GEQ);
+    const CUresult r =
+        ops.wait(s, reinterpret_cast<CUdeviceptr>(device_word), value, CU_STREAM_WAIT_VALUE_GEQ);
     // The driver's codes for these calls share cudaError_t's numbering (cuda.h, driver_types.h).
     return {static_cast<error_t>(r), "cuStreamWaitValue64"};
   }

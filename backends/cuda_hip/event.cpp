@@ -93,8 +93,8 @@ void stream_ref::wait(const event& e) const {
   auto& s = detail::checked(*this, api);
   auto& ev = checked_event(e, api);
   // A never-recorded event is a no-op for the vendor too (EVT-3).
-  detail::check(gpu::api::stream_wait_event(s.native, ev.native), api, ": stream on device ", s.device,
-                " waiting for an event of device ", ev.device);
+  detail::check(gpu::api::stream_wait_event(s.native, ev.native), api, ": stream on device ",
+                s.device, " waiting for an event of device ", ev.device);
 }
 
 std::chrono::duration<double, std::milli> elapsed(const event& start, const event& stop) {
@@ -102,15 +102,17 @@ std::chrono::duration<double, std::milli> elapsed(const event& start, const even
   auto& a = checked_event(start, api);
   auto& b = checked_event(stop, api);
   if (!a.options.timing || !b.options.timing)
-    detail::fail(errc::invalid_argument, api, "both events need event_options::timing (start: ",
-                 a.options.timing ? "yes" : "no", ", stop: ", b.options.timing ? "yes" : "no", ")");
+    detail::fail(errc::invalid_argument, api,
+                 "both events need event_options::timing (start: ", a.options.timing ? "yes" : "no",
+                 ", stop: ", b.options.timing ? "yes" : "no", ")");
   if (a.device != b.device)
     detail::fail(errc::invalid_argument, api, "the events belong to different devices (", a.device,
                  " and ", b.device, ")");
   const bool ra = a.recorded.load(std::memory_order_acquire);
   const bool rb = b.recorded.load(std::memory_order_acquire);
   if (!ra || !rb)
-    detail::fail(errc::invalid_argument, api, "the ", !ra ? "start" : "stop", " event was never recorded");
+    detail::fail(errc::invalid_argument, api, "the ", !ra ? "start" : "stop",
+                 " event was never recorded");
   for (const auto* ev : {&a, &b}) {
     const auto q = gpu::api::event_query(ev->native);
     if (q.code == gpu::api::not_ready)
@@ -118,7 +120,8 @@ std::chrono::duration<double, std::milli> elapsed(const event& start, const even
     detail::check(q, api, ": event of device ", ev->device);
   }
   float ms = 0.0F;
-  detail::check(gpu::api::event_elapsed(&ms, a.native, b.native), api, ": events of device ", a.device);
+  detail::check(gpu::api::event_elapsed(&ms, a.native, b.native), api, ": events of device ",
+                a.device);
   // Stop recorded before start gives a negative time on CUDA; HIP can return tiny
   // negatives for back-to-back records (semantics.md EVT-8): never negative.
   return std::chrono::duration<double, std::milli>(std::max(0.0, static_cast<double>(ms)));

@@ -26,6 +26,8 @@
 
 #include SLUICE_GPU_API_HEADER
 
+#include "checks.hpp"
+
 #include <sluice/device.hpp>
 #include <sluice/event.hpp>
 #include <sluice/flag.hpp>
@@ -33,8 +35,6 @@
 #include <sluice/native.hpp>
 #include <sluice/peer.hpp>
 #include <sluice/stream.hpp>
-
-#include "checks.hpp"
 
 #include <atomic>
 #include <condition_variable>
@@ -112,10 +112,10 @@ struct stream_state {
   // callback and the gate wait; wait(stream): record and wait) against the
   // same operation from another thread.
   std::mutex enqueue_m;
-  word gate;                          // host function n of this stream opens it by storing n
-  std::uint32_t host_functions = 0;   // tickets issued, under enqueue_m
+  word gate;                         // host function n of this stream opens it by storing n
+  std::uint32_t host_functions = 0;  // tickets issued, under enqueue_m
   std::atomic<std::uint32_t> host_functions_published{0};  // for self-wait checks
-  api::event_t position{};            // recorded by wait(stream_ref this), under enqueue_m
+  api::event_t position{};  // recorded by wait(stream_ref this), under enqueue_m
 
   // Messages of host functions that threw, not yet reported (HOST-4).
   std::mutex errors_m;
@@ -147,7 +147,8 @@ inline stream_state& checked(stream_ref s, const char* api_name) {
   if (st == nullptr) [[unlikely]]
     fail(errc::invalid_handle, api_name, "the stream is empty (moved from)");
   if (st->generation.load(std::memory_order_relaxed) != access::generation(s)) [[unlikely]]
-    fail(errc::invalid_handle, api_name, "the stream was destroyed (a stream_ref outlived its stream)");
+    fail(errc::invalid_handle, api_name,
+         "the stream was destroyed (a stream_ref outlived its stream)");
   return *st;
 }
 
@@ -194,7 +195,7 @@ void add_flag_user(flag_state& f, stream_state& s);
 struct allocation {
   void* ptr = nullptr;
   std::size_t bytes = 0;
-  int device = -1;            // -1: pinned host memory
+  int device = -1;                 // -1: pinned host memory
   stream_state* stream = nullptr;  // stream-ordered allocation: its stream (holds a ref)
   std::mutex m;
   std::vector<stream_state*> recorded;  // record_stream (hold refs)
@@ -210,9 +211,11 @@ struct device_state {
   priority_range range{0, 0};
   int hardware_queues = 1;
   api::pool_t pool{};
-  api::stream_t alloc_stream{};  // synchronous device_buffer allocations and their frees; never waits
+  api::stream_t
+      alloc_stream{};  // synchronous device_buffer allocations and their frees; never waits
 
-  std::mutex streams_m;  // live streams of the device (frees of synchronous allocations wait on them)
+  std::mutex
+      streams_m;  // live streams of the device (frees of synchronous allocations wait on them)
   std::vector<stream_state*> streams;
 
   std::mutex events_m;  // pooled non-timing events for internal waits

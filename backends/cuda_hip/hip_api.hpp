@@ -78,9 +78,7 @@ struct hip_api {
       case hipErrorLaunchFailure:
       case hipErrorAssert:
       case hipErrorECCNotCorrectable:
-      case hipErrorLaunchTimeOut:
-        *sticky = true;
-        return errc::device_fault;
+      case hipErrorLaunchTimeOut: *sticky = true; return errc::device_fault;
       default: return errc::backend_failure;
     }
   }
@@ -91,10 +89,14 @@ struct hip_api {
   }
 
   // --- devices ------------------------------------------------------------
-  static status get_device_count(int* n) noexcept { return {hipGetDeviceCount(n), "hipGetDeviceCount"}; }
+  static status get_device_count(int* n) noexcept {
+    return {hipGetDeviceCount(n), "hipGetDeviceCount"};
+  }
   static status get_device(int* d) noexcept { return {hipGetDevice(d), "hipGetDevice"}; }
   static status set_device(int d) noexcept { return {hipSetDevice(d), "hipSetDevice"}; }
-  static status device_synchronize() noexcept { return {hipDeviceSynchronize(), "hipDeviceSynchronize"}; }
+  static status device_synchronize() noexcept {
+    return {hipDeviceSynchronize(), "hipDeviceSynchronize"};
+  }
   static status device_name(int d, std::string* out) {
     hipDeviceProp_t p{};
     const status s{hipGetDeviceProperties(&p, d), "hipGetDeviceProperties"};
@@ -104,8 +106,12 @@ struct hip_api {
   static status priority_range(int* least, int* greatest) noexcept {
     return {hipDeviceGetStreamPriorityRange(least, greatest), "hipDeviceGetStreamPriorityRange"};
   }
-  static status runtime_version(int* v) noexcept { return {hipRuntimeGetVersion(v), "hipRuntimeGetVersion"}; }
-  static status driver_version(int* v) noexcept { return {hipDriverGetVersion(v), "hipDriverGetVersion"}; }
+  static status runtime_version(int* v) noexcept {
+    return {hipRuntimeGetVersion(v), "hipRuntimeGetVersion"};
+  }
+  static status driver_version(int* v) noexcept {
+    return {hipDriverGetVersion(v), "hipDriverGetVersion"};
+  }
   //! "5.2.21153" from 50221153: HIP versions are major * 10000000 + minor * 100000 + patch
   //! (HIP_VERSION, hip_version.h:12), not CUDA's major * 1000 + minor * 10.
   static std::string version_string(int v) {
@@ -119,7 +125,9 @@ struct hip_api {
     return {hipStreamCreateWithPriority(s, hipStreamNonBlocking, priority),
             "hipStreamCreateWithPriority"};
   }
-  static status stream_destroy(stream_t s) noexcept { return {hipStreamDestroy(s), "hipStreamDestroy"}; }
+  static status stream_destroy(stream_t s) noexcept {
+    return {hipStreamDestroy(s), "hipStreamDestroy"};
+  }
   static status stream_query(stream_t s) noexcept { return {hipStreamQuery(s), "hipStreamQuery"}; }
   static status stream_synchronize(stream_t s) noexcept {
     return {hipStreamSynchronize(s), "hipStreamSynchronize"};
@@ -141,12 +149,17 @@ struct hip_api {
   // --- events -------------------------------------------------------------
   static status event_create(event_t* e, bool timing, bool blocking_sync) noexcept {
     unsigned flags = timing ? hipEventDefault : hipEventDisableTiming;
-    // Passed on, but hipEventSynchronize may still spin (TODO in hip_runtime_api.h:2287; EVT-10 is a MAY).
+    // Passed on, but hipEventSynchronize may still spin (TODO in hip_runtime_api.h:2287; EVT-10 is
+    // a MAY).
     if (blocking_sync) flags |= hipEventBlockingSync;
     return {hipEventCreateWithFlags(e, flags), "hipEventCreateWithFlags"};
   }
-  static status event_destroy(event_t e) noexcept { return {hipEventDestroy(e), "hipEventDestroy"}; }
-  static status event_record(event_t e, stream_t s) noexcept { return {hipEventRecord(e, s), "hipEventRecord"}; }
+  static status event_destroy(event_t e) noexcept {
+    return {hipEventDestroy(e), "hipEventDestroy"};
+  }
+  static status event_record(event_t e, stream_t s) noexcept {
+    return {hipEventRecord(e, s), "hipEventRecord"};
+  }
   static status event_query(event_t e) noexcept { return {hipEventQuery(e), "hipEventQuery"}; }
   static status event_synchronize(event_t e) noexcept {
     return {hipEventSynchronize(e), "hipEventSynchronize"};
@@ -175,7 +188,9 @@ struct hip_api {
   static status malloc_from_pool(void** p, std::size_t n, pool_t pool, stream_t s) noexcept {
     return {hipMallocFromPoolAsync(p, n, pool, s), "hipMallocFromPoolAsync"};
   }
-  static status free_async(void* p, stream_t s) noexcept { return {hipFreeAsync(p, s), "hipFreeAsync"}; }
+  static status free_async(void* p, stream_t s) noexcept {
+    return {hipFreeAsync(p, s), "hipFreeAsync"};
+  }
   //! Pinned, mapped into every device's address space (flags and pinned buffers).
   // With hipHostMallocMapped the memory is coherent (fine-grained) whatever HIP_HOST_COHERENT
   // says (hipamd/src/hip_memory.cpp, hipHostMalloc): device waits see host stores to flags.
@@ -209,8 +224,8 @@ struct hip_api {
   static status memset_async(void* dst, int value, std::size_t n, stream_t s) noexcept {
     return {hipMemsetAsync(dst, value, n, s), "hipMemsetAsync"};
   }
-  static status memcpy_peer_async(void* dst, int dst_dev, const void* src, int src_dev, std::size_t n,
-                                  stream_t s) noexcept {
+  static status memcpy_peer_async(void* dst, int dst_dev, const void* src, int src_dev,
+                                  std::size_t n, stream_t s) noexcept {
     return {hipMemcpyPeerAsync(dst, dst_dev, src, src_dev, n, s), "hipMemcpyPeerAsync"};
   }
 

@@ -41,8 +41,8 @@ void* allocate_device_async(stream_ref s, std::size_t bytes, allocation** out) {
   a->bytes = bytes;
   a->device = dev.id;
   if (bytes > 0)
-    check(api::malloc_from_pool(&a->ptr, bytes, dev.pool, st.native), "sluice::device_buffer: allocating ",
-          bytes, " bytes on a stream of device ", dev.id);
+    check(api::malloc_from_pool(&a->ptr, bytes, dev.pool, st.native),
+          "sluice::device_buffer: allocating ", bytes, " bytes on a stream of device ", dev.id);
   st.add_ref();  // the free is ordered on this stream: keep it alive until then
   a->stream = &st;
   *out = a.release();
@@ -79,15 +79,18 @@ void finish_free(const pending_free& p) noexcept {
     if (!s.ok()) {
       ok = false;
       if (api::means_shutdown(s.code)) return;
-      std::fprintf(stderr, "sluice: freeing memory of device %d: waiting for its users failed: %s\n", p.device,
-                   api::error_string(s.code));
+      std::fprintf(stderr,
+                   "sluice: freeing memory of device %d: waiting for its users failed: %s\n",
+                   p.device, api::error_string(s.code));
     }
     e.give_event(e.devices[static_cast<std::size_t>(device)], ev);
   }
   if (!ok) return;  // the device faulted: leak rather than free memory that may be in use
-  const api::status s = api::free_async(p.ptr, e.devices[static_cast<std::size_t>(p.device)].alloc_stream);
+  const api::status s =
+      api::free_async(p.ptr, e.devices[static_cast<std::size_t>(p.device)].alloc_stream);
   if (!s.ok() && !api::means_shutdown(s.code))
-    std::fprintf(stderr, "sluice: freeing memory of device %d failed: %s\n", p.device, api::error_string(s.code));
+    std::fprintf(stderr, "sluice: freeing memory of device %d failed: %s\n", p.device,
+                 api::error_string(s.code));
 }
 
 void release_device(allocation* a) noexcept {
@@ -111,8 +114,8 @@ void release_device(allocation* a) noexcept {
       }
       if (a->stream != nullptr && waited.empty()) {
         // Stream-ordered and used by no other stream: freed in order on its stream (MEM-4).
-        check(api::free_async(a->ptr, a->stream->native), "sluice::device_buffer: freeing memory of device ",
-              a->device);
+        check(api::free_async(a->ptr, a->stream->native),
+              "sluice::device_buffer: freeing memory of device ", a->device);
       } else {
         // Other streams may use it (all of the device's, or the recorded ones: MEM-6):
         // a sluice thread waits for each of them, and for the own stream, up to
@@ -126,8 +129,8 @@ void release_device(allocation* a) noexcept {
           auto& wd = e.devices[static_cast<std::size_t>(w->device)];
           const api::event_t ev = e.take_event(wd);
           pending->events.emplace_back(w->device, ev);
-          check(api::event_record(ev, w->native), "sluice::device_buffer: ordering a free after a stream of device ",
-                w->device);
+          check(api::event_record(ev, w->native),
+                "sluice::device_buffer: ordering a free after a stream of device ", w->device);
         }
         e.reaper.submit([pending] { finish_free(*pending); });
       }
@@ -149,7 +152,9 @@ void* allocate_pinned(std::size_t bytes, allocation** out) {
   if (bytes > 0) {
     (void)engine();
     const api::status s = api::host_alloc(&a->ptr, bytes);
-    if (!s.ok()) vendor_fail(s, concat("sluice::pinned_buffer: allocating ", bytes, " bytes of pinned memory"));
+    if (!s.ok())
+      vendor_fail(s,
+                  concat("sluice::pinned_buffer: allocating ", bytes, " bytes of pinned memory"));
   }
   *out = a.release();
   return (*out)->ptr;
@@ -164,7 +169,8 @@ void release_pinned(allocation* a) noexcept {
       engine().reaper.submit([p] {
         const api::status s = api::free_host(p);
         if (!s.ok() && !api::means_shutdown(s.code))
-          std::fprintf(stderr, "sluice: freeing pinned memory failed: %s\n", api::error_string(s.code));
+          std::fprintf(stderr, "sluice: freeing pinned memory failed: %s\n",
+                       api::error_string(s.code));
       });
     } catch (...) {
       (void)api::free_host(p);

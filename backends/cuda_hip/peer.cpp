@@ -24,14 +24,14 @@ link_info link(sluice::device from, sluice::device to) {
   (void)engine().dev(to.id(), api);
   if (from == to) return {link_kind::same_device, true, true, 0};
   int possible = 0;
-  detail::check(gpu::api::can_access_peer(&possible, from.id(), to.id()), api, ": devices ", from.id(),
-                " and ", to.id());
+  detail::check(gpu::api::can_access_peer(&possible, from.id(), to.id()), api, ": devices ",
+                from.id(), " and ", to.id());
   link_info info{gpu::api::link_kind_of(from.id(), to.id()), possible != 0, false, -1};
   if (possible != 0) {
     int rank = 0;
     int atomics = 0;
-    detail::check(gpu::api::p2p_rank(&rank, from.id(), to.id()), api, ": devices ", from.id(), " and ",
-                  to.id());
+    detail::check(gpu::api::p2p_rank(&rank, from.id(), to.id()), api, ": devices ", from.id(),
+                  " and ", to.id());
     detail::check(gpu::api::p2p_atomics(&atomics, from.id(), to.id()), api, ": devices ", from.id(),
                   " and ", to.id());
     info.performance_rank = rank;
@@ -49,11 +49,12 @@ void enable_peer_access(sluice::device from, sluice::device to) {
     detail::fail(errc::invalid_argument, api, "device ", from.id(), " cannot be its own peer");
   if (detail::peer_flag(from.id(), to.id()).load(std::memory_order_acquire)) return;
   int possible = 0;
-  detail::check(gpu::api::can_access_peer(&possible, from.id(), to.id()), api, ": devices ", from.id(),
-                " and ", to.id());
+  detail::check(gpu::api::can_access_peer(&possible, from.id(), to.id()), api, ": devices ",
+                from.id(), " and ", to.id());
   if (possible == 0)
-    detail::fail(errc::peer_access_unavailable, api, "device ", from.id(), " cannot access memory of device ",
-                 to.id(), " (the vendor reports no peer access between them)");
+    detail::fail(errc::peer_access_unavailable, api, "device ", from.id(),
+                 " cannot access memory of device ", to.id(),
+                 " (the vendor reports no peer access between them)");
   std::lock_guard<std::mutex> lock(e.peer_m);  // idempotent and thread-safe (PEER-1)
   if (detail::peer_flag(from.id(), to.id()).load(std::memory_order_relaxed)) return;
   {
@@ -77,14 +78,15 @@ bool peer_access_enabled(sluice::device from, sluice::device to) {
   return detail::peer_flag(from.id(), to.id()).load(std::memory_order_acquire);
 }
 
-copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void* src, sluice::device src_dev,
-                    std::size_t bytes) {
+copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void* src,
+                    sluice::device src_dev, std::size_t bytes) {
   constexpr const char* api = "sluice::copy_peer";
   auto& st = detail::checked(s, api);
   const int own = st.device;
   if (own != dst_dev.id() && own != src_dev.id())
-    detail::fail(errc::invalid_argument, api, "the stream is on device ", own, ", neither the source (",
-                 src_dev.id(), ") nor the destination (", dst_dev.id(), ")");
+    detail::fail(errc::invalid_argument, api, "the stream is on device ", own,
+                 ", neither the source (", src_dev.id(), ") nor the destination (", dst_dev.id(),
+                 ")");
   copy_path path = copy_path::local;
   if (dst_dev != src_dev) {
     const int other = own == src_dev.id() ? dst_dev.id() : src_dev.id();
@@ -96,13 +98,14 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   detail::check_pointer_range(src, bytes, api, "src");
   detail::check_no_overlap(dst, src, bytes, api);
   if (path == copy_path::local)
-    detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes, " bytes on device ",
-                  own);
+    detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes,
+                  " bytes on device ", own);
   else
     // Without peer access the vendor stages through host memory itself.
-    detail::check(gpu::api::memcpy_peer_async(dst, dst_dev.id(), src, src_dev.id(), bytes, st.native), api,
-                  ": ", bytes, " bytes from device ", src_dev.id(), " to device ", dst_dev.id(), " (",
-                  to_string(path), ")");
+    detail::check(
+        gpu::api::memcpy_peer_async(dst, dst_dev.id(), src, src_dev.id(), bytes, st.native), api,
+        ": ", bytes, " bytes from device ", src_dev.id(), " to device ", dst_dev.id(), " (",
+        to_string(path), ")");
   return path;
 }
 

@@ -90,8 +90,8 @@ void rethrow_host_errors(stream_state& s) {
 void wait_for_stream(stream_state& s, stream_state& other, const char* api_name) {
   if (&s == &other) return;  // a stream is always ordered after its own work
   std::lock_guard<std::mutex> lock(other.enqueue_m);
-  check(api::event_record(other.position, other.native), api_name, ": recording the position of a stream on device ",
-        other.device);
+  check(api::event_record(other.position, other.native), api_name,
+        ": recording the position of a stream on device ", other.device);
   check(api::stream_wait_event(s.native, other.position), api_name, ": stream on device ", s.device,
         " waiting for a stream on device ", other.device);
 }
@@ -160,8 +160,8 @@ void stream_ref::synchronize() const {
   if (detail::current_host_function_stream() == &s)
     detail::fail(errc::invalid_argument, "sluice::stream_ref::synchronize",
                  "called from a host function of this stream: it would wait for itself");
-  detail::check(gpu::api::stream_synchronize(s.native), "sluice::stream_ref::synchronize: stream on device ",
-                s.device);
+  detail::check(gpu::api::stream_synchronize(s.native),
+                "sluice::stream_ref::synchronize: stream on device ", s.device);
   detail::rethrow_host_errors(s);
 }
 
@@ -213,8 +213,6 @@ void stream_ref::wait_value(const flag& f, std::uint32_t v) const {
                 "sluice::stream_ref::wait_value: stream on device ", s.device);
 }
 
-native_stream_t native_handle(stream_ref s) {
-  return checked(s, "sluice::native_handle").native;
-}
+native_stream_t native_handle(stream_ref s) { return checked(s, "sluice::native_handle").native; }
 
 }  // namespace sluice

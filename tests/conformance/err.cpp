@@ -6,14 +6,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <csignal>
-#include <cstdio>
-#include <cstdlib>
-
 #include <algorithm>
 #include <climits>
+#include <csignal>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <stdexcept>
@@ -59,7 +58,8 @@ const char* fault_child_verdict(int code) {
     case fault_not_supported: return "the backend cannot make the device fault";
     case fault_not_reported: return "synchronize() after the fault returned normally";
     case fault_wrong_error: return "the fault surfaced with the wrong errc or not sticky";
-    case fault_not_sticky_later: return "a later call on the device did not report the sticky fault";
+    case fault_not_sticky_later:
+      return "a later call on the device did not report the sticky fault";
     case fault_unexpected_exception: return "an unexpected exception";
     case fault_not_launched: return "the faulting kernel did not launch";
     default: return "crashed, aborted or timed out (see output)";
@@ -68,8 +68,8 @@ const char* fault_child_verdict(int code) {
 
 //! Checks one sluice::error of the fault; prints it for the parent.
 bool is_sticky_fault(const sluice::error& e, const char* where) {
-  std::printf("%s: %s [%s] sticky=%d native=%d api=%s\n", where, e.what(), sluice::to_string(e.code()),
-              e.sticky() ? 1 : 0, e.native_code(), e.api());
+  std::printf("%s: %s [%s] sticky=%d native=%d api=%s\n", where, e.what(),
+              sluice::to_string(e.code()), e.sticky() ? 1 : 0, e.native_code(), e.api());
   return e.code() == errc::device_fault && e.sticky();
 }
 
@@ -117,7 +117,6 @@ int fault_child_checks() {
   }
 }
 
-
 struct child_result {
   int exit_code = -1;
   std::string output;
@@ -158,11 +157,13 @@ child_result run_fault_child() {
   std::thread watchdog([&] {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     while (!finished.load() && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));  // a watchdog, not synchronization
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(50));  // a watchdog, not synchronization
     if (!finished.load()) kill(pid, SIGKILL);
   });
   char buffer[4096];
-  for (ssize_t n; (n = read(out[0], buffer, sizeof buffer)) > 0;) r.output.append(buffer, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = read(out[0], buffer, sizeof buffer)) > 0;)
+    r.output.append(buffer, static_cast<std::size_t>(n));
   close(out[0]);
   int status = 0;
   waitpid(pid, &status, 0);
