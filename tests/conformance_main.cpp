@@ -108,5 +108,10 @@ int main(int argc, char** argv) {
   }
   if (const char* allowed = std::getenv("SLUICE_CONFORMANCE_ALLOWED_SKIPS"))
     if (unexpected_skips(allowed) > 0) result = 1;
+  // A failure under the host backend's chaos mode names its seed, to replay it.
+  if (const char* chaos = std::getenv("SLUICE_HOST_CHAOS"); result != 0 && chaos != nullptr)
+    std::fprintf(stderr,
+                 "sluice-conformance: failed under SLUICE_HOST_CHAOS=%s; replay with that seed\n",
+                 chaos);
   return result;
 }

@@ -1,4 +1,5 @@
 // The host backend: start-up, devices, the stream-state pool, native handles.
+#include "chaos.hpp"
 #include "environment.hpp"
 #include "host.hpp"
 
@@ -23,6 +24,7 @@ startup start() {
   startup r;
   try {
     const int count = integer_from_environment("SLUICE_HOST_DEVICES", 2, 1, 64);
+    chaos::configure();
     const unsigned hw = std::thread::hardware_concurrency();
     const int slots =
         integer_from_environment("SLUICE_HOST_SLOTS", hw == 0 ? 1 : static_cast<int>(hw), 1, 256);
@@ -110,8 +112,12 @@ const char* backend_name() noexcept { return "host"; }
 
 std::string backend_version() {
   auto& b = engine();
-  return "sluice host backend " SLUICE_VERSION_STRING ": " + std::to_string(b.device_count) +
-         " simulated devices x " + std::to_string(b.slots) + " execution slots";
+  std::string version = "sluice host backend " SLUICE_VERSION_STRING ": " +
+                        std::to_string(b.device_count) + " simulated devices x " +
+                        std::to_string(b.slots) + " execution slots";
+  if (const auto seed = detail::chaos::seed.load(std::memory_order_relaxed); seed != 0)
+    version += ", chaos mode (SLUICE_HOST_CHAOS=" + std::to_string(seed) + ")";
+  return version;
 }
 
 int device_count() { return engine().device_count; }

@@ -1,5 +1,6 @@
 // The host backend's execution engine: per-device slot workers with priority
 // ready queues, stream completion and listeners, the host-function pool.
+#include "chaos.hpp"
 #include "host.hpp"
 
 #include <algorithm>
@@ -142,6 +143,7 @@ stream_state* device_state::acquire() {
 void device_state::worker_main() {
   for (;;) {
     stream_state* s = acquire();
+    chaos::pause(chaos::site::pick_up);
     run_stream(*s);
   }
 }
@@ -150,6 +152,7 @@ void device_state::worker_main() {
 
 void run_stream(stream_state& s) noexcept {
   for (;;) {
+    chaos::pause(chaos::site::before_op);
     const step r = s.head->run(s);
     if (r != step::done) return;  // parked or handed off: someone else resumes s
     if (!complete_head(s)) return;
@@ -161,6 +164,7 @@ void run_stream(stream_state& s) noexcept {
 }
 
 bool complete_head(stream_state& s) noexcept {
+  chaos::pause(chaos::site::before_completion);
   op* o = s.head;
   const seq_t seq = o->seq;
   s.completed.store(seq);  // seq_cst: pairs with when_reached and wait_reached
@@ -224,6 +228,7 @@ seq_t enqueue(stream_state& s, op* o) {
     s.add_ref();
     s.dev->make_runnable(&s);
   }
+  chaos::pause(chaos::site::after_enqueue);
   return seq;
 }
 
@@ -295,6 +300,7 @@ struct host_function_op final : op {
 
 void run_host_function(stream_state& s) noexcept {
   auto* o = static_cast<host_function_op*>(s.head);  // handed off to us: the head is ours
+  chaos::pause(chaos::site::before_host_function);
   tls_host_stream = &s;
   tls_host_seq = o->seq;
   std::string failure;
