@@ -1,0 +1,88 @@
+// sluice-probe-queue-depth: how many operations of one kind can be enqueued on
+// a CUDA stream that is held (by a sluice gate: a stream wait on a flag) before
+// the enqueueing call blocks in the driver. A held stream cannot drain, so a
+// caller that enqueues past this depth before releasing the hold deadlocks;
+// docs/conformance/cuda-h100-partial.md shows sluice's host_func doing so at
+// about 56. Kinds: raw cudaLaunchHostFunc, raw cudaMemsetAsync, sluice
+// host_func, sluice wait_value (a stream wait whose flag is already set).
+//
+//   sluice-probe-queue-depth [--max=N]       (default N = 4096)
+//
+// Method: one thread enqueues on the held stream and counts returned calls;
+// the main thread watches the count. When it has not moved for one second (the
+// enqueuing thread is blocked) or reached N, the depth is the count; the gate
+// is then opened and the stream drains. The one-second wait is the probe's
+// measurement window, not synchronization of the work.
+#include <sluice/native.hpp>
+#include <sluice/sluice.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+
+namespace {
+
+void empty_host_function(void*) {}
+
+//! Enqueues `enqueue_one` up to `max` times on a held stream; returns how many returned.
+int depth(const char* name, int max, const std::function<void(sluice::stream_ref)>& enqueue_one) {
+  sluice::stream s{sluice::device{0}};
+  sluice::flag gate{0};
+  s.wait_value(gate, 1);
+  std::atomic<int> returned{0};
+  std::thread producer([&] {
+    for (int i = 0; i < max; ++i) {
+      enqueue_one(s);
+      returned.store(i + 1, std::memory_order_release);
+    }
+  });
+  int last = -1;
+  while (returned.load() < max) {
+    const int now = returned.load();
+    if (now == last) break;  // no progress for a whole window: blocked
+    last = now;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  const int result = returned.load();
+  gate.store(1);
+  producer.join();
+  s.synchronize();
+  std::printf("%-40s %6d%s\n", name, result,
+              result >= max ? " (did not block)" : " (then blocked)");
+  return result;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int max = 4096;
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--max=", 6) == 0) max = std::atoi(argv[i] + 6);
+  if (sluice::device_count() == 0) {
+    std::printf("no CUDA device: sluice-probe-queue-depth needs one\n");
+    return 0;
+  }
+  std::printf("%s, %s\n", sluice::device{0}.name().c_str(), sluice::backend_version().c_str());
+  std::printf("%-40s %6s\n", "operation on a held stream", "depth");
+  void* memory = nullptr;
+  if (cudaMalloc(&memory, 64) != cudaSuccess) return 1;
+  sluice::flag set{1};
+  depth("raw cudaLaunchHostFunc", max, [](sluice::stream_ref s) {
+    (void)cudaLaunchHostFunc(sluice::native_handle(s), empty_host_function, nullptr);
+  });
+  depth("raw cudaMemsetAsync (64 B)", max, [memory](sluice::stream_ref s) {
+    (void)cudaMemsetAsync(memory, 0, 64, sluice::native_handle(s));
+  });
+  depth("sluice wait_value (flag already set)", max,
+        [&set](sluice::stream_ref s) { s.wait_value(set, 1); });
+  depth("sluice host_func", max, [](sluice::stream_ref s) { s.host_func([] {}); });
+  (void)cudaFree(memory);
+  return 0;
+}
