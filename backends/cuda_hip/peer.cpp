@@ -1,6 +1,7 @@
 // Peers on the GPU backend: link queries, peer access (idempotent, also over
 // sluice's memory pools), and copy_peer with the path it took.
 #include "gpu.hpp"
+#include "peer_plan.hpp"
 
 namespace sluice {
 
@@ -83,20 +84,8 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   constexpr const char* api = "sluice::copy_peer";
   auto& st = detail::checked(s, api);
   const int own = st.device;
-  if (own != dst_dev.id() && own != src_dev.id())
-    detail::fail(errc::invalid_argument, api, "the stream is on device ", own,
-                 ", neither the source (", src_dev.id(), ") nor the destination (", dst_dev.id(),
-                 ")");
-  copy_path path = copy_path::local;
-  if (dst_dev != src_dev) {
-    const int other = own == src_dev.id() ? dst_dev.id() : src_dev.id();
-    path = peer_access_enabled(sluice::device(own), sluice::device(other)) ? copy_path::direct
-                                                                           : copy_path::staged;
-  }
+  const copy_path path = detail::plan_copy_peer(own, dst, dst_dev, src, src_dev, bytes);
   if (bytes == 0) return path;
-  detail::check_pointer_range(dst, bytes, api, "dst");
-  detail::check_pointer_range(src, bytes, api, "src");
-  detail::check_no_overlap(dst, src, bytes, api);
   if (path == copy_path::local)
     detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes,
                   " bytes on device ", own);

@@ -1,6 +1,7 @@
 // Streams of the GPU backend: handles, synchronization, waits, host functions
 // and stream memory operations.
 #include "gpu.hpp"
+#include "host_functions.hpp"
 #include "priority.hpp"
 
 namespace sluice {
@@ -22,23 +23,13 @@ void run_host_call(host_call* call) noexcept {
   stream_state& s = *call->stream;
   tls_host_stream = &s;
   tls_host_ticket = call->ticket;
-  std::string failure;
-  bool failed = false;
-  try {
-    call->task->run();
-  } catch (const std::exception& e) {
-    failed = true;
-    failure = e.what();
-  } catch (...) {
-    failed = true;
-    failure = "an exception not derived from std::exception";
-  }
+  std::optional<std::string> failure = run_host_task(*call->task);
   call->task.reset();  // the function's captures die before later work may run
   tls_host_stream = nullptr;
   tls_host_ticket = 0;
-  if (failed) {
+  if (failure) {
     std::lock_guard<std::mutex> lock(s.errors_m);
-    s.errors.push_back(std::move(failure));
+    s.errors.push_back(std::move(*failure));
     s.has_errors.store(true, std::memory_order_release);
   }
   // Open the gate: the stream's device-side wait for this ticket passes.
@@ -77,14 +68,7 @@ void rethrow_host_errors(stream_state& s) {
     taken.swap(s.errors);
     s.has_errors.store(false, std::memory_order_relaxed);
   }
-  if (taken.empty()) return;
-  std::string message = "sluice::stream: a host function on device " + std::to_string(s.device) +
-                        " threw: " + taken.front();
-  if (taken.size() > 1)
-    message += " (and " + std::to_string(taken.size() - 1) + " more host-function failures:";
-  for (std::size_t i = 1; i < taken.size(); ++i) message += " [" + taken[i] + "]";
-  if (taken.size() > 1) message += ")";
-  throw error(errc::host_function_failed, std::move(message), 0, "sluice::stream_ref::host_func");
+  if (!taken.empty()) throw_host_function_failures(s.device, taken);
 }
 
 void wait_for_stream(stream_state& s, stream_state& other, const char* api_name) {

@@ -2,6 +2,7 @@
 // through host memory. Peer access is tracked per ordered pair; without it
 // copy_peer really stages through a bounce buffer.
 #include "host.hpp"
+#include "peer_plan.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -75,20 +76,8 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   constexpr const char* api = "sluice::copy_peer";
   auto& st = detail::checked(s, api);
   const int own = st.dev->id;
-  if (own != dst_dev.id() && own != src_dev.id())
-    detail::fail(errc::invalid_argument, api, "the stream is on device ", own,
-                 ", neither the source (", src_dev.id(), ") nor the destination (", dst_dev.id(),
-                 ")");
-  copy_path path = copy_path::local;
-  if (dst_dev != src_dev) {
-    const int other = own == src_dev.id() ? dst_dev.id() : src_dev.id();
-    path = peer_access_enabled(sluice::device(own), sluice::device(other)) ? copy_path::direct
-                                                                           : copy_path::staged;
-  }
+  const copy_path path = detail::plan_copy_peer(own, dst, dst_dev, src, src_dev, bytes);
   if (bytes == 0) return path;
-  detail::check_pointer_range(dst, bytes, api, "dst");
-  detail::check_pointer_range(src, bytes, api, "src");
-  detail::check_no_overlap(dst, src, bytes, api);
   detail::check_device_memory(dst, bytes, dst_dev.id(), "dst");
   detail::check_device_memory(src, bytes, src_dev.id(), "src");
   if (path == copy_path::staged)

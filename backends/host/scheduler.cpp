@@ -2,6 +2,7 @@
 // ready queues, stream completion and listeners, the host-function pool.
 #include "chaos.hpp"
 #include "host.hpp"
+#include "host_functions.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -275,14 +276,7 @@ void rethrow_host_errors(stream_state& s) {
     taken.swap(s.errors);
     s.has_errors.store(false, std::memory_order_relaxed);
   }
-  if (taken.empty()) return;
-  std::string message = "sluice::stream: a host function on device " + std::to_string(s.dev->id) +
-                        " threw: " + taken.front();
-  if (taken.size() > 1)
-    message += " (and " + std::to_string(taken.size() - 1) + " more host-function failures:";
-  for (std::size_t i = 1; i < taken.size(); ++i) message += " [" + taken[i] + "]";
-  if (taken.size() > 1) message += ")";
-  throw error(errc::host_function_failed, std::move(message), 0, "sluice::stream_ref::host_func");
+  if (!taken.empty()) throw_host_function_failures(s.dev->id, taken);
 }
 
 // --- host functions --------------------------------------------------------
@@ -303,23 +297,13 @@ void run_host_function(stream_state& s) noexcept {
   chaos::pause(chaos::site::before_host_function);
   tls_host_stream = &s;
   tls_host_seq = o->seq;
-  std::string failure;
-  bool failed = false;
-  try {
-    o->task->run();
-  } catch (const std::exception& e) {
-    failed = true;
-    failure = e.what();
-  } catch (...) {
-    failed = true;
-    failure = "an exception not derived from std::exception";
-  }
+  std::optional<std::string> failure = run_host_task(*o->task);
   o->task.reset();  // the function's captures die before its completion is visible
   tls_host_stream = nullptr;
   tls_host_seq = 0;
-  if (failed) {
+  if (failure) {
     std::lock_guard<std::mutex> lock(s.waiters_m);
-    s.errors.push_back(std::move(failure));
+    s.errors.push_back(std::move(*failure));
     s.has_errors.store(true, std::memory_order_release);
   }
   if (complete_head(s)) s.dev->make_runnable(&s);
