@@ -2,6 +2,7 @@
 #include "chaos.hpp"
 #include "environment.hpp"
 #include "host.hpp"
+#include "mutation.hpp"
 
 #include <sluice/native.hpp>
 
@@ -25,6 +26,7 @@ startup start() {
   try {
     const int count = integer_from_environment("SLUICE_HOST_DEVICES", 2, 1, 64);
     chaos::configure();
+    mutation::configure();
     const unsigned hw = std::thread::hardware_concurrency();
     const int slots =
         integer_from_environment("SLUICE_HOST_SLOTS", hw == 0 ? 1 : static_cast<int>(hw), 1, 256);
@@ -69,6 +71,7 @@ stream_state* backend::new_stream(device_state& d, int native) {
   s->dev = &d;
   s->native_priority = native;
   s->level = native - host_priority_range.greatest;
+  if (mutation::is(mutation::kind::invert_priorities)) s->level = priority_levels - 1 - s->level;
   s->enqueued.store(0);
   s->completed.store(0);
   s->next_waiter.store(UINT64_MAX);

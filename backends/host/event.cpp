@@ -1,6 +1,7 @@
 // Events of the host backend: a record is a position in a stream plus, for
 // timing events, the time the record op ran.
 #include "host.hpp"
+#include "mutation.hpp"
 
 #include <sluice/native.hpp>
 
@@ -73,6 +74,7 @@ void event::record(stream_ref s) {
   // Hold the lock across the enqueue so that concurrent records publish in enqueue order.
   std::lock_guard<std::mutex> lock(e.m);
   rec->seq = detail::enqueue(st, new detail::record_op(e.options.timing ? rec : nullptr));
+  if (detail::mutation::is(detail::mutation::kind::complete_records_at_once)) rec->seq = 0;
   e.last = std::move(rec);
 }
 

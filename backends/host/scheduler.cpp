@@ -3,6 +3,7 @@
 #include "chaos.hpp"
 #include "host.hpp"
 #include "host_functions.hpp"
+#include "mutation.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -301,7 +302,7 @@ void run_host_function(stream_state& s) noexcept {
   o->task.reset();  // the function's captures die before its completion is visible
   tls_host_stream = nullptr;
   tls_host_seq = 0;
-  if (failure) {
+  if (failure && !mutation::is(mutation::kind::lose_host_function_exceptions)) {
     std::lock_guard<std::mutex> lock(s.waiters_m);
     s.errors.push_back(std::move(*failure));
     s.has_errors.store(true, std::memory_order_release);
