@@ -298,6 +298,44 @@ void engine_t::give_event(device_state& d, api::event_t e) noexcept {
   }
 }
 
+void when_streams_pass(const std::vector<stream_state*>& streams,
+                       std::function<void(bool passed)> then) noexcept {
+  auto& e = engine();
+  std::vector<std::pair<int, api::event_t>> marks;  // (device of the event, event)
+  bool marked = true;
+  for (auto* s : streams) {
+    try {
+      auto& d = e.devices[static_cast<std::size_t>(s->device)];
+      const api::event_t ev = e.take_event(d);
+      try {
+        marks.emplace_back(s->device, ev);
+      } catch (...) {
+        e.give_event(d, ev);
+        throw;
+      }
+      if (!api::event_record(ev, s->native).ok()) marked = false;
+    } catch (...) {
+      marked = false;
+    }
+  }
+  try {
+    e.reaper.submit([marks = std::move(marks), marked, then = std::move(then)] {
+      auto& eng = engine();
+      bool passed = marked;
+      bool unloading = false;
+      for (const auto& [device, ev] : marks) {
+        const api::status s = api::event_synchronize(ev);
+        passed = passed && s.ok();
+        unloading = unloading || api::means_shutdown(s.code);
+        eng.give_event(eng.devices[static_cast<std::size_t>(device)], ev);
+      }
+      if (!unloading) then(passed);
+    });
+  } catch (...) {
+    // No memory to hand the wait over: what `then` would release stays allocated.
+  }
+}
+
 }  // namespace detail
 
 using detail::engine;

@@ -37,37 +37,12 @@ flag::~flag() {
     return;
   }
   // Streams may still wait on the word: reuse it only after they passed this
-  // moment (an event on each), waited for on a sluice thread.
-  auto& e = detail::engine();
-  std::vector<std::pair<int, gpu::api::event_t>> marks;
-  bool complete = true;
-  for (auto* u : f->users) {
-    try {
-      auto& d = e.devices[static_cast<std::size_t>(u->device)];
-      const gpu::api::event_t ev = e.take_event(d);
-      if (gpu::api::event_record(ev, u->native).ok())
-        marks.emplace_back(u->device, ev);
-      else
-        e.give_event(d, ev), complete = false;
-    } catch (...) {
-      complete = false;
-    }
-    u->release();
-  }
+  // moment; else leak one word rather than reuse it too early.
   const detail::word w = f->w;
-  try {
-    e.reaper.submit([marks, w, complete] {
-      bool passed = complete;
-      auto& eng = detail::engine();
-      for (const auto& [device, ev] : marks) {
-        passed = gpu::api::event_synchronize(ev).ok() && passed;
-        eng.give_event(eng.devices[static_cast<std::size_t>(device)], ev);
-      }
-      if (passed) detail::free_word(w);  // else leak one word rather than reuse it too early
-    });
-  } catch (...) {
-    // No memory to defer: leak the word.
-  }
+  detail::when_streams_pass(f->users, [w](bool passed) {
+    if (passed) detail::free_word(w);
+  });
+  for (auto* u : f->users) u->release();
 }
 
 std::uint32_t flag::load() const noexcept {

@@ -262,4 +262,13 @@ struct engine_t {
 
 engine_t& engine();
 
+//! Marks the current end of each stream (a pooled event) and, on a sluice thread,
+//! waits on the host until every stream has passed its mark, then calls
+//! then(true); then(false) when a mark could not be made or a wait failed (a
+//! device fault). Never holds a device queue. At process exit (runtime
+//! unloading) `then` is not called. The caller keeps its references to the
+//! streams only for the duration of this call.
+void when_streams_pass(const std::vector<stream_state*>& streams,
+                       std::function<void(bool passed)> then) noexcept;
+
 }  // namespace sluice::detail

@@ -61,38 +61,6 @@ void record_stream(allocation* a, stream_ref s) {
   st.add_ref();
 }
 
-//! An event recorded on each stream the free of a synchronous allocation waits for.
-struct pending_free {
-  void* ptr = nullptr;
-  int device = 0;
-  std::vector<std::pair<int, api::event_t>> events;  // (device of the event, event)
-};
-
-//! On a reaper thread: waits on the host for the recorded work, then frees on
-//! the device's allocation stream, which never waits for anything. No device
-//! queue is held by the wait, so no stream is ever stuck behind a free.
-void finish_free(const pending_free& p) noexcept {
-  auto& e = engine();
-  bool ok = true;
-  for (const auto& [device, ev] : p.events) {
-    const api::status s = api::event_synchronize(ev);
-    if (!s.ok()) {
-      ok = false;
-      if (api::means_shutdown(s.code)) return;
-      std::fprintf(stderr,
-                   "sluice: freeing memory of device %d: waiting for its users failed: %s\n",
-                   p.device, api::error_string(s.code));
-    }
-    e.give_event(e.devices[static_cast<std::size_t>(device)], ev);
-  }
-  if (!ok) return;  // the device faulted: leak rather than free memory that may be in use
-  const api::status s =
-      api::free_async(p.ptr, e.devices[static_cast<std::size_t>(p.device)].alloc_stream);
-  if (!s.ok() && !api::means_shutdown(s.code))
-    std::fprintf(stderr, "sluice: freeing memory of device %d failed: %s\n", p.device,
-                 api::error_string(s.code));
-}
-
 void release_device(allocation* a) noexcept {
   if (a == nullptr) return;
   auto& e = engine();
@@ -122,17 +90,23 @@ void release_device(allocation* a) noexcept {
         // this moment. Never a device queue: the own stream must not be held by
         // the work of the recorded ones.
         if (a->stream != nullptr && a->stream->try_add_ref()) waited.push_back(a->stream);
-        auto pending = std::make_shared<pending_free>();
-        pending->ptr = a->ptr;
-        pending->device = a->device;
-        for (auto* w : waited) {
-          auto& wd = e.devices[static_cast<std::size_t>(w->device)];
-          const api::event_t ev = e.take_event(wd);
-          pending->events.emplace_back(w->device, ev);
-          check(api::event_record(ev, w->native),
-                "sluice::device_buffer: ordering a free after a stream of device ", w->device);
-        }
-        e.reaper.submit([pending] { finish_free(*pending); });
+        void* const ptr = a->ptr;
+        const int device = a->device;
+        when_streams_pass(waited, [ptr, device](bool passed) {
+          if (!passed) {  // a device fault: leak rather than free memory that may be in use
+            std::fprintf(stderr,
+                         "sluice: freeing memory of device %d: waiting for its users failed; "
+                         "the memory stays allocated\n",
+                         device);
+            return;
+          }
+          // On the allocation stream, which never waits for anything.
+          const api::status s =
+              api::free_async(ptr, engine().devices[static_cast<std::size_t>(device)].alloc_stream);
+          if (!s.ok() && !api::means_shutdown(s.code))
+            std::fprintf(stderr, "sluice: freeing memory of device %d failed: %s\n", device,
+                         api::error_string(s.code));
+        });
       }
     }
   } catch (const error& failure) {
