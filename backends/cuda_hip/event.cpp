@@ -39,16 +39,6 @@ event::~event() {
   delete state_;
 }
 
-event::event(event&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
-
-event& event::operator=(event&& other) noexcept {
-  if (this != &other) {
-    event tmp(std::move(*this));
-    state_ = std::exchange(other.state_, nullptr);
-  }
-  return *this;
-}
-
 device event::device() const {
   return sluice::device(checked_event(*this, "sluice::event::device").device);
 }

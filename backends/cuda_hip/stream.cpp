@@ -100,22 +100,6 @@ stream::~stream() {
   state_->release();
 }
 
-stream::stream(stream&& other) noexcept : stream_ref(other.state_, other.generation_) {
-  other.state_ = nullptr;
-  other.generation_ = 0;
-}
-
-stream& stream::operator=(stream&& other) noexcept {
-  if (this != &other) {
-    stream tmp(std::move(*this));
-    state_ = other.state_;
-    generation_ = other.generation_;
-    other.state_ = nullptr;
-    other.generation_ = 0;
-  }
-  return *this;
-}
-
 device stream_ref::device() const {
   return sluice::device(checked(*this, "sluice::stream_ref::device").device);
 }

@@ -46,16 +46,6 @@ event::event(sluice::device d, event_options o) {
 
 event::~event() { delete state_; }  // records in flight keep their own record_state
 
-event::event(event&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
-
-event& event::operator=(event&& other) noexcept {
-  if (this != &other) {
-    delete state_;
-    state_ = std::exchange(other.state_, nullptr);
-  }
-  return *this;
-}
-
 device event::device() const {
   return sluice::device(checked_event(*this, "sluice::event::device").device);
 }

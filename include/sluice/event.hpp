@@ -13,6 +13,7 @@
 #include <sluice/stream.hpp>
 
 #include <chrono>
+#include <utility>
 
 namespace sluice {
 
@@ -32,8 +33,14 @@ class event {
  public:
   explicit event(sluice::device d = sluice::device::current(), event_options o = {});
   ~event();
-  event(event&& other) noexcept;
-  event& operator=(event&& other) noexcept;
+  event(event&& other) noexcept : state_(std::exchange(other.state_, nullptr)) {}
+  event& operator=(event&& other) noexcept {
+    if (this != &other) {
+      event old(std::move(*this));  // the current event is destroyed at scope end
+      state_ = std::exchange(other.state_, nullptr);
+    }
+    return *this;
+  }
   event(const event&) = delete;
   event& operator=(const event&) = delete;
 

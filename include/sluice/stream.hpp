@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 
 namespace sluice {
 
@@ -115,8 +116,18 @@ class stream : public stream_ref {
   //! (out-of-range native priorities are clamped).
   explicit stream(sluice::device d = sluice::device::current(), stream_options o = {});
   ~stream();
-  stream(stream&& other) noexcept;
-  stream& operator=(stream&& other) noexcept;
+  stream(stream&& other) noexcept : stream_ref(other.state_, other.generation_) {
+    other.state_ = nullptr;
+    other.generation_ = 0;
+  }
+  stream& operator=(stream&& other) noexcept {
+    if (this != &other) {
+      stream old(std::move(*this));  // the current stream is destroyed at scope end
+      state_ = std::exchange(other.state_, nullptr);
+      generation_ = std::exchange(other.generation_, 0U);
+    }
+    return *this;
+  }
   stream(const stream&) = delete;
   stream& operator=(const stream&) = delete;
 };
