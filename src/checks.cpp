@@ -34,4 +34,10 @@ void check_no_overlap(const void* a, const void* b, std::size_t bytes, const cha
     fail(errc::invalid_argument, api, "source and destination ranges of ", bytes, " bytes overlap");
 }
 
+void check_copy_ranges(const void* dst, const void* src, std::size_t bytes, const char* api) {
+  check_pointer_range(dst, bytes, api, "dst");
+  check_pointer_range(src, bytes, api, "src");
+  check_no_overlap(dst, src, bytes, api);
+}
+
 }  // namespace sluice::detail

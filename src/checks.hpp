@@ -29,4 +29,7 @@ void check_pointer_range(const void* p, std::size_t bytes, const char* api, cons
 //! errc::invalid_argument when [a, a+bytes) and [b, b+bytes) overlap.
 void check_no_overlap(const void* a, const void* b, std::size_t bytes, const char* api);
 
+//! The checks of every copy: both ranges valid (check_pointer_range) and not overlapping.
+void check_copy_ranges(const void* dst, const void* src, std::size_t bytes, const char* api);
+
 }  // namespace sluice::detail

@@ -15,11 +15,7 @@ copy_path plan_copy_peer(int own, void* dst, device dst_dev, const void* src, de
     const int other = own == src_dev.id() ? dst_dev.id() : src_dev.id();
     path = peer_access_enabled(device(own), device(other)) ? copy_path::direct : copy_path::staged;
   }
-  if (bytes > 0) {
-    check_pointer_range(dst, bytes, api, "dst");
-    check_pointer_range(src, bytes, api, "src");
-    check_no_overlap(dst, src, bytes, api);
-  }
+  if (bytes > 0) check_copy_ranges(dst, src, bytes, api);
   return path;
 }
 

@@ -159,9 +159,7 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
   constexpr const char* api = "sluice::copy";
   auto& st = detail::checked(s, api);
   if (bytes == 0) return;
-  detail::check_pointer_range(dst, bytes, api, "dst");
-  detail::check_pointer_range(src, bytes, api, "src");
-  detail::check_no_overlap(dst, src, bytes, api);
+  detail::check_copy_ranges(dst, src, bytes, api);
   if (detail::current_host_function_stream() == &st) [[unlikely]] {
     // A copy into pageable memory returns only once the data is there (MEM-3):
     // from a host function of the same stream that would wait for itself.

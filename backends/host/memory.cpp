@@ -257,9 +257,7 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
   constexpr const char* api = "sluice::copy";
   auto& st = detail::checked(s, api);
   if (bytes == 0) return;
-  detail::check_pointer_range(dst, bytes, api, "dst");
-  detail::check_pointer_range(src, bytes, api, "src");
-  detail::check_no_overlap(dst, src, bytes, api);
+  detail::check_copy_ranges(dst, src, bytes, api);
   const auto [dst_allocation, src_allocation] = detail::find_allocations(dst, src, bytes, api);
   const bool dst_pageable = dst_allocation == nullptr;
   const bool src_pageable = src_allocation == nullptr;
