@@ -338,11 +338,27 @@ std::vector<row> run_all(const run_info& info, sluice::device dev) {
       [&] { sluice::fill(s, buf.data(), 0, bytes); }, sync_sluice,
       [&] { check(cudaMemsetAsync(raw.dev, 0, bytes, raw.stream), "cudaMemsetAsync"); }, sync_raw));
   // sluice enqueues more here (vendor callback + a stream wait until its own thread ran
-  // the function), so the round trip is measured too.
+  // the function), so the round trip is measured too. Back-to-back host functions
+  // share one callback and one wait (a batch); host_func_after_fill measures the
+  // unbatched path, where other work separates each host function.
   rows.push_back(measure(
       {"host_func_enqueue", "s.host_func([]{})", "cudaLaunchHostFunc", work_batch, false}, n,
       [&] { s.host_func([] {}); }, sync_sluice,
       [&] { check(cudaLaunchHostFunc(raw.stream, empty_host_fn, nullptr), "cudaLaunchHostFunc"); },
+      sync_raw));
+  rows.push_back(measure(
+      {"host_func_after_fill", "sluice::fill + s.host_func([]{})",
+       "cudaMemsetAsync + cudaLaunchHostFunc", work_batch, false},
+      n,
+      [&] {
+        sluice::fill(s, buf.data(), 0, bytes);
+        s.host_func([] {});
+      },
+      sync_sluice,
+      [&] {
+        check(cudaMemsetAsync(raw.dev, 0, bytes, raw.stream), "cudaMemsetAsync");
+        check(cudaLaunchHostFunc(raw.stream, empty_host_fn, nullptr), "cudaLaunchHostFunc");
+      },
       sync_raw));
   rows.push_back(measure(
       {"host_func_round_trip", "s.host_func([]{}) + s.synchronize()",

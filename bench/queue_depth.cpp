@@ -3,7 +3,7 @@
 // the enqueueing call blocks in the driver. A held stream cannot drain, so a
 // caller that enqueues past this depth before releasing the hold deadlocks;
 // docs/conformance/cuda-h100-partial.md shows sluice's host_func doing so at
-// about 56. Kinds: raw cudaLaunchHostFunc, raw cudaMemsetAsync, sluice
+// about 56 before host functions were batched. Kinds: raw cudaLaunchHostFunc, raw cudaMemsetAsync, sluice
 // host_func, sluice wait_value (a stream wait whose flag is already set).
 //
 //   sluice-probe-queue-depth [--max=N]       (default N = 4096)
@@ -80,9 +80,36 @@ int main(int argc, char** argv) {
   depth("raw cudaMemsetAsync (64 B)", max, [memory](sluice::stream_ref s) {
     (void)cudaMemsetAsync(memory, 0, 64, sluice::native_handle(s));
   });
+  depth("raw cudaLaunchHostFunc + cudaMemsetAsync", max, [memory](sluice::stream_ref s) {
+    (void)cudaLaunchHostFunc(sluice::native_handle(s), empty_host_function, nullptr);
+    (void)cudaMemsetAsync(memory, 0, 64, sluice::native_handle(s));
+  });
+  depth("raw cudaEventRecord", max, [](sluice::stream_ref s) {
+    static cudaEvent_t e = [] {
+      cudaEvent_t made = nullptr;
+      (void)cudaEventCreateWithFlags(&made, cudaEventDisableTiming);
+      return made;
+    }();
+    (void)cudaEventRecord(e, sluice::native_handle(s));
+  });
   depth("sluice wait_value (flag already set)", max,
         [&set](sluice::stream_ref s) { s.wait_value(set, 1); });
+  depth("sluice write_value", max, [&set](sluice::stream_ref s) { s.write_value(set, 1); });
+  depth("sluice write_value + wait_value", max, [&set](sluice::stream_ref s) {
+    s.write_value(set, 1);
+    s.wait_value(set, 1);
+  });
   depth("sluice host_func", max, [](sluice::stream_ref s) { s.host_func([] {}); });
+  depth("sluice host_func + fill (64 B)", max, [memory](sluice::stream_ref s) {
+    s.host_func([] {});
+    sluice::fill(s, static_cast<unsigned char*>(memory), 1, 64);
+  });
+  depth("sluice fill + copy + host_func (ORD-1)", max, [memory](sluice::stream_ref s) {
+    static sluice::pinned_buffer<unsigned char> pinned{64};
+    sluice::fill(s, static_cast<unsigned char*>(memory), 1, 64);
+    sluice::copy(s, pinned.data(), static_cast<unsigned char*>(memory), 64);
+    s.host_func([] {});
+  });
   (void)cudaFree(memory);
   return 0;
 }

@@ -222,6 +222,8 @@ stream_state* engine_t::new_stream(device_state& d, int native_priority) {
     throw;
   }
   s->pool_next = nullptr;
+  s->open_batch.store(nullptr, std::memory_order_relaxed);
+  s->native_escaped.store(false, std::memory_order_relaxed);
   s->device = d.id;
   s->native_priority = native_priority;
   s->refs.store(1);  // the owning handle

@@ -54,6 +54,7 @@ void event::record(stream_ref s) {
   if (st.device != e.device) [[unlikely]]
     detail::fail(errc::invalid_argument, api, "the event belongs to device ", e.device,
                  " but the stream to device ", st.device);
+  detail::end_host_batch(st);
   detail::check(gpu::api::event_record(e.native, st.native), api, ": event of device ", e.device);
   e.record_stream.store(&st, std::memory_order_relaxed);
   e.record_tickets.store(st.host_functions_published.load(std::memory_order_acquire),
@@ -83,6 +84,7 @@ void stream_ref::wait(const event& e) const {
   auto& s = detail::checked(*this, api);
   auto& ev = checked_event(e, api);
   // A never-recorded event is a no-op for the vendor too (EVT-3).
+  detail::end_host_batch(s);
   detail::check(gpu::api::stream_wait_event(s.native, ev.native), api, ": stream on device ",
                 s.device, " waiting for an event of device ", ev.device);
 }

@@ -101,6 +101,8 @@ void free_word(word w) noexcept;
 
 // --- streams -------------------------------------------------------------------
 
+struct host_batch;  // host functions behind one vendor callback and one gate wait (stream.cpp)
+
 struct stream_state {
   api::stream_t native{};
   int device = 0;
@@ -116,6 +118,18 @@ struct stream_state {
   std::uint32_t host_functions = 0;  // tickets issued, under enqueue_m
   std::atomic<std::uint32_t> host_functions_published{0};  // for self-wait checks
   api::event_t position{};  // recorded by wait(stream_ref this), under enqueue_m
+
+  // Consecutive host functions share one vendor callback and one gate wait:
+  // the vendor queues only about 55 callbacks separated by device work on a
+  // held stream (bench/queue_depth.cpp), and consecutive raw callbacks do not
+  // count against it. open_batch is the batch that later host functions may
+  // join: set under enqueue_m and batch_m, cleared by every other enqueue on
+  // the stream (end_host_batch) and by the batch when it finishes.
+  std::mutex batch_m;
+  std::atomic<host_batch*> open_batch{nullptr};
+  // native_handle() was taken: work sluice does not see may be enqueued, so
+  // host functions are never batched on this stream.
+  std::atomic<bool> native_escaped{false};
 
   // Messages of host functions that threw, not yet reported (HOST-4).
   std::mutex errors_m;
@@ -133,6 +147,13 @@ struct stream_state {
   }
   void release() noexcept;
 };
+
+//! Every enqueue on a stream other than host_func calls this first: later
+//! host functions must not join a batch that runs before this work.
+inline void end_host_batch(stream_state& s) noexcept {
+  if (s.open_batch.load(std::memory_order_relaxed) != nullptr)
+    s.open_batch.store(nullptr, std::memory_order_relaxed);
+}
 
 struct access {
   static stream_state* state(stream_ref s) noexcept { return s.state_; }

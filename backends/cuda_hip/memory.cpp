@@ -40,6 +40,7 @@ void* allocate_device_async(stream_ref s, std::size_t bytes, allocation** out) {
   auto a = std::make_unique<allocation>();
   a->bytes = bytes;
   a->device = dev.id;
+  end_host_batch(st);
   if (bytes > 0)
     check(api::malloc_from_pool(&a->ptr, bytes, dev.pool, st.native),
           "sluice::device_buffer: allocating ", bytes, " bytes on a stream of device ", dev.id);
@@ -168,6 +169,7 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
     gpu::api::clear_last_error();
     if (pageable) detail::check_not_self_wait(st, UINT32_MAX, api);
   }
+  detail::end_host_batch(st);
   detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes,
                 " bytes on a stream of device ", st.device);
 }
@@ -177,6 +179,7 @@ void fill(stream_ref s, void* dst, unsigned char value, std::size_t bytes) {
   auto& st = detail::checked(s, api);
   if (bytes == 0) return;
   detail::check_pointer_range(dst, bytes, api, "dst");
+  detail::end_host_batch(st);
   bool pageable = false;
   (void)gpu::api::is_pageable(dst, &pageable);
   gpu::api::clear_last_error();

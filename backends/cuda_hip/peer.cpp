@@ -86,6 +86,7 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   const int own = st.device;
   const copy_path path = detail::plan_copy_peer(own, dst, dst_dev, src, src_dev, bytes);
   if (bytes == 0) return path;
+  detail::end_host_batch(st);
   if (path == copy_path::local)
     detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes,
                   " bytes on device ", own);

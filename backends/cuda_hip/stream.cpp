@@ -12,40 +12,60 @@ namespace {
 thread_local stream_state* tls_host_stream = nullptr;
 thread_local std::uint32_t tls_host_ticket = 0;
 
-//! One host function in flight: handed from the vendor callback to sluice's threads.
-struct host_call {
-  std::unique_ptr<host_task> task;
-  stream_state* stream;  // holds a reference until the gate is open
-  std::uint32_t ticket;
+}  // namespace
+
+//! Host functions in flight behind one vendor callback and one gate wait:
+//! handed from the vendor callback to sluice's threads, which run them in
+//! order and then open the gate with the batch's ticket.
+struct host_batch {
+  std::deque<std::unique_ptr<host_task>> tasks;  // under stream->batch_m
+  stream_state* stream = nullptr;                // holds a reference until the gate is open
+  std::uint32_t ticket = 0;
 };
 
-void run_host_call(host_call* call) noexcept {
-  stream_state& s = *call->stream;
+namespace {
+
+void run_host_batch(host_batch* batch) noexcept {
+  stream_state& s = *batch->stream;
   tls_host_stream = &s;
-  tls_host_ticket = call->ticket;
-  std::optional<std::string> failure = run_host_task(*call->task);
-  call->task.reset();  // the function's captures die before later work may run
+  tls_host_ticket = batch->ticket;
+  for (;;) {
+    std::unique_ptr<host_task> task;
+    {
+      std::lock_guard<std::mutex> lock(s.batch_m);
+      if (batch->tasks.empty()) {
+        // Closed: later host functions start a batch of their own.
+        host_batch* expected = batch;
+        s.open_batch.compare_exchange_strong(expected, nullptr, std::memory_order_relaxed);
+        break;
+      }
+      task = std::move(batch->tasks.front());
+      batch->tasks.pop_front();
+    }
+    std::optional<std::string> failure = run_host_task(*task);
+    task.reset();  // the function's captures die before later work may run
+    if (failure) {
+      std::lock_guard<std::mutex> lock(s.errors_m);
+      s.errors.push_back(std::move(*failure));
+      s.has_errors.store(true, std::memory_order_release);
+    }
+  }
   tls_host_stream = nullptr;
   tls_host_ticket = 0;
-  if (failure) {
-    std::lock_guard<std::mutex> lock(s.errors_m);
-    s.errors.push_back(std::move(*failure));
-    s.has_errors.store(true, std::memory_order_release);
-  }
   // Open the gate: the stream's device-side wait for this ticket passes.
-  s.gate.host->store(call->ticket, std::memory_order_release);
-  delete call;
+  s.gate.host->store(batch->ticket, std::memory_order_release);
+  delete batch;
   s.release();
 }
 
 //! The vendor callback: no vendor calls allowed here, and it runs on the
 //! vendor's one callback thread, so it only hands over (HOST-2, HOST-3).
 void hand_over(void* data) {
-  auto* call = static_cast<host_call*>(data);
+  auto* batch = static_cast<host_batch*>(data);
   try {
-    engine().host_functions.submit([call] { run_host_call(call); });
+    engine().host_functions.submit([batch] { run_host_batch(batch); });
   } catch (...) {
-    run_host_call(call);  // no memory to hand over: run it here rather than lose it
+    run_host_batch(batch);  // no memory to hand over: run it here rather than lose it
   }
 }
 
@@ -74,6 +94,8 @@ void rethrow_host_errors(stream_state& s) {
 void wait_for_stream(stream_state& s, stream_state& other, const char* api_name) {
   if (&s == &other) return;  // a stream is always ordered after its own work
   std::lock_guard<std::mutex> lock(other.enqueue_m);
+  end_host_batch(other);
+  end_host_batch(s);
   check(api::event_record(other.position, other.native), api_name,
         ": recording the position of a stream on device ", other.device);
   check(api::stream_wait_event(s.native, other.position), api_name, ": stream on device ", s.device,
@@ -142,34 +164,55 @@ void stream_ref::wait(stream_ref other) const {
 void stream_ref::enqueue_host_task(std::unique_ptr<detail::host_task> task) const {
   constexpr const char* api = "sluice::stream_ref::host_func";
   auto& s = checked(*this, api);
-  auto call = std::make_unique<detail::host_call>();
-  call->task = std::move(task);
-  call->stream = &s;
   std::lock_guard<std::mutex> lock(s.enqueue_m);
-  // The ticket is read from here on, never from `call`: once launched, the
-  // callback may run, and free the call, before the next line.
+  if (!s.native_escaped.load(std::memory_order_relaxed)) {
+    // Join the batch of the host function enqueued just before, if it is still
+    // running or waiting: its gate opens only after this one has run too.
+    std::lock_guard<std::mutex> batch_lock(s.batch_m);
+    if (detail::host_batch* open = s.open_batch.load(std::memory_order_relaxed)) {
+      open->tasks.push_back(std::move(task));
+      return;
+    }
+  }
+  auto batch = std::make_unique<detail::host_batch>();
+  batch->tasks.push_back(std::move(task));
+  batch->stream = &s;
+  // The ticket is read from here on, never from `batch`: once launched, the
+  // callback may run, and free the batch, before the next line.
   const std::uint32_t ticket = s.host_functions + 1;
-  call->ticket = ticket;
-  // The callback only hands over; the stream then waits until the function has
-  // returned and opened the gate (so later work waits for it: HOST-1).
+  batch->ticket = ticket;
+  {
+    // Open for joining before the launch: afterwards the batch may be gone.
+    // Joining needs enqueue_m, held here until the gate wait is enqueued.
+    std::lock_guard<std::mutex> batch_lock(s.batch_m);
+    s.open_batch.store(batch.get(), std::memory_order_relaxed);
+  }
+  // The callback only hands over; the stream then waits until the batch has
+  // run and opened the gate (so later work waits for it: HOST-1).
   s.add_ref();
-  const auto launched = gpu::api::launch_host_func<detail::hand_over>(s.native, call.get());
+  const auto launched = gpu::api::launch_host_func<detail::hand_over>(s.native, batch.get());
   if (!launched.ok()) {
+    detail::end_host_batch(s);
     s.release();
     detail::check(launched, api, ": stream on device ", s.device);
   }
-  (void)call.release();  // owned by the callback now
+  (void)batch.release();  // owned by the callback now
   s.host_functions = ticket;
   s.host_functions_published.store(ticket, std::memory_order_release);
-  // If this fails the function still runs (the callback is enqueued) but later
-  // work would not wait for it: report it, the stream is broken.
-  detail::check(gpu::api::stream_wait_value(s.native, s.gate.device, ticket), api,
-                ": holding the stream on device ", s.device, " until the host function returns");
+  const auto held = gpu::api::stream_wait_value(s.native, s.gate.device, ticket);
+  if (!held.ok()) {
+    // The functions still run (the callback is enqueued) but later work would
+    // not wait for them: report it, the stream is broken.
+    detail::end_host_batch(s);
+    detail::check(held, api, ": holding the stream on device ", s.device,
+                  " until the host function returns");
+  }
 }
 
 void stream_ref::write_value(flag& f, std::uint32_t v) const {
   auto& s = checked(*this, "sluice::stream_ref::write_value");
   detail::add_flag_user(*detail::access::state(f), s);
+  detail::end_host_batch(s);
   detail::check(gpu::api::stream_write_value(s.native, detail::access::state(f)->w.device, v),
                 "sluice::stream_ref::write_value: stream on device ", s.device);
 }
@@ -177,10 +220,21 @@ void stream_ref::write_value(flag& f, std::uint32_t v) const {
 void stream_ref::wait_value(const flag& f, std::uint32_t v) const {
   auto& s = checked(*this, "sluice::stream_ref::wait_value");
   detail::add_flag_user(*detail::access::state(f), s);
+  detail::end_host_batch(s);
   detail::check(gpu::api::stream_wait_value(s.native, detail::access::state(f)->w.device, v),
                 "sluice::stream_ref::wait_value: stream on device ", s.device);
 }
 
-native_stream_t native_handle(stream_ref s) { return checked(s, "sluice::native_handle").native; }
+native_stream_t native_handle(stream_ref s) {
+  auto& st = checked(s, "sluice::native_handle");
+  // Work enqueued through the handle is invisible to sluice: from now on no
+  // host function joins a batch that could run before such work.
+  if (!st.native_escaped.load(std::memory_order_relaxed)) {
+    std::lock_guard<std::mutex> lock(st.batch_m);
+    st.native_escaped.store(true, std::memory_order_relaxed);
+    detail::end_host_batch(st);
+  }
+  return st.native;
+}
 
 }  // namespace sluice

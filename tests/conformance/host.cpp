@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -158,6 +159,56 @@ TEST(HostFunctions, HOST_2__a_blocked_host_function_delays_only_its_stream) {
 
 // Host functions of many streams blocked at the same time: all of them must
 // have started, so they cannot share one thread (CUDA runs them on one).
+// Back-to-back host functions followed by other work, then a host function
+// that blocks: the work waits for the functions before it (HOST-1) and for
+// none after it. (GPU backends run back-to-back host functions as one batch
+// behind one vendor callback; any other operation must end the batch.)
+TEST(HostFunctions, HOST_1__work_after_back_to_back_host_functions_waits_for_no_later_one) {
+  const sluice::device dev{0};
+  const char* const kinds[] = {"event::record", "write_value", "wait(stream) by another stream",
+                               "copy, then event::record"};
+  for (const char* kind : kinds) {
+    SCOPED_TRACE(kind);
+    sluice::stream s{dev}, other{dev};
+    sluice::event e{dev};
+    sluice::flag f{0};
+    sluice::device_buffer<byte> d{dev, 64};
+    sluice::pinned_buffer<byte> p{64};
+    order_log log;
+    host_latch latch;
+    gate g;
+    g.hold(s);
+    s.host_func([&] { log.add(1); });
+    s.host_func([&] { log.add(2); });
+    // The operation, and how to see that it completed.
+    std::function<bool()> done;
+    const std::string k = kind;
+    if (k == "event::record") {
+      e.record(s);
+      done = [&] { return e.ready(); };
+    } else if (k == "write_value") {
+      s.write_value(f, 1);
+      done = [&] { return f.load() == 1; };
+    } else if (k == "wait(stream) by another stream") {
+      other.wait(s);
+      done = [&] { return other.ready(); };
+    } else {
+      sluice::copy(s, p.data(), d.data(), 64);
+      e.record(s);
+      done = [&] { return e.ready(); };
+    }
+    s.host_func(latch.waiter());
+    s.host_func([&] { log.add(4); });
+    EXPECT_TRUE(stays_false(done)) << "completed while the stream was held";
+    g.release();
+    EXPECT_TRUE(eventually(done)) << "waited for a host function enqueued after it";
+    EXPECT_EQ(log.values(), (std::vector<int>{1, 2}));
+    latch.open();
+    s.synchronize();
+    EXPECT_EQ(log.values(), (std::vector<int>{1, 2, 4}));
+  }
+}
+
 TEST(HostFunctions, HOST_2__host_functions_of_many_streams_block_at_the_same_time) {
   const sluice::device dev{0};
   constexpr int count = 12;

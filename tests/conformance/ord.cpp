@@ -64,7 +64,11 @@ TEST(Ordering, ORD_1__host_functions_see_the_copies_before_them) {
   const sluice::device dev{0};
   sluice::stream s{dev};
   constexpr std::size_t n = 4 * kib;
-  constexpr int rounds = 64;
+  // Below the vendor's limit: CUDA 13 accepts about 55 host functions separated
+  // by device work on a held stream before the enqueue blocks, raw
+  // cudaLaunchHostFunc as much as sluice (bench/queue_depth.cpp); and this test
+  // holds the stream until the loop is done.
+  constexpr int rounds = 32;
   sluice::device_buffer<byte> d{dev, n};
   sluice::pinned_buffer<byte> p{n};
   std::fill(p.begin(), p.end(), byte{0xFF});
