@@ -333,6 +333,18 @@ std::vector<row> run_all(const run_info& info, sluice::device dev) {
               "cudaMemcpyAsync");
       },
       sync_raw));
+  // The same raw call on sluice's own buffers (device memory from sluice's
+  // pool, pinned from sluice): what remains is the wrapper alone, without the
+  // driver's cost of looking up a different kind of allocation.
+  rows.push_back(measure(
+      {"copy_64B_h2d_same_mem", "sluice::copy pinned->device",
+       "cudaMemcpyAsync(Default) on sluice's buffers", work_batch, true},
+      n, [&] { sluice::copy(s, buf.data(), host.data(), bytes); }, sync_sluice,
+      [&] {
+        check(cudaMemcpyAsync(buf.data(), host.data(), bytes, cudaMemcpyDefault, raw.stream),
+              "cudaMemcpyAsync");
+      },
+      sync_raw));
   rows.push_back(measure(
       {"fill_64B", "sluice::fill", "cudaMemsetAsync", work_batch, false}, n,
       [&] { sluice::fill(s, buf.data(), 0, bytes); }, sync_sluice,
