@@ -10,8 +10,11 @@ namespace sluice::detail {
 //! Checks a copy_peer ordered on a stream of device `own` (it must be the source's
 //! or the destination's device; non-zero sizes need valid, non-overlapping ranges)
 //! and returns its path: local on one device, direct when `own` has peer access
-//! to the other device, staged otherwise. Throws errc::invalid_argument.
+//! to the other device, staged otherwise. A range in a sluice allocation must
+//! lie in it and be memory of its stated device; memory sluice did not allocate
+//! is rejected when `only_sluice_memory` (the host backend, which knows all of
+//! its device memory). Throws errc::invalid_argument.
 copy_path plan_copy_peer(int own, void* dst, device dst_dev, const void* src, device src_dev,
-                         std::size_t bytes);
+                         std::size_t bytes, bool only_sluice_memory);
 
 }  // namespace sluice::detail

@@ -1,6 +1,7 @@
 // Memory of the GPU backend: device_buffer from sluice's pool per device,
 // stream-ordered frees that never block, pinned buffers, copy and fill.
 #include "gpu.hpp"
+#include "range_map.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -29,6 +30,12 @@ void* allocate_device(sluice::device d, std::size_t bytes, allocation** out) {
           "sluice::device_buffer: allocating ", bytes, " bytes on device ", dev.id);
     check(api::stream_synchronize(dev.alloc_stream), "sluice::device_buffer: allocating ", bytes,
           " bytes on device ", dev.id);
+    try {
+      allocations().add(a->ptr, bytes, a.get(), dev.id);
+    } catch (...) {
+      (void)api::free_async(a->ptr, dev.alloc_stream);
+      throw;
+    }
   }
   *out = a.release();
   return (*out)->ptr;
@@ -44,6 +51,12 @@ void* allocate_device_async(stream_ref s, std::size_t bytes, allocation** out) {
   if (bytes > 0)
     check(api::malloc_from_pool(&a->ptr, bytes, dev.pool, st.native),
           "sluice::device_buffer: allocating ", bytes, " bytes on a stream of device ", dev.id);
+  try {
+    allocations().add(a->ptr, bytes, a.get(), dev.id);
+  } catch (...) {
+    (void)api::free_async(a->ptr, st.native);
+    throw;
+  }
   st.add_ref();  // the free is ordered on this stream: keep it alive until then
   a->stream = &st;
   *out = a.release();
@@ -64,6 +77,7 @@ void record_stream(allocation* a, stream_ref s) {
 
 void release_device(allocation* a) noexcept {
   if (a == nullptr) return;
+  if (a->ptr != nullptr) allocations().remove(a->ptr);  // no longer sluice memory
   auto& e = engine();
   std::vector<stream_state*> waited;  // each holds a reference
   try {
@@ -130,6 +144,12 @@ void* allocate_pinned(std::size_t bytes, allocation** out) {
     if (!s.ok())
       vendor_fail(s,
                   concat("sluice::pinned_buffer: allocating ", bytes, " bytes of pinned memory"));
+    try {
+      allocations().add(a->ptr, bytes, a.get(), -1);
+    } catch (...) {
+      (void)api::free_host(a->ptr);
+      throw;
+    }
   }
   *out = a.release();
   return (*out)->ptr;
@@ -137,6 +157,7 @@ void* allocate_pinned(std::size_t bytes, allocation** out) {
 
 void release_pinned(allocation* a) noexcept {
   if (a == nullptr) return;
+  if (a->ptr != nullptr) allocations().remove(a->ptr);
   if (a->ptr != nullptr) {
     void* p = a->ptr;
     // The vendor free of pinned memory may wait for the device: never on the caller's thread.
@@ -161,7 +182,12 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
   auto& st = detail::checked(s, api);
   if (bytes == 0) return;
   detail::check_copy_ranges(dst, src, bytes, api);
-  if (detail::current_host_function_stream() == &st) [[unlikely]] {
+  // A range that starts in a sluice allocation must end in it: the vendor
+  // would otherwise treat it as pageable memory, block, or fault.
+  const auto [d, from] = detail::allocations().find(dst, src, bytes);
+  detail::check_no_overrun(d, bytes, api, "dst");
+  detail::check_no_overrun(from, bytes, api, "src");
+  if (d.owner == nullptr && detail::current_host_function_stream() == &st) [[unlikely]] {
     // A copy into pageable memory returns only once the data is there (MEM-3):
     // from a host function of the same stream that would wait for itself.
     bool pageable = false;
@@ -179,10 +205,14 @@ void fill(stream_ref s, void* dst, unsigned char value, std::size_t bytes) {
   auto& st = detail::checked(s, api);
   if (bytes == 0) return;
   detail::check_pointer_range(dst, bytes, api, "dst");
+  const detail::range_lookup d = detail::allocations().find(dst, bytes);
+  detail::check_no_overrun(d, bytes, api, "dst");
   detail::end_host_batch(st);
   bool pageable = false;
-  (void)gpu::api::is_pageable(dst, &pageable);
-  gpu::api::clear_last_error();
+  if (d.owner == nullptr) {  // not sluice memory: ask the vendor what it is
+    (void)gpu::api::is_pageable(dst, &pageable);
+    gpu::api::clear_last_error();
+  }
   if (pageable) {
     // The device cannot write pageable memory: wait for the stream, then fill on
     // this thread, so the fill is still ordered after prior work and before

@@ -84,7 +84,8 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   constexpr const char* api = "sluice::copy_peer";
   auto& st = detail::checked(s, api);
   const int own = st.device;
-  const copy_path path = detail::plan_copy_peer(own, dst, dst_dev, src, src_dev, bytes);
+  // Memory from the vendor's own allocator is the vendor's to check.
+  const copy_path path = detail::plan_copy_peer(own, dst, dst_dev, src, src_dev, bytes, false);
   if (bytes == 0) return path;
   detail::end_host_batch(st);
   if (path == copy_path::local)

@@ -2,11 +2,10 @@
 // host allocations registered in a range map, so that copies can check
 // ranges and tell sluice memory from pageable memory (MEM-3).
 #include "host.hpp"
+#include "range_map.hpp"
 
 #include <cstring>
-#include <map>
 #include <new>
-#include <shared_mutex>
 
 namespace sluice {
 
@@ -16,22 +15,12 @@ namespace {
 
 constexpr std::align_val_t device_alignment{256};  // like cudaMalloc
 
-std::shared_mutex registry_m;
-std::map<std::uintptr_t, allocation*>& registry() {
-  static auto* r = new std::map<std::uintptr_t, allocation*>();  // never destroyed: used by workers
-  return *r;
-}
-
 void register_allocation(allocation* a) {
-  if (a->bytes == 0) return;
-  std::unique_lock<std::shared_mutex> lock(registry_m);
-  registry().emplace(reinterpret_cast<std::uintptr_t>(a->ptr), a);
+  allocations().add(a->ptr, a->bytes, a, a->kind == memory_kind::device ? a->device : -1);
 }
 
 void unregister_allocation(allocation* a) noexcept {
-  if (a->bytes == 0) return;
-  std::unique_lock<std::shared_mutex> lock(registry_m);
-  registry().erase(reinterpret_cast<std::uintptr_t>(a->ptr));
+  if (a->bytes != 0) allocations().remove(a->ptr);
 }
 
 allocation* new_allocation(std::size_t bytes, memory_kind kind, int device, const char* api) {
@@ -93,78 +82,23 @@ struct fill_op final : op {
   std::size_t bytes;
 };
 
-}  // namespace
-
-namespace {
-
-//! What the range map says about [p, p + bytes): the allocation holding p
-//! (null for memory sluice did not allocate), and whether the range runs past
-//! its end. Call with registry_m held.
-struct lookup {
-  const allocation* found = nullptr;
-  bool overrun = false;
-  std::size_t size = 0;
-  std::uintptr_t offset = 0;
-  bool on_device = false;
-  int device = -1;
-};
-
-lookup lookup_locked(const void* p, std::size_t bytes) noexcept {
-  lookup l;
-  const auto x = reinterpret_cast<std::uintptr_t>(p);
-  auto& r = registry();
-  auto it = r.upper_bound(x);
-  if (it == r.begin()) return l;
-  --it;
-  const allocation* a = it->second;
-  const std::uintptr_t begin = it->first;
-  const std::uintptr_t end = begin + a->bytes;
-  if (x >= end) return l;
-  l.found = a;
-  l.overrun = bytes > end - x;
-  l.size = a->bytes;
-  l.offset = x - begin;
-  l.on_device = a->kind == memory_kind::device;
-  l.device = a->device;
-  return l;
-}
-
-[[noreturn]] void fail_overrun(const lookup& l, std::size_t bytes, const char* api,
-                               const char* what) {
-  if (l.on_device)
-    fail(errc::invalid_argument, api, what, " + ", bytes, " bytes runs past the end of its ",
-         l.size, "-byte allocation on device ", l.device, " (offset ", l.offset, ")");
-  fail(errc::invalid_argument, api, what, " + ", bytes, " bytes runs past the end of its ", l.size,
-       "-byte pinned allocation (offset ", l.offset, ")");
-}
-
 //! Both ends of a copy under one lock of the range map (the enqueue hot path).
 std::pair<const allocation*, const allocation*> find_allocations(void* dst, const void* src,
                                                                  std::size_t bytes,
                                                                  const char* api) {
-  lookup d;
-  lookup s;
-  {
-    std::shared_lock<std::shared_mutex> lock(registry_m);
-    d = lookup_locked(dst, bytes);
-    s = lookup_locked(src, bytes);
-  }
-  if (d.overrun) fail_overrun(d, bytes, api, "dst");
-  if (s.overrun) fail_overrun(s, bytes, api, "src");
-  return {d.found, s.found};
+  const auto [d, s] = allocations().find(dst, src, bytes);
+  check_no_overrun(d, bytes, api, "dst");
+  check_no_overrun(s, bytes, api, "src");
+  return {static_cast<const allocation*>(d.owner), static_cast<const allocation*>(s.owner)};
 }
 
 }  // namespace
 
 const allocation* find_allocation(const void* p, std::size_t bytes, const char* api,
                                   const char* what) {
-  lookup l;
-  {
-    std::shared_lock<std::shared_mutex> lock(registry_m);
-    l = lookup_locked(p, bytes);
-  }
-  if (l.overrun) fail_overrun(l, bytes, api, what);
-  return l.found;
+  const range_lookup l = allocations().find(p, bytes);
+  check_no_overrun(l, bytes, api, what);
+  return static_cast<const allocation*>(l.owner);
 }
 
 void* allocate_device(sluice::device d, std::size_t bytes, allocation** out) {

@@ -40,17 +40,6 @@ struct staged_copy_op final : op {
   std::size_t bytes;
 };
 
-void check_device_memory(const void* p, std::size_t bytes, int device, const char* what) {
-  constexpr const char* api = "sluice::copy_peer";
-  const allocation* a = find_allocation(p, bytes, api, what);
-  if (a == nullptr || a->kind != memory_kind::device)
-    fail(errc::invalid_argument, api, what, " is not device memory (expected memory of device ",
-         device, ")");
-  if (a->device != device)
-    fail(errc::invalid_argument, api, what, " is memory of device ", a->device, ", not of device ",
-         device);
-}
-
 }  // namespace
 }  // namespace detail
 
@@ -76,10 +65,9 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   constexpr const char* api = "sluice::copy_peer";
   auto& st = detail::checked(s, api);
   const int own = st.dev->id;
-  const copy_path path = detail::plan_copy_peer(own, dst, dst_dev, src, src_dev, bytes);
+  // Host: all device memory is sluice's, so anything else is rejected.
+  const copy_path path = detail::plan_copy_peer(own, dst, dst_dev, src, src_dev, bytes, true);
   if (bytes == 0) return path;
-  detail::check_device_memory(dst, bytes, dst_dev.id(), "dst");
-  detail::check_device_memory(src, bytes, src_dev.id(), "src");
   if (path == copy_path::staged)
     detail::enqueue(st, new detail::staged_copy_op(dst, src, bytes));
   else

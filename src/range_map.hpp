@@ -1,0 +1,51 @@
+// The allocations sluice made (device and pinned), by address range: lets
+// every backend reject a copy or fill that runs past the end of a sluice
+// allocation before anything is enqueued (MEM-1), and tell sluice memory from
+// pageable memory without asking the vendor.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <shared_mutex>
+#include <utility>
+
+namespace sluice::detail {
+
+//! What the map says about [p, p + bytes).
+struct range_lookup {
+  const void* owner = nullptr;  // the allocation holding p; null: not sluice memory
+  bool overrun = false;         // the range runs past the allocation's end
+  std::size_t size = 0;         // the allocation's size
+  std::uintptr_t offset = 0;    // p's offset in it
+  int device = -1;              // -1: pinned host memory
+};
+
+class range_map {
+ public:
+  //! Registers [p, p + bytes) (bytes > 0) as owned by `owner` on `device` (-1: pinned).
+  void add(const void* p, std::size_t bytes, const void* owner, int device);
+  void remove(const void* p) noexcept;
+  range_lookup find(const void* p, std::size_t bytes) const noexcept;
+  //! Both ends of a copy under one lock (the enqueue hot path).
+  std::pair<range_lookup, range_lookup> find(const void* a, const void* b,
+                                             std::size_t bytes) const noexcept;
+
+ private:
+  struct entry {
+    std::size_t bytes;
+    const void* owner;
+    int device;
+  };
+  range_lookup find_locked(const void* p, std::size_t bytes) const noexcept;
+  mutable std::shared_mutex m_;
+  std::map<std::uintptr_t, entry> ranges_;
+};
+
+//! The process's map of sluice allocations (never destroyed: used by workers at exit).
+range_map& allocations();
+
+//! Throws errc::invalid_argument for an overrun, naming the range ("dst", "src").
+void check_no_overrun(const range_lookup& l, std::size_t bytes, const char* api, const char* what);
+
+}  // namespace sluice::detail
