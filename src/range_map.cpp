@@ -2,47 +2,97 @@
 
 #include "checks.hpp"
 
+#include <cstdint>
 #include <mutex>
 
 namespace sluice::detail {
+
+std::uint64_t range_map::first_generation() noexcept {
+  static std::atomic<std::uint64_t> maps{0};
+  return (maps.fetch_add(1, std::memory_order_relaxed) + 1) << 32;
+}
 
 void range_map::add(const void* p, std::size_t bytes, const void* owner, int device) {
   if (bytes == 0) return;
   std::unique_lock<std::shared_mutex> lock(m_);
   ranges_.insert_or_assign(reinterpret_cast<std::uintptr_t>(p), entry{bytes, owner, device});
+  generation_.fetch_add(1, std::memory_order_release);
 }
 
 void range_map::remove(const void* p) noexcept {
   std::unique_lock<std::shared_mutex> lock(m_);
-  ranges_.erase(reinterpret_cast<std::uintptr_t>(p));
+  if (ranges_.erase(reinterpret_cast<std::uintptr_t>(p)) != 0)
+    generation_.fetch_add(1, std::memory_order_release);
 }
 
-range_lookup range_map::find_locked(const void* p, std::size_t bytes) const noexcept {
-  range_lookup l;
-  const auto x = reinterpret_cast<std::uintptr_t>(p);
+range_map::interval range_map::find_locked(std::uintptr_t x) const noexcept {
+  interval v;
+  v.hi = UINTPTR_MAX;
   auto it = ranges_.upper_bound(x);
-  if (it == ranges_.begin()) return l;
+  if (it != ranges_.end()) v.hi = it->first;
+  if (it == ranges_.begin()) return v;  // the gap before the first allocation
   --it;
-  const std::uintptr_t begin = it->first;
-  const std::uintptr_t end = begin + it->second.bytes;
-  if (x >= end) return l;
-  l.owner = it->second.owner;
-  l.overrun = bytes > end - x;
-  l.size = it->second.bytes;
-  l.offset = x - begin;
-  l.device = it->second.device;
-  return l;
+  const std::uintptr_t end = it->first + it->second.bytes;
+  if (x >= end) {
+    v.lo = end;  // the gap after it
+    return v;
+  }
+  v.lo = it->first;
+  v.hi = end;
+  v.owner = it->second.owner;
+  v.device = it->second.device;
+  return v;
+}
+
+namespace {
+
+struct cached_interval {
+  const void* map = nullptr;
+  std::uint64_t generation = 0;
+  std::uintptr_t lo = 0, hi = 0;
+  const void* owner = nullptr;
+  int device = -1;
+};
+constexpr unsigned cache_size = 4;
+thread_local cached_interval cache[cache_size];
+thread_local unsigned cache_next = 0;
+
+}  // namespace
+
+range_map::interval range_map::find_interval(std::uintptr_t x) const noexcept {
+  // Unchanged generation: the map is the one the cached answer came from.
+  const std::uint64_t now = generation_.load(std::memory_order_acquire);
+  for (const cached_interval& c : cache)
+    if (c.map == this && c.generation == now && c.lo <= x && x < c.hi)
+      return interval{c.lo, c.hi, c.owner, c.device};
+  interval v;
+  std::uint64_t at = 0;
+  {
+    std::shared_lock<std::shared_mutex> lock(m_);
+    at = generation_.load(std::memory_order_relaxed);
+    v = find_locked(x);
+  }
+  cached_interval& slot = cache[cache_next++ % cache_size];
+  slot = cached_interval{this, at, v.lo, v.hi, v.owner, v.device};
+  return v;
 }
 
 range_lookup range_map::find(const void* p, std::size_t bytes) const noexcept {
-  std::shared_lock<std::shared_mutex> lock(m_);
-  return find_locked(p, bytes);
+  const auto x = reinterpret_cast<std::uintptr_t>(p);
+  const interval v = find_interval(x);
+  range_lookup l;
+  if (v.owner == nullptr) return l;
+  l.owner = v.owner;
+  l.overrun = bytes > v.hi - x;
+  l.size = v.hi - v.lo;
+  l.offset = x - v.lo;
+  l.device = v.device;
+  return l;
 }
 
 std::pair<range_lookup, range_lookup> range_map::find(const void* a, const void* b,
                                                       std::size_t bytes) const noexcept {
-  std::shared_lock<std::shared_mutex> lock(m_);
-  return {find_locked(a, bytes), find_locked(b, bytes)};
+  return {find(a, bytes), find(b, bytes)};
 }
 
 range_map& allocations() {

@@ -4,6 +4,7 @@
 // pageable memory without asking the vendor.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -21,6 +22,9 @@ struct range_lookup {
   int device = -1;              // -1: pinned host memory
 };
 
+//! Readers (every copy and fill) first look in a small per-thread cache of
+//! recent answers (an allocation or the gap between two), valid while the
+//! map's generation is unchanged; only a miss takes the shared lock.
 class range_map {
  public:
   //! Registers [p, p + bytes) (bytes > 0) as owned by `owner` on `device` (-1: pinned).
@@ -37,9 +41,21 @@ class range_map {
     const void* owner;
     int device;
   };
-  range_lookup find_locked(const void* p, std::size_t bytes) const noexcept;
+  //! [lo, hi): the allocation holding x (owner set) or the gap around x.
+  struct interval {
+    std::uintptr_t lo = 0;
+    std::uintptr_t hi = 0;
+    const void* owner = nullptr;
+    int device = -1;
+  };
+  interval find_locked(std::uintptr_t x) const noexcept;
+  interval find_interval(std::uintptr_t x) const noexcept;
   mutable std::shared_mutex m_;
   std::map<std::uintptr_t, entry> ranges_;
+  // Bumped by every change, under m_; starts at a value unique to this map, so
+  // that a map made at the address of a destroyed one cannot match its cache.
+  std::atomic<std::uint64_t> generation_{first_generation()};
+  static std::uint64_t first_generation() noexcept;
 };
 
 //! The process's map of sluice allocations (never destroyed: used by workers at exit).
