@@ -1,9 +1,8 @@
 // sluice-probe-queue-depth: how many operations of one kind can be enqueued on
 // a CUDA stream that is held (by a sluice gate: a stream wait on a flag) before
 // the enqueueing call blocks in the driver. A held stream cannot drain, so a
-// caller that enqueues past this depth before releasing the hold deadlocks;
-// docs/conformance/cuda-h100-partial.md shows sluice's host_func doing so at
-// about 56 before host functions were batched. Kinds: raw cudaLaunchHostFunc, raw cudaMemsetAsync, sluice
+// caller that enqueues past this depth before releasing the hold deadlocks
+// (docs/design.md, "Host-function batches and queue depth"). Kinds: raw cudaLaunchHostFunc, raw cudaMemsetAsync, sluice
 // host_func, sluice wait_value (a stream wait whose flag is already set).
 //
 //   sluice-probe-queue-depth [--max=N]       (default N = 4096)
