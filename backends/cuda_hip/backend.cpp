@@ -9,6 +9,8 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 namespace sluice {
 namespace detail {
@@ -345,6 +347,28 @@ using detail::engine;
 backend_kind backend() noexcept { return gpu::api::kind; }
 const char* backend_name() noexcept { return gpu::api::name; }
 
+namespace {
+
+//! The kernel driver's version from the file the traits name; empty if none.
+std::string kernel_driver_version() {
+  std::ifstream in(gpu::api::kernel_driver_file);
+  std::string line;
+  if (!in || !std::getline(in, line)) return {};
+  const std::string marker = gpu::api::kernel_driver_marker;
+  std::size_t at = 0;
+  if (!marker.empty()) {
+    at = line.find(marker);
+    if (at == std::string::npos) return {};
+    at += marker.size();
+  }
+  std::istringstream words(line.substr(at));
+  std::string version;
+  words >> version;
+  return version;
+}
+
+}  // namespace
+
 std::string backend_version() {
   int runtime = 0;
   int driver = 0;
@@ -358,6 +382,7 @@ std::string backend_version() {
   else
     out += ", no driver";
   gpu::api::clear_last_error();
+  if (const std::string k = kernel_driver_version(); !k.empty()) out += ", kernel driver " + k;
   out += ", " + std::to_string(engine().count) + " devices";
   return out;
 }

@@ -113,6 +113,10 @@ struct cuda_api {
   static status driver_version(int* v) noexcept {
     return {cudaDriverGetVersion(v), "cudaDriverGetVersion"};
   }
+  // The kernel driver's own version (580.159.04), which the runtime does not
+  // report: first line of this file, the word after the marker.
+  static constexpr const char* kernel_driver_file = "/proc/driver/nvidia/version";
+  static constexpr const char* kernel_driver_marker = "Kernel Module";
   //! "13.0" from 13000.
   static std::string version_string(int v) {
     return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
