@@ -1,5 +1,7 @@
 #include "host_functions.hpp"
 
+#include <cstdio>
+
 #include <sluice/error.hpp>
 
 #include <exception>
@@ -30,6 +32,13 @@ void throw_host_function_failures(int device, const std::vector<std::string>& fa
     message += ")";
   }
   throw error(errc::host_function_failed, message, 0, "sluice::stream_ref::host_func");
+}
+
+void print_unreported_failures(int device, const std::vector<std::string>& failures) noexcept {
+  for (const auto& message : failures)
+    std::fprintf(stderr, "sluice: a host function failed on a destroyed stream of device %d: %s\n",
+                 device, message.c_str());
+  std::fflush(stderr);
 }
 
 }  // namespace sluice::detail

@@ -18,4 +18,8 @@ std::optional<std::string> run_host_task(host_task& task) noexcept;
 [[noreturn]] void throw_host_function_failures(int device,
                                                const std::vector<std::string>& failures);
 
+//! Nothing is lost: failures that no ready()/synchronize() reported before
+//! their stream was destroyed go to stderr, one line each, naming the device.
+void print_unreported_failures(int device, const std::vector<std::string>& failures) noexcept;
+
 }  // namespace sluice::detail

@@ -1,6 +1,7 @@
 // The GPU backend: start-up, errors, devices, the stream-state pool, sluice's
 // own threads and the host-mapped words behind flags and host-function gates.
 #include "environment.hpp"
+#include "host_functions.hpp"
 #include "gpu.hpp"
 #include "priority.hpp"
 
@@ -242,9 +243,7 @@ void stream_state::release() noexcept {
 
 void engine_t::recycle(stream_state* s) noexcept {
   // Nothing is lost: failures nobody asked about are reported here.
-  for (const auto& message : s->errors)
-    std::fprintf(stderr, "sluice: a host function failed on a destroyed stream of device %d: %s\n",
-                 s->device, message.c_str());
+  print_unreported_failures(s->device, s->errors);
   s->errors.clear();
   s->has_errors.store(false);
   auto& d = devices[static_cast<std::size_t>(s->device)];

@@ -119,6 +119,16 @@ stream::~stream() {
   // Invalidate every stream_ref; pending host functions and stream-ordered
   // buffers keep the state (and the vendor stream) alive until they are done.
   state_->generation.fetch_add(1, std::memory_order_relaxed);
+  // Failures already known are reported now: the state may outlive the process.
+  if (state_->has_errors.load(std::memory_order_acquire)) {
+    std::vector<std::string> taken;
+    {
+      std::lock_guard<std::mutex> lock(state_->errors_m);
+      taken.swap(state_->errors);
+      state_->has_errors.store(false, std::memory_order_relaxed);
+    }
+    detail::print_unreported_failures(state_->device, taken);
+  }
   state_->release();
 }
 

@@ -2,6 +2,7 @@
 #include "chaos.hpp"
 #include "environment.hpp"
 #include "host.hpp"
+#include "host_functions.hpp"
 #include "mutation.hpp"
 
 #include <sluice/native.hpp>
@@ -86,9 +87,7 @@ stream_state* backend::new_stream(device_state& d, int native) {
 
 void backend::recycle(stream_state* s) noexcept {
   // Nothing is lost: failures nobody asked about are reported here.
-  for (const auto& message : s->errors)
-    std::fprintf(stderr, "sluice: a host function failed on a destroyed stream of device %d: %s\n",
-                 s->dev->id, message.c_str());
+  print_unreported_failures(s->dev->id, s->errors);
   s->errors.clear();
   s->has_errors.store(false);
   {

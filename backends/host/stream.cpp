@@ -75,6 +75,16 @@ stream::~stream() {
   if (state_ == nullptr) return;
   // Invalidate every stream_ref to this stream; queued work keeps the state alive.
   state_->generation.fetch_add(1, std::memory_order_relaxed);
+  // Failures already known are reported now: the state may outlive the process.
+  if (state_->has_errors.load(std::memory_order_acquire)) {
+    std::vector<std::string> taken;
+    {
+      std::lock_guard<std::mutex> lock(state_->waiters_m);
+      taken.swap(state_->errors);
+      state_->has_errors.store(false, std::memory_order_relaxed);
+    }
+    detail::print_unreported_failures(state_->dev->id, taken);
+  }
   state_->release();
 }
 

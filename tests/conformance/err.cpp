@@ -117,6 +117,31 @@ int fault_child_checks() {
   }
 }
 
+constexpr const char* lost_exception_marker = "sluice-conformance-lost-exception-7f3a";
+
+//! The host-function child: a host function throws, nobody calls ready() or
+//! synchronize() on its stream, the stream is destroyed. The failure must be
+//! printed (to stderr, once), and the process must exit cleanly.
+int host_function_child_checks() {
+  try {
+    const sluice::device dev{0};
+    sluice::event done{dev};
+    {
+      sluice::stream s{dev};
+      s.host_func([] { throw std::runtime_error(lost_exception_marker); });
+      done.record(s);
+      done.synchronize();  // the function has run; its failure is not reported yet
+      std::printf("destroying the stream without asking it\n");
+    }
+    std::printf("the stream is destroyed; exiting cleanly\n");
+    std::fflush(stdout);
+    return 0;
+  } catch (const std::exception& x) {
+    std::printf("unexpected exception: %s\n", x.what());
+    return fault_unexpected_exception;
+  }
+}
+
 struct child_result {
   int exit_code = -1;
   std::string output;
@@ -124,7 +149,7 @@ struct child_result {
 
 //! Starts this program again as the fault child; collects its output and exit
 //! code; kills it after 120 s (a hang is a failure, not a wait forever).
-child_result run_fault_child() {
+child_result run_fault_child(const char* kind) {
   child_result r;
   int out[2];
   if (pipe(out) != 0) {
@@ -138,7 +163,7 @@ child_result run_fault_child() {
   posix_spawn_file_actions_addclose(&actions, out[0]);
   std::vector<std::string> env_strings;
   for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
-  env_strings.push_back(std::string(fault_child_variable) + "=1");
+  env_strings.push_back(std::string(fault_child_variable) + "=" + kind);
   std::vector<char*> env;
   for (auto& v : env_strings) env.push_back(v.data());
   env.push_back(nullptr);
@@ -288,13 +313,27 @@ TEST(Errors, ERR_1__failures_carry_code_api_and_a_message) {
 TEST(Errors, ERR_2__a_device_fault_is_sticky) {
   if (sluice::backend() == sluice::backend_kind::host)
     GTEST_SKIP() << "host backend has no asynchronous device faults";
-  const child_result child = run_fault_child();
+  const child_result child = run_fault_child("device");
   EXPECT_EQ(child.exit_code, 0) << "the child's verdict: " << fault_child_verdict(child.exit_code)
                                 << "\nits output:\n"
                                 << child.output;
   // The child reported the fault and then exited cleanly (exit code 0 is only
   // returned after every check passed, not after a crash or an abort).
   EXPECT_TRUE(contains(child.output, "device_fault")) << child.output;
+}
+
+// HOST-4, nothing lost: an exception that no ready()/synchronize() reported
+// before its stream was destroyed is printed once, and the process exits
+// cleanly. In a child process, to see its whole output and exit status.
+TEST(HostFunctions, HOST_4__an_unreported_exception_is_printed_once_when_its_stream_dies) {
+  const child_result child = run_fault_child("host_function");
+  EXPECT_EQ(child.exit_code, 0) << "its output:\n" << child.output;
+  std::size_t count = 0;
+  for (std::size_t at = child.output.find(lost_exception_marker); at != std::string::npos;
+       at = child.output.find(lost_exception_marker, at + 1))
+    ++count;
+  EXPECT_EQ(count, 1U) << "the failure was printed " << count << " times:\n" << child.output;
+  EXPECT_TRUE(contains(child.output, "failed on a destroyed stream")) << child.output;
 }
 
 // After each kind of recoverable error, the next valid calls on the same
@@ -437,7 +476,8 @@ namespace sluice::conformance {
 bool fault_child_requested() { return std::getenv(fault_child_variable) != nullptr; }
 
 int fault_child_main() {
-  const int code = fault_child_checks();
+  const std::string kind = std::getenv(fault_child_variable);
+  const int code = kind == "host_function" ? host_function_child_checks() : fault_child_checks();
   std::fflush(stdout);
   return code;
 }
