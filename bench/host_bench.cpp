@@ -26,6 +26,8 @@
 // docs/performance.md.
 #include <sluice/sluice.hpp>
 
+#include "range_map.hpp"
+
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -408,6 +410,23 @@ benchmark::internal::Benchmark* common(benchmark::internal::Benchmark* b, double
       ->MinTime(min_time);
 }
 
+// The range check every copy and fill makes on both backends (src/range_map):
+// range(0) distinct allocations looked up in turn. 1: always the per-thread
+// cache; 8: never (the cache has 4 entries), so each lookup takes the shared
+// lock and searches the map. No clock of the backend is involved.
+void range_map_find(benchmark::State& state) {
+  sluice::detail::range_map map;
+  std::vector<std::vector<unsigned char>> blocks(8, std::vector<unsigned char>(4096));
+  for (auto& b : blocks) map.add(b.data(), b.size(), &b, 0);
+  const auto distinct = static_cast<std::size_t>(state.range(0));
+  std::size_t i = 0;
+  for (auto _ : state) {
+    auto found = map.find(blocks[i].data() + 64, 64);
+    benchmark::DoNotOptimize(found);
+    i = i + 1 == distinct ? 0 : i + 1;
+  }
+}
+
 void register_all() {
   struct enqueue_case {
     const char* name;
@@ -445,6 +464,15 @@ void register_all() {
   common(benchmark::RegisterBenchmark("floor/condvar_ping_pong", floor_condvar_ping_pong), 0.2)
       ->Unit(benchmark::kMicrosecond);
 
+  // Wall time: nothing asynchronous around the lookups.
+  benchmark::RegisterBenchmark("range_map/find", range_map_find)
+      ->Repetitions(repetitions)
+      ->DisplayAggregatesOnly(true)
+      ->MinTime(0.05)
+      ->ArgName("distinct")
+      ->Arg(1)
+      ->Arg(8)
+      ->Unit(benchmark::kNanosecond);
   common(benchmark::RegisterBenchmark("throughput/fill_64B", throughput_fill), 0.1)
       ->ArgName("streams")
       ->Arg(1)
