@@ -239,7 +239,7 @@ struct hip_api {
   // words like the CUDA traits (flags and gates are 64-bit words holding 32-bit values).
   //! Later work on s waits until *device_word >= value.
   // hipStreamWaitValueGte with the full mask: waits until (*ptr & mask) >= value
-  // (hip_runtime_api.h:2092), an unsigned compare.
+  // (hip_runtime_api.h:2126, HIP 5.2), an unsigned compare.
   static status stream_wait_value(stream_t s, void* device_word, std::uint64_t value) noexcept {
     return {hipStreamWaitValue64(s, device_word, value, hipStreamWaitValueGte, ~std::uint64_t{0}),
             "hipStreamWaitValue64"};
