@@ -2,6 +2,7 @@
 // own threads and the host-mapped words behind flags and host-function gates.
 #include "environment.hpp"
 #include "host_functions.hpp"
+#include "trace.hpp"
 #include "gpu.hpp"
 #include "priority.hpp"
 
@@ -149,6 +150,17 @@ engine_t::engine_t() {
   for (int i = 0; i < n; ++i) devices[static_cast<std::size_t>(i)].id = i;
   peer_enabled = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(n) *
                                                        static_cast<std::size_t>(n));
+  // Not silently ignored: the GPU backends do not trace yet.
+  if (const char* t = std::getenv("SLUICE_TRACE"); t != nullptr && *t != '\0')
+    std::fprintf(stderr, "sluice: SLUICE_TRACE=%s is ignored: tracing is not implemented on the %s "
+                         "backend yet\n", t, api::name);
+}
+
+bool trace_supported() noexcept { return false; }
+
+void enqueue_trace_marker(stream_ref, const std::string&, bool) {
+  fail(errc::not_supported, "sluice::trace_range", "tracing is not implemented on the ", api::name,
+       " backend yet");
 }
 
 namespace {

@@ -44,6 +44,7 @@ startup start() {
     b->peer_enabled = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(count) *
                                                             static_cast<std::size_t>(count));
     r.instance = b;
+    trace::start_from_environment();  // SLUICE_TRACE=<path>
   } catch (...) {
     r.failure = std::current_exception();
   }
@@ -69,6 +70,7 @@ stream_state* backend::new_stream(device_state& d, int native) {
   }
   if (s == nullptr) s = new stream_state();  // pooled, never freed: stale refs stay readable
   s->pool_next = nullptr;
+  s->trace_id = trace::new_stream_id();
   s->dev = &d;
   s->native_priority = native;
   s->level = native - host_priority_range.greatest;

@@ -16,6 +16,7 @@ namespace {
 //! plain record is a marker whose completion is the stream's position.
 struct record_op final : op {
   explicit record_op(std::shared_ptr<record_state> r) : rec(std::move(r)) {}
+  void describe(trace::record& r) const override { r.kind = "record"; }
   step run(stream_state&) override {
     if (rec) rec->timestamp_ns.store(now_ns(), std::memory_order_relaxed);
     return step::done;

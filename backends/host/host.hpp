@@ -22,6 +22,7 @@
 #pragma once
 
 #include "checks.hpp"
+#include "trace.hpp"
 
 #include <sluice/sluice.hpp>
 
@@ -59,7 +60,10 @@ enum class step {
 struct op {
   std::atomic<op*> next{nullptr};
   seq_t seq = 0;
+  std::unique_ptr<trace::record> trace;  // set at enqueue while tracing, else null
   virtual ~op() = default;
+  //! What the trace says about it: kind, bytes, path, what a wait waits for.
+  virtual void describe(trace::record& r) const { (void)r; }
   //! Runs on the thread that owns the stream now. After returning `parked`
   //! the op must not touch the stream again (it may already run elsewhere).
   virtual step run(stream_state& s) = 0;
@@ -74,6 +78,7 @@ struct stream_state final : listener {
   device_state* dev = nullptr;
   int native_priority = 0;
   int level = 1;  // index into the device's ready queues
+  std::uint64_t trace_id = 0;  // this stream's id in traces (new per stream)
   std::atomic<std::uint32_t> generation{1};
   alignas(64) std::atomic<int> refs{
       0};  // own line: taken and dropped by records on the caller side

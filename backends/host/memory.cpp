@@ -61,6 +61,11 @@ struct deferred_free final : listener {
 
 struct copy_op final : op {
   copy_op(void* d, const void* s, std::size_t n) : dst(d), src(s), bytes(n) {}
+  void describe(trace::record& r) const override {
+    r.kind = peer_path != nullptr ? "copy_peer" : "copy";
+    r.path = peer_path;
+    r.bytes = bytes;
+  }
   step run(stream_state&) override {
     std::memcpy(dst, snapshot ? snapshot.get() : src, bytes);
     return step::done;
@@ -69,10 +74,15 @@ struct copy_op final : op {
   const void* src;
   std::size_t bytes;
   std::unique_ptr<unsigned char[]> snapshot;  // a pageable source, copied at enqueue (MEM-3)
+  const char* peer_path = nullptr;            // copy_peer: its path, for the trace
 };
 
 struct fill_op final : op {
   fill_op(void* d, unsigned char v, std::size_t n) : dst(d), value(v), bytes(n) {}
+  void describe(trace::record& r) const override {
+    r.kind = "fill";
+    r.bytes = bytes;
+  }
   step run(stream_state&) override {
     std::memset(dst, value, bytes);
     return step::done;
@@ -174,8 +184,9 @@ void release_pinned(allocation* a) noexcept {
 
 //! Enqueues a memcpy on s after the checks of copy(); shared with copy_peer.
 seq_t enqueue_copy(stream_state& s, void* dst, const void* src, std::size_t bytes,
-                   bool snapshot_source, const char* api) {
+                   bool snapshot_source, const char* api, const char* peer_path) {
   auto o = std::make_unique<copy_op>(dst, src, bytes);
+  o->peer_path = peer_path;
   if (snapshot_source) {
     o->snapshot.reset(new (std::nothrow) unsigned char[bytes]);
     if (!o->snapshot)
@@ -196,7 +207,7 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
   const bool dst_pageable = dst_allocation == nullptr;
   const bool src_pageable = src_allocation == nullptr;
   if (dst_pageable) detail::check_not_self_wait(st, UINT64_MAX, api);
-  const auto seq = detail::enqueue_copy(st, dst, src, bytes, src_pageable, api);
+  const auto seq = detail::enqueue_copy(st, dst, src, bytes, src_pageable, api, nullptr);
   // A pageable destination holds the data when the call returns (MEM-3).
   if (dst_pageable) detail::wait_reached(st, seq, false);
 }

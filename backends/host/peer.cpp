@@ -12,7 +12,7 @@ namespace sluice {
 namespace detail {
 
 seq_t enqueue_copy(stream_state& s, void* dst, const void* src, std::size_t bytes,
-                   bool snapshot_source, const char* api);
+                   bool snapshot_source, const char* api, const char* peer_path);
 
 namespace {
 
@@ -26,6 +26,11 @@ std::atomic<bool>& peer_flag(int from, int to) {
 struct staged_copy_op final : op {
   static constexpr std::size_t chunk = std::size_t{4} << 20;
   staged_copy_op(void* d, const void* s, std::size_t n) : dst(d), src(s), bytes(n) {}
+  void describe(trace::record& r) const override {
+    r.kind = "copy_peer";
+    r.path = "staged";
+    r.bytes = bytes;
+  }
   step run(stream_state&) override {
     auto bounce = std::make_unique<unsigned char[]>(std::min(bytes, chunk));
     for (std::size_t done = 0; done < bytes; done += chunk) {
@@ -71,7 +76,7 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   if (path == copy_path::staged)
     detail::enqueue(st, new detail::staged_copy_op(dst, src, bytes));
   else
-    detail::enqueue_copy(st, dst, src, bytes, false, api);
+    detail::enqueue_copy(st, dst, src, bytes, false, api, to_string(path));
   return path;
 }
 

@@ -155,6 +155,8 @@ void device_state::worker_main() {
 void run_stream(stream_state& s) noexcept {
   for (;;) {
     chaos::pause(chaos::site::before_op);
+    if (s.head->trace != nullptr && s.head->trace->start_ns == 0) [[unlikely]]
+      s.head->trace->start_ns = trace::now_ns();
     const step r = s.head->run(s);
     if (r != step::done) return;  // parked or handed off: someone else resumes s
     if (!complete_head(s)) return;
@@ -169,6 +171,10 @@ bool complete_head(stream_state& s) noexcept {
   chaos::pause(chaos::site::before_completion);
   op* o = s.head;
   const seq_t seq = o->seq;
+  if (o->trace != nullptr) [[unlikely]] {
+    o->trace->end_ns = trace::now_ns();
+    trace::submit(std::move(*o->trace));
+  }
   s.completed.store(seq);  // seq_cst: pairs with when_reached and wait_reached
   if (seq >= s.next_waiter.load()) {
     std::vector<listener*> fire;
@@ -213,10 +219,27 @@ bool complete_head(stream_state& s) noexcept {
 seq_t enqueue(stream_state& s, op* o) {
   seq_t seq = 0;
   bool activate = false;
+  if (trace::enabled()) [[unlikely]] {
+    try {
+      auto r = std::make_unique<trace::record>();
+      o->describe(*r);
+      r->device = s.dev->id;
+      r->stream = s.trace_id;
+      r->priority = s.native_priority;
+      r->host_thread = trace::thread_id();
+      r->enqueue_ns = trace::now_ns();
+      o->trace = std::move(r);
+    } catch (...) {
+      delete o;
+      throw;
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(s.queue_m);
     seq = s.enqueued.load(std::memory_order_relaxed) + 1;
     o->seq = seq;
+    if (o->trace != nullptr) [[unlikely]]
+      o->trace->seq = seq;
     s.enqueued.store(seq, std::memory_order_release);
     if (s.tail != nullptr) {
       s.tail->next.store(o, std::memory_order_release);
@@ -286,6 +309,7 @@ namespace {
 
 struct host_function_op final : op {
   explicit host_function_op(std::unique_ptr<host_task> t) : task(std::move(t)) {}
+  void describe(trace::record& r) const override { r.kind = "host_func"; }
   step run(stream_state& s) override {
     engine().pool.submit(&s);
     return step::handed_off;

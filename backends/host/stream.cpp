@@ -20,6 +20,11 @@ namespace {
 //! Holds the stream until another stream reaches a position (wait(event), wait(stream)).
 struct wait_position_op final : op {
   wait_position_op(stream_state* o, seq_t q) : other(o), target(q) { other->add_ref(); }
+  void describe(trace::record& r) const override {
+    r.kind = "wait";
+    r.from_stream = other->trace_id;
+    r.from_seq = target;
+  }
   ~wait_position_op() override { other->release(); }
   step run(stream_state& s) override {
     return when_reached(*other, target, &s) ? step::parked : step::done;
@@ -30,6 +35,7 @@ struct wait_position_op final : op {
 
 struct wait_flag_op final : op {
   wait_flag_op(flag_state* f, std::uint32_t v) : flag(f), value(v) { flag->add_ref(); }
+  void describe(trace::record& r) const override { r.kind = "wait_value"; }
   ~wait_flag_op() override { flag->release(); }
   step run(stream_state& s) override {
     return flag->wait_for(value, &s) ? step::parked : step::done;
@@ -40,6 +46,7 @@ struct wait_flag_op final : op {
 
 struct write_flag_op final : op {
   write_flag_op(flag_state* f, std::uint32_t v) : flag(f), value(v) { flag->add_ref(); }
+  void describe(trace::record& r) const override { r.kind = "write_value"; }
   ~write_flag_op() override { flag->release(); }
   step run(stream_state&) override {
     flag->store(value);
@@ -49,7 +56,27 @@ struct write_flag_op final : op {
   std::uint32_t value;
 };
 
+//! A trace_range's begin or end: completes at once, timed like any operation.
+struct marker_op final : op {
+  marker_op(bool b, std::string n) : begin(b), name(std::move(n)) {}
+  void describe(trace::record& r) const override {
+    r.kind = begin ? "range_begin" : "range_end";
+    r.label = name;
+  }
+  step run(stream_state&) override { return step::done; }
+  bool begin;
+  std::string name;
+};
+
 }  // namespace
+
+bool trace_supported() noexcept { return true; }
+
+void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin) {
+  auto& st = checked(s, begin ? "sluice::trace_range" : "sluice::trace_range::~trace_range");
+  if (!trace::enabled()) return;
+  enqueue(st, new marker_op(begin, name));
+}
 
 void enqueue_wait(stream_state& s, stream_state& other, seq_t target) {
   // Already reached: nothing to hold (also keeps a stream's wait on itself trivial).

@@ -10,4 +10,5 @@
 #include <sluice/memory.hpp>
 #include <sluice/peer.hpp>
 #include <sluice/stream.hpp>
+#include <sluice/trace.hpp>
 #include <sluice/version.hpp>

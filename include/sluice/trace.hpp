@@ -1,0 +1,60 @@
+// sluice/trace.hpp: (extension) a timeline of every sluice operation, written
+// as Chrome-trace / Perfetto JSON.
+//
+// Synopsis
+//   void trace_begin(const std::string& path);  // start collecting (or SLUICE_TRACE=<path>)
+//   std::size_t trace_end();                    // stop; write the file; operations written
+//   bool tracing() noexcept;
+//   class trace_range {                         // a named range of the user's own work
+//     trace_range(stream_ref s, std::string name);  // marks the start on s
+//     ~trace_range();                               // marks the end on s
+//   };
+//
+// Each operation (copy, fill, copy_peer, host_func, record, waits, flag
+// operations, trace ranges) is timed where it runs (on the device's timeline:
+// from the moment it could start to its completion) and where it was enqueued
+// (host thread and time). The file has one track per stream per device, host
+// tracks per enqueueing thread, flow arrows from the work a wait waited for
+// to the wait, and copy sizes and paths as arguments. Off by default; while
+// off, each operation pays one relaxed atomic load.
+#pragma once
+
+#include <sluice/stream.hpp>
+
+#include <cstddef>
+#include <string>
+
+namespace sluice {
+
+//! Starts collecting a trace, to be written to `path` by trace_end() (or at
+//! process exit). Throws errc::invalid_argument if a trace is already being
+//! collected or the path is empty.
+void trace_begin(const std::string& path);
+
+//! Stops collecting, waits for nothing (operations not yet complete are left
+//! out), writes the file and returns the number of operations in it. Throws
+//! errc::invalid_argument if no trace is being collected, and errc::backend_failure
+//! if the file cannot be written. Call it after synchronizing the work you
+//! want in the trace.
+std::size_t trace_end();
+
+//! True while a trace is being collected.
+bool tracing() noexcept;
+
+//! A named range on a stream: everything enqueued on `s` between its
+//! construction and its destruction. Costs two marker operations on the
+//! stream while tracing, nothing otherwise.
+class trace_range {
+ public:
+  trace_range(stream_ref s, std::string name);
+  ~trace_range();
+  trace_range(const trace_range&) = delete;
+  trace_range& operator=(const trace_range&) = delete;
+
+ private:
+  stream_ref stream_;
+  std::string name_;
+  bool active_ = false;
+};
+
+}  // namespace sluice

@@ -1,0 +1,66 @@
+// The backend-neutral part of tracing (include/sluice/trace.hpp): the record
+// of one operation, the per-thread collection, and the Chrome-trace writer.
+// Backends fill records at enqueue, start and completion. Internal.
+#pragma once
+
+#include <sluice/stream.hpp>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace sluice::detail {
+
+// Per backend: whether it records operations, and its trace_range markers
+// (enqueued only while tracing).
+bool trace_supported() noexcept;
+void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin);
+
+}  // namespace sluice::detail
+
+namespace sluice::detail::trace {
+
+//! One operation on one stream.
+struct record {
+  const char* kind = "op";   // "copy", "fill", "copy_peer", "host_func", "record", ...
+  std::string label;         // a trace_range's name
+  const char* path = nullptr;  // copy_peer: "local", "direct", "staged"
+  std::size_t bytes = 0;
+  int device = 0;
+  std::uint64_t stream = 0;  // the stream's trace id (unique in the process)
+  int priority = 0;          // native priority of the stream
+  std::uint64_t seq = 0;     // position in its stream
+  std::uint64_t host_thread = 0;
+  std::int64_t enqueue_ns = 0;  // when the host enqueued it
+  std::int64_t start_ns = 0;    // when the stream reached it
+  std::int64_t end_ns = 0;      // when it completed
+  std::uint64_t from_stream = 0;  // a wait: the stream and position it waited for
+  std::uint64_t from_seq = 0;
+};
+
+extern std::atomic<bool> on;
+
+//! True while a trace is being collected (one relaxed load).
+inline bool enabled() noexcept { return on.load(std::memory_order_relaxed); }
+
+//! The trace clock (steady_clock), in ns.
+std::int64_t now_ns() noexcept;
+
+//! A small id of the calling host thread (1, 2, ...), stable for its life.
+std::uint64_t thread_id() noexcept;
+
+//! A fresh stream id (1, 2, ...).
+std::uint64_t new_stream_id() noexcept;
+
+//! Hands a completed record to the collection (per-thread buffer, no shared lock).
+void submit(record&& r) noexcept;
+
+//! SLUICE_TRACE=<path>: starts a trace written at process exit. Called by a
+//! backend at start-up; a second call does nothing.
+void start_from_environment();
+
+//! Writes `records` as Chrome-trace JSON to `out`. Exposed for tests.
+std::string to_chrome_json(std::size_t* operations);
+
+}  // namespace sluice::detail::trace

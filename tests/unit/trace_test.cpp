@@ -1,0 +1,138 @@
+// Tracing on the host backend (include/sluice/trace.hpp): what the written
+// Chrome-trace file holds.
+#include <sluice/sluice.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream all;
+  all << in.rdbuf();
+  return all.str();
+}
+
+std::size_t count_of(const std::string& text, const std::string& part) {
+  std::size_t n = 0;
+  for (auto at = text.find(part); at != std::string::npos; at = text.find(part, at + 1)) ++n;
+  return n;
+}
+
+std::string temp_path(const char* name) {
+  return "/tmp/sluice-" + std::to_string(::getpid()) + "-" + name + ".json";
+}
+
+TEST(Trace, EveryOperationIsWrittenWithItsTrackArgumentsAndFlows) {
+  if (sluice::device_count() < 2) GTEST_SKIP() << "needs 2 (simulated) devices";
+  const std::string path = temp_path("ops");
+  const sluice::device d0{0}, d1{1};
+  sluice::stream s{d0}, t{d1};
+  sluice::device_buffer<unsigned char> a{d0, 4096}, b{d1, 4096};
+  sluice::pinned_buffer<unsigned char> p{4096};
+  sluice::event e{d0};
+
+  sluice::flag gate{0};
+  sluice::trace_begin(path);
+  EXPECT_TRUE(sluice::tracing());
+  s.wait_value(gate, 1);  // held until everything is enqueued: t's wait on e is a real one
+  sluice::fill(s, a.data(), 1, 4096);
+  sluice::copy(s, p.data(), a.data(), 4096);
+  e.record(s);
+  t.wait(e);
+  const sluice::copy_path path_taken =
+      sluice::copy_peer(t, b.data(), d1, a.data(), d0, 4096);
+  {
+    sluice::trace_range forward(t, "forward \"chunk\" 1");
+    sluice::fill(t, b.data(), 2, 4096);
+  }
+  s.host_func([] {});
+  gate.store(1);
+  s.synchronize();
+  t.synchronize();
+  const std::size_t written = sluice::trace_end();
+  EXPECT_FALSE(sluice::tracing());
+
+  // wait_value, fill, copy, record, host_func on s; wait, copy_peer, range begin/end,
+  // fill on t.
+  EXPECT_EQ(written, 10U);
+  const std::string json = read_file(path);
+  std::remove(path.c_str());
+  ASSERT_FALSE(json.empty());
+  EXPECT_EQ(json.rfind("{\"displayTimeUnit\"", 0), 0U) << json.substr(0, 80);
+  EXPECT_EQ(count_of(json, "{"), count_of(json, "}"));
+  EXPECT_EQ(count_of(json, "["), count_of(json, "]"));
+  EXPECT_EQ(count_of(json, "\"cat\": \"op\""), 8U);
+  EXPECT_EQ(count_of(json, "\"cat\": \"enqueue\""), 10U);
+  EXPECT_EQ(count_of(json, "\"name\": \"wait_value\", \"cat\": \"op\""), 1U);
+  EXPECT_EQ(count_of(json, "\"name\": \"fill\", \"cat\": \"op\""), 2U);
+  EXPECT_EQ(count_of(json, "\"name\": \"copy\", \"cat\": \"op\""), 1U);
+  EXPECT_EQ(count_of(json, "\"name\": \"copy_peer\", \"cat\": \"op\""), 1U);
+  EXPECT_EQ(count_of(json, "\"name\": \"host_func\", \"cat\": \"op\""), 1U);
+  EXPECT_EQ(count_of(json, "\"name\": \"record\", \"cat\": \"op\""), 1U);
+  EXPECT_EQ(count_of(json, "\"name\": \"wait\", \"cat\": \"op\""), 1U);
+  EXPECT_NE(json.find("\"path\": \"" + std::string(sluice::to_string(path_taken)) + "\""),
+            std::string::npos);
+  EXPECT_GE(count_of(json, "\"bytes\": 4096"), 4U);
+  // The user's range, escaped, on t's track.
+  EXPECT_EQ(count_of(json, "\"name\": \"forward \\\"chunk\\\" 1\", \"cat\": \"range\""), 1U);
+  // The wait on e: one flow from the record on s to the wait on t.
+  EXPECT_EQ(count_of(json, "\"ph\": \"s\""), 1U);
+  EXPECT_EQ(count_of(json, "\"ph\": \"f\""), 1U);
+  // Tracks: both devices, both streams, the host thread.
+  EXPECT_NE(json.find("\"name\": \"device 0 (host)\""), std::string::npos);
+  EXPECT_NE(json.find("\"name\": \"device 1 (host)\""), std::string::npos);
+  EXPECT_EQ(count_of(json, "\"name\": \"thread_name\""), 3U);  // 2 streams + 1 host thread
+  EXPECT_EQ(json.find("nan"), std::string::npos);
+  EXPECT_EQ(json.find("\"dur\": -"), std::string::npos) << "a negative duration";
+}
+
+TEST(Trace, NothingIsRecordedWhileOff) {
+  const std::string path = temp_path("off");
+  sluice::stream s{sluice::device{0}};
+  sluice::device_buffer<unsigned char> a{sluice::device{0}, 64};
+  sluice::fill(s, a.data(), 1, 64);  // before the trace: not in it
+  s.synchronize();
+  {
+    sluice::trace_range outside(s, "not traced");  // no trace: no markers
+  }
+  sluice::trace_begin(path);
+  sluice::fill(s, a.data(), 2, 64);
+  s.synchronize();
+  EXPECT_EQ(sluice::trace_end(), 1U);
+  const std::string json = read_file(path);
+  std::remove(path.c_str());
+  EXPECT_EQ(json.find("not traced"), std::string::npos);
+}
+
+TEST(Trace, MisuseIsRejected) {
+  const std::string path = temp_path("misuse");
+  EXPECT_THROW((void)sluice::trace_end(), sluice::error);
+  EXPECT_THROW(sluice::trace_begin(""), sluice::error);
+  sluice::trace_begin(path);
+  try {
+    sluice::trace_begin(path);
+    ADD_FAILURE() << "a second trace_begin was accepted";
+  } catch (const sluice::error& e) {
+    EXPECT_EQ(e.code(), sluice::errc::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("already"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(sluice::trace_end(), 0U);
+  std::remove(path.c_str());
+  sluice::trace_begin("/nonexistent-directory/trace.json");
+  try {
+    (void)sluice::trace_end();
+    ADD_FAILURE() << "writing to a missing directory succeeded";
+  } catch (const sluice::error& e) {
+    EXPECT_EQ(e.code(), sluice::errc::backend_failure);
+  }
+  EXPECT_FALSE(sluice::tracing());
+}
+
+}  // namespace
