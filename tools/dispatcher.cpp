@@ -4,11 +4,13 @@
 //
 //   sluice [--backend host|cuda|hip] <info|conformance> [options]
 //   sluice backends
+//   sluice trace report <file>   (no backend: reads a trace file)
 //
 // Choice: --backend, else $SLUICE_BACKEND, else the first GPU backend (cuda,
 // then hip) that was built and reports at least one device, else host.
 // docs/tool.md describes it.
 #include "self_path.hpp"
+#include "trace_report.hpp"
 
 #include <sluice/version.hpp>
 
@@ -43,6 +45,7 @@ const char* const help =
     "  info          backend, devices, stream priorities, stream limits, link matrix\n"
     "  conformance   run the conformance suite, one line per rule of docs/semantics.md\n"
     "  backends      list the backends that were built and which one is the default\n"
+    "  trace report <file>  overlap, idle gaps, waits and critical path of a sluice trace\n"
     "\n"
     "The backend: --backend NAME, else $SLUICE_BACKEND, else the first GPU backend\n"
     "(cuda, hip) that was built and has a device, else host. Each backend is a\n"
@@ -223,6 +226,9 @@ int dispatch(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   try {
+    // `sluice trace report <file>` reads a file: no backend involved.
+    if (argc >= 2 && std::string(argv[1]) == "trace")
+      return sluice::tool::trace_command(argc - 1, argv + 1);
     return dispatch(argc, argv);
   } catch (const std::exception& e) {
     std::cerr << "sluice: error: " << e.what() << '\n';

@@ -1,0 +1,439 @@
+#include "trace_report.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+
+namespace sluice::tool {
+namespace {
+
+// --- a small JSON reader (objects, arrays, strings, numbers, literals) -------
+
+struct value {
+  enum class type { null, boolean, number, string, array, object } t = type::null;
+  double number = 0;
+  std::string text;
+  std::vector<value> items;
+  std::vector<std::pair<std::string, value>> fields;
+
+  const value* field(const std::string& name) const {
+    for (const auto& f : fields)
+      if (f.first == name) return &f.second;
+    return nullptr;
+  }
+  double number_or(const std::string& name, double fallback) const {
+    const value* v = field(name);
+    return v != nullptr && v->t == type::number ? v->number : fallback;
+  }
+  std::string text_or(const std::string& name, const std::string& fallback) const {
+    const value* v = field(name);
+    return v != nullptr && v->t == type::string ? v->text : fallback;
+  }
+};
+
+class parser {
+ public:
+  explicit parser(const std::string& s) : s_(s) {}
+  value document() {
+    value v = parse();
+    skip();
+    if (i_ != s_.size()) fail("text after the JSON value");
+    return v;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw std::runtime_error("malformed trace JSON at byte " + std::to_string(i_) + ": " + what);
+  }
+  void skip() {
+    while (i_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[i_]))) ++i_;
+  }
+  char peek() {
+    skip();
+    if (i_ >= s_.size()) fail("unexpected end");
+    return s_[i_];
+  }
+  void expect(char c) {
+    if (peek() != c) fail(std::string("expected '") + c + "'");
+    ++i_;
+  }
+  value parse() {
+    const char c = peek();
+    if (c == '{') return object();
+    if (c == '[') return array();
+    if (c == '"') {
+      value v;
+      v.t = value::type::string;
+      v.text = string();
+      return v;
+    }
+    if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) return number();
+    return literal();
+  }
+  value object() {
+    value v;
+    v.t = value::type::object;
+    expect('{');
+    if (peek() == '}') {
+      ++i_;
+      return v;
+    }
+    for (;;) {
+      if (peek() != '"') fail("expected a field name");
+      std::string name = string();
+      expect(':');
+      v.fields.emplace_back(std::move(name), parse());
+      if (peek() == ',') {
+        ++i_;
+        continue;
+      }
+      expect('}');
+      return v;
+    }
+  }
+  value array() {
+    value v;
+    v.t = value::type::array;
+    expect('[');
+    if (peek() == ']') {
+      ++i_;
+      return v;
+    }
+    for (;;) {
+      v.items.push_back(parse());
+      if (peek() == ',') {
+        ++i_;
+        continue;
+      }
+      expect(']');
+      return v;
+    }
+  }
+  std::string string() {
+    expect('"');
+    std::string out;
+    while (i_ < s_.size() && s_[i_] != '"') {
+      char c = s_[i_++];
+      if (c == '\\') {
+        if (i_ >= s_.size()) fail("unterminated escape");
+        const char e = s_[i_++];
+        switch (e) {
+          case 'n': c = '\n'; break;
+          case 't': c = '\t'; break;
+          case 'r': c = '\r'; break;
+          case 'b': c = '\b'; break;
+          case 'f': c = '\f'; break;
+          case 'u': {
+            if (i_ + 4 > s_.size()) fail("short \\u escape");
+            const unsigned code = static_cast<unsigned>(std::stoul(s_.substr(i_, 4), nullptr, 16));
+            i_ += 4;
+            c = code < 0x80 ? static_cast<char>(code) : '?';
+            break;
+          }
+          default: c = e;  // \" \\ \/
+        }
+      }
+      out += c;
+    }
+    if (i_ >= s_.size()) fail("unterminated string");
+    ++i_;
+    return out;
+  }
+  value number() {
+    skip();
+    const char* begin = s_.c_str() + i_;
+    char* end = nullptr;
+    const double d = std::strtod(begin, &end);
+    if (end == begin) fail("bad number");
+    i_ += static_cast<std::size_t>(end - begin);
+    value v;
+    v.t = value::type::number;
+    v.number = d;
+    return v;
+  }
+  value literal() {
+    skip();
+    value v;
+    for (const char* word : {"true", "false", "null"}) {
+      const std::string w = word;
+      if (s_.compare(i_, w.size(), w) == 0) {
+        i_ += w.size();
+        v.t = w == "null" ? value::type::null : value::type::boolean;
+        v.number = w == "true" ? 1 : 0;
+        return v;
+      }
+    }
+    fail("unexpected character");
+  }
+
+  const std::string& s_;
+  std::size_t i_ = 0;
+};
+
+// --- interval arithmetic ----------------------------------------------------------
+
+using intervals = std::vector<std::pair<double, double>>;
+
+intervals merged(intervals v) {
+  std::sort(v.begin(), v.end());
+  intervals out;
+  for (const auto& x : v) {
+    if (x.second <= x.first) continue;
+    if (!out.empty() && x.first <= out.back().second)
+      out.back().second = std::max(out.back().second, x.second);
+    else
+      out.push_back(x);
+  }
+  return out;
+}
+
+double length(const intervals& v) {
+  double n = 0;
+  for (const auto& x : v) n += x.second - x.first;
+  return n;
+}
+
+double intersection(const intervals& a, const intervals& b) {
+  double n = 0;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const double lo = std::max(a[i].first, b[j].first);
+    const double hi = std::min(a[i].second, b[j].second);
+    if (hi > lo) n += hi - lo;
+    (a[i].second < b[j].second) ? ++i : ++j;
+  }
+  return n;
+}
+
+bool is_wait(const std::string& kind) { return kind == "wait" || kind == "wait_value"; }
+
+std::string stream_label(const stream_summary& s) {
+  return "d" + std::to_string(s.device) + "/s" + std::to_string(s.stream);
+}
+
+std::string us(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f us", v);
+  return text;
+}
+
+}  // namespace
+
+std::vector<traced_op> read_trace(const std::string& json,
+                                  std::map<std::pair<int, std::uint64_t>, std::string>* names) {
+  const value doc = parser(json).document();
+  const value* events = doc.t == value::type::array ? &doc : doc.field("traceEvents");
+  if (events == nullptr || events->t != value::type::array)
+    throw std::runtime_error("not a Chrome trace: no traceEvents array");
+  std::vector<traced_op> ops;
+  for (const value& e : events->items) {
+    if (e.t != value::type::object) continue;
+    const std::string ph = e.text_or("ph", "");
+    if (ph == "M" && e.text_or("name", "") == "thread_name" && names != nullptr) {
+      const value* args = e.field("args");
+      if (args != nullptr)
+        (*names)[{static_cast<int>(e.number_or("pid", 0)),
+                  static_cast<std::uint64_t>(e.number_or("tid", 0))}] = args->text_or("name", "");
+      continue;
+    }
+    if (ph != "X" || e.text_or("cat", "") != "op") continue;
+    traced_op o;
+    o.device = static_cast<int>(e.number_or("pid", 0));
+    o.stream = static_cast<std::uint64_t>(e.number_or("tid", 0));
+    o.kind = e.text_or("name", "op");
+    o.start_us = e.number_or("ts", 0);
+    o.end_us = o.start_us + e.number_or("dur", 0);
+    if (const value* args = e.field("args"); args != nullptr) {
+      o.seq = static_cast<std::uint64_t>(args->number_or("seq", 0));
+      o.waits_for_stream = static_cast<std::uint64_t>(args->number_or("waits_for_stream", 0));
+      o.waits_for_seq = static_cast<std::uint64_t>(args->number_or("waits_for_seq", 0));
+    }
+    ops.push_back(std::move(o));
+  }
+  return ops;
+}
+
+trace_analysis analyze(const std::vector<traced_op>& ops,
+                       const std::map<std::pair<int, std::uint64_t>, std::string>& names) {
+  trace_analysis a;
+  a.operations = ops.size();
+  std::map<std::uint64_t, std::size_t> index;  // stream id -> index in a.streams
+  std::vector<std::vector<const traced_op*>> per_stream;
+  std::vector<intervals> busy;
+  double first = 0, last = 0;
+  bool any = false;
+  for (const traced_op& o : ops) {
+    auto [it, fresh] = index.emplace(o.stream, a.streams.size());
+    if (fresh) {
+      stream_summary s;
+      s.device = o.device;
+      s.stream = o.stream;
+      const auto n = names.find({o.device, o.stream});
+      s.name = n != names.end() ? n->second : "";
+      a.streams.push_back(s);
+      per_stream.emplace_back();
+      busy.emplace_back();
+    }
+    per_stream[it->second].push_back(&o);
+    first = any ? std::min(first, o.start_us) : o.start_us;
+    last = any ? std::max(last, o.end_us) : o.end_us;
+    any = true;
+  }
+  a.span_us = any ? last - first : 0;
+  for (std::size_t i = 0; i < a.streams.size(); ++i) {
+    auto& list = per_stream[i];
+    std::sort(list.begin(), list.end(),
+              [](const traced_op* x, const traced_op* y) { return x->seq < y->seq; });
+    stream_summary& s = a.streams[i];
+    s.operations = list.size();
+    intervals mine;
+    double lo = list.front()->start_us, hi = list.front()->end_us;
+    for (const traced_op* o : list) {
+      lo = std::min(lo, o->start_us);
+      hi = std::max(hi, o->end_us);
+      if (is_wait(o->kind)) {
+        ++s.waits;
+        s.waiting_us += o->end_us - o->start_us;
+      } else {
+        mine.emplace_back(o->start_us, o->end_us);
+      }
+    }
+    busy[i] = merged(mine);
+    s.busy_us = length(busy[i]);
+    s.span_us = hi - lo;
+    s.idle_us = std::max(0.0, s.span_us - s.busy_us);
+    for (std::size_t k = 1; k < busy[i].size(); ++k)
+      s.largest_gap_us = std::max(s.largest_gap_us, busy[i][k].first - busy[i][k - 1].second);
+  }
+  for (std::size_t i = 0; i < a.streams.size(); ++i)
+    for (std::size_t j = i + 1; j < a.streams.size(); ++j) {
+      const double shorter = std::min(a.streams[i].busy_us, a.streams[j].busy_us);
+      if (shorter <= 0) continue;
+      overlap_pair p;
+      p.a = i;
+      p.b = j;
+      p.overlap_us = intersection(busy[i], busy[j]);
+      p.percent_of_shorter = 100.0 * p.overlap_us / shorter;
+      a.overlaps.push_back(p);
+    }
+  // The critical path, backwards from the operation that ended last: a wait
+  // that ended when its source did continues at the source, anything else at
+  // the previous operation of its stream.
+  if (any) {
+    std::size_t si = 0, k = 0;
+    double latest = -1;
+    for (std::size_t i = 0; i < per_stream.size(); ++i)
+      for (std::size_t j = 0; j < per_stream[i].size(); ++j)
+        if (per_stream[i][j]->end_us > latest) {
+          latest = per_stream[i][j]->end_us;
+          si = i;
+          k = j;
+        }
+    std::map<std::size_t, std::size_t> counts;
+    double start = latest;
+    for (std::size_t guard = 0; guard <= ops.size(); ++guard) {
+      const traced_op* o = per_stream[si][k];
+      ++counts[si];
+      ++a.path.operations;
+      start = o->start_us;
+      const traced_op* prev = k > 0 ? per_stream[si][k - 1] : nullptr;
+      const traced_op* source = nullptr;
+      std::size_t source_stream = 0, source_k = 0;
+      if (o->waits_for_stream != 0) {
+        const auto it = index.find(o->waits_for_stream);
+        if (it != index.end())
+          for (std::size_t j = 0; j < per_stream[it->second].size(); ++j)
+            if (per_stream[it->second][j]->seq == o->waits_for_seq) {
+              source = per_stream[it->second][j];
+              source_stream = it->second;
+              source_k = j;
+            }
+      }
+      if (source != nullptr && (prev == nullptr || source->end_us >= prev->end_us)) {
+        si = source_stream;
+        k = source_k;
+      } else if (prev != nullptr) {
+        --k;
+      } else {
+        break;
+      }
+    }
+    a.path.length_us = latest - start;
+    for (const auto& c : counts) a.path.per_stream.emplace_back(c.first, c.second);
+  }
+  return a;
+}
+
+std::string format_report(const trace_analysis& a, const std::string& file) {
+  std::ostringstream out;
+  out << "trace: " << file << ": " << a.operations << " operations on " << a.streams.size()
+      << " streams, " << us(a.span_us) << " from the first start to the last end\n";
+  out << "streams (busy: operations other than waits; idle: the rest of the stream's span):\n";
+  for (const stream_summary& s : a.streams) {
+    char pct[16];
+    std::snprintf(pct, sizeof pct, "%.0f%%", s.span_us > 0 ? 100.0 * s.busy_us / s.span_us : 0.0);
+    out << "  " << stream_label(s) << (s.name.empty() ? "" : " (" + s.name + ")") << ": "
+        << s.operations << " operations, busy " << us(s.busy_us) << " of " << us(s.span_us) << " ("
+        << pct << "), idle " << us(s.idle_us) << " (largest gap " << us(s.largest_gap_us) << "), "
+        << s.waits << " waits (" << us(s.waiting_us) << ")\n";
+  }
+  out << "overlap (busy time of both streams at once, % of the shorter stream's busy time):\n";
+  if (a.overlaps.empty()) out << "  (fewer than two busy streams)\n";
+  // The pairs that overlap most first; at most 20 of them.
+  std::vector<overlap_pair> pairs = a.overlaps;
+  std::stable_sort(pairs.begin(), pairs.end(), [](const overlap_pair& x, const overlap_pair& y) {
+    return x.overlap_us > y.overlap_us;
+  });
+  constexpr std::size_t shown = 20;
+  if (pairs.size() > shown) {
+    out << "  (the " << shown << " pairs with the most overlap of " << pairs.size() << ")\n";
+    pairs.resize(shown);
+  }
+  for (const overlap_pair& p : pairs) {
+    char pct[16];
+    std::snprintf(pct, sizeof pct, "%.1f%%", p.percent_of_shorter);
+    out << "  " << stream_label(a.streams[p.a]) << " x " << stream_label(a.streams[p.b]) << ": "
+        << us(p.overlap_us) << " (" << pct << ")\n";
+  }
+  out << "critical path: " << us(a.path.length_us) << ", " << a.path.operations << " operations";
+  for (std::size_t i = 0; i < a.path.per_stream.size(); ++i)
+    out << (i == 0 ? ": " : ", ") << stream_label(a.streams[a.path.per_stream[i].first]) << " "
+        << a.path.per_stream[i].second;
+  out << "\n";
+  return out.str();
+}
+
+int trace_command(int argc, char** argv) {
+  // argv: sluice trace report <file>
+  if (argc < 3 || std::string(argv[1]) != "report" || std::string(argv[2]) == "--help") {
+    std::cerr << "usage: sluice trace report <trace.json>\n"
+                 "  per-stream busy time, pairwise overlap, idle gaps, waits and the critical\n"
+                 "  path of a trace written by sluice (SLUICE_TRACE=<file> or trace_begin/trace_end)\n";
+    return argc >= 3 && std::string(argv[2]) == "--help" ? 0 : 2;
+  }
+  const std::string file = argv[2];
+  std::ifstream in(file);
+  if (!in) {
+    std::cerr << "sluice trace report: cannot read " << file << "\n";
+    return 1;
+  }
+  std::stringstream all;
+  all << in.rdbuf();
+  try {
+    std::map<std::pair<int, std::uint64_t>, std::string> names;
+    const auto ops = read_trace(all.str(), &names);
+    std::cout << format_report(analyze(ops, names), file);
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "sluice trace report: " << file << ": " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace sluice::tool
