@@ -421,6 +421,7 @@ void device::synchronize() const {
     detail::fail(errc::invalid_argument, "sluice::device::synchronize",
                  "called from a host function of a stream on device ", id_,
                  ": it would wait for itself");
+  const detail::diagnose::synchronize_scope diagnosed(SLUICE_CALL_SITE(), "device::synchronize");
   const detail::scoped_device guard(id_);
   detail::check(gpu::api::device_synchronize(), "sluice::device::synchronize: device ", id_);
 }

@@ -34,6 +34,7 @@ event::event(sluice::device d, event_options o) {
 
 event::~event() {
   if (state_ == nullptr) return;
+  state_->usage.destroyed(state_->device);
   // Returns at once with a record pending; waits already issued keep waiting (EVT-7).
   (void)gpu::api::event_destroy(state_->native);
   delete state_;
@@ -60,10 +61,12 @@ void event::record(stream_ref s) {
   e.record_tickets.store(st.host_functions_published.load(std::memory_order_acquire),
                          std::memory_order_relaxed);
   e.recorded.store(true, std::memory_order_release);
+  e.usage.recorded(SLUICE_CALL_SITE());
 }
 
 bool event::ready() const {
   auto& e = checked_event(*this, "sluice::event::ready");
+  e.usage.use();
   const auto q = gpu::api::event_query(e.native);
   if (q.code == gpu::api::not_ready) return false;
   detail::check(q, "sluice::event::ready: event of device ", e.device);
@@ -73,6 +76,7 @@ bool event::ready() const {
 void event::synchronize() const {
   constexpr const char* api = "sluice::event::synchronize";
   auto& e = checked_event(*this, api);
+  e.usage.use();
   if (auto* self = detail::current_host_function_stream();
       self != nullptr && self == e.record_stream.load(std::memory_order_relaxed))
     detail::check_not_self_wait(*self, e.record_tickets.load(std::memory_order_relaxed), api);
@@ -83,6 +87,14 @@ void stream_ref::wait(const event& e) const {
   constexpr const char* api = "sluice::stream_ref::wait";
   auto& s = detail::checked(*this, api);
   auto& ev = checked_event(e, api);
+  ev.usage.use();
+  if (detail::diagnose::enabled() && !ev.recorded.load(std::memory_order_acquire))
+    detail::diagnose::warn(detail::diagnose::kind::unrecorded_event_wait, SLUICE_CALL_SITE(),
+                           "a stream of device " + std::to_string(s.device) +
+                               " waited on an event that was never recorded: the wait does "
+                               "nothing",
+                           "record the event before waiting on it, on the stream whose work "
+                           "should be waited for");
   // A never-recorded event is a no-op for the vendor too (EVT-3).
   detail::end_host_batch(s);
   detail::check(gpu::api::stream_wait_event(s.native, ev.native), api, ": stream on device ",
@@ -100,6 +112,8 @@ std::chrono::duration<double, std::milli> elapsed(const event& start, const even
   if (a.device != b.device)
     detail::fail(errc::invalid_argument, api, "the events belong to different devices (", a.device,
                  " and ", b.device, ")");
+  a.usage.use();
+  b.usage.use();
   const bool ra = a.recorded.load(std::memory_order_acquire);
   const bool rb = b.recorded.load(std::memory_order_acquire);
   if (!ra || !rb)

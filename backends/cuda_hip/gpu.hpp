@@ -27,6 +27,7 @@
 #include SLUICE_GPU_API_HEADER
 
 #include "checks.hpp"
+#include "diagnose.hpp"
 
 #include <sluice/device.hpp>
 #include <sluice/event.hpp>
@@ -197,6 +198,7 @@ struct event_state {
   // The last record's stream and its host-function count then (self-wait check).
   std::atomic<stream_state*> record_stream{nullptr};
   std::atomic<std::uint32_t> record_tickets{0};
+  diagnose::event_usage usage;  // SLUICE_DIAGNOSE: recorded and never used
 };
 
 struct flag_state {

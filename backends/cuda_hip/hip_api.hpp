@@ -116,6 +116,8 @@ struct hip_api {
   // DKMS module has it; the in-tree module may not, and then none is reported).
   static constexpr const char* kernel_driver_file = "/sys/module/amdgpu/version";
   static constexpr const char* kernel_driver_marker = "";
+  // Not measured on AMD GPUs: no direction is recommended.
+  static constexpr bool peer_push_preferred = false;
   //! "5.2.21153" from 50221153: HIP versions are major * 10000000 + minor * 100000 + patch
   //! (HIP_VERSION, hip_version.h:12), not CUDA's major * 1000 + minor * 10.
   static std::string version_string(int v) {

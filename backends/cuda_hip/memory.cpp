@@ -187,6 +187,14 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
   const auto [d, from] = detail::allocations().find(dst, src, bytes);
   detail::check_no_overrun(d, bytes, api, "dst");
   detail::check_no_overrun(from, bytes, api, "src");
+  if (detail::diagnose::enabled()) [[unlikely]] {
+    // Only sluice memory is known pinned; ask the vendor about the rest.
+    bool dst_pageable = false, src_pageable = false;
+    if (d.owner == nullptr) (void)gpu::api::is_pageable(dst, &dst_pageable);
+    if (from.owner == nullptr) (void)gpu::api::is_pageable(src, &src_pageable);
+    gpu::api::clear_last_error();
+    detail::diagnose::note_pageable_copy(SLUICE_CALL_SITE(), bytes, dst_pageable, src_pageable);
+  }
   if (d.owner == nullptr && detail::current_host_function_stream() == &st) [[unlikely]] {
     // A copy into pageable memory returns only once the data is there (MEM-3):
     // from a host function of the same stream that would wait for itself.

@@ -87,6 +87,8 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   // Memory from the vendor's own allocator is the vendor's to check.
   const copy_path path = detail::plan_copy_peer(own, dst, dst_dev, src, src_dev, bytes, false);
   if (bytes == 0) return path;
+  detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), bytes,
+                                   to_string(path), gpu::api::peer_push_preferred);
   detail::end_host_batch(st);
   if (path == copy_path::local)
     detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes,

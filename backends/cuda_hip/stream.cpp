@@ -116,6 +116,14 @@ stream::stream(sluice::device d, stream_options o)
 
 stream::~stream() {
   if (state_ == nullptr) return;
+  if (detail::diagnose::enabled() &&
+      gpu::api::stream_query(state_->native).code == gpu::api::not_ready)
+    detail::diagnose::warn(detail::diagnose::kind::stream_destroyed_busy, SLUICE_CALL_SITE(),
+                           "a stream of device " + std::to_string(state_->device) +
+                               " was destroyed with work pending",
+                           "the work still runs (LIFE-1), but nothing can wait for it any more "
+                           "through this stream: record an event or synchronize first if later "
+                           "work depends on it");
   // Invalidate every stream_ref; pending host functions and stream-ordered
   // buffers keep the state (and the vendor stream) alive until they are done.
   state_->generation.fetch_add(1, std::memory_order_relaxed);
@@ -160,6 +168,7 @@ void stream_ref::synchronize() const {
   if (detail::current_host_function_stream() == &s)
     detail::fail(errc::invalid_argument, "sluice::stream_ref::synchronize",
                  "called from a host function of this stream: it would wait for itself");
+  const detail::diagnose::synchronize_scope diagnosed(SLUICE_CALL_SITE(), "stream::synchronize");
   detail::check(gpu::api::stream_synchronize(s.native),
                 "sluice::stream_ref::synchronize: stream on device ", s.device);
   detail::rethrow_host_errors(s);

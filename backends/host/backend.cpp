@@ -145,6 +145,7 @@ void device::synchronize() const {
     detail::fail(errc::invalid_argument, "sluice::device::synchronize",
                  "called from a host function of a stream on device ", id_,
                  ": it would wait for itself");
+  const detail::diagnose::synchronize_scope diagnosed(SLUICE_CALL_SITE(), "device::synchronize");
   // Snapshot every stream's position now; work enqueued later is not waited for.
   std::vector<std::pair<detail::stream_state*, detail::seq_t>> positions;
   {

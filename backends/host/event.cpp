@@ -45,7 +45,10 @@ event::event(sluice::device d, event_options o) {
   state_->options = o;
 }
 
-event::~event() { delete state_; }  // records in flight keep their own record_state
+event::~event() {  // records in flight keep their own record_state
+  if (state_ != nullptr) state_->usage.destroyed(state_->device);
+  delete state_;
+}
 
 device event::device() const {
   return sluice::device(checked_event(*this, "sluice::event::device").device);
@@ -67,15 +70,19 @@ void event::record(stream_ref s) {
   rec->seq = detail::enqueue(st, new detail::record_op(e.options.timing ? rec : nullptr));
   if (detail::mutation::is(detail::mutation::kind::complete_records_at_once)) rec->seq = 0;
   e.last = std::move(rec);
+  e.usage.recorded(SLUICE_CALL_SITE());
 }
 
 bool event::ready() const {
-  auto rec = checked_event(*this, "sluice::event::ready").snapshot();
+  auto& e = checked_event(*this, "sluice::event::ready");
+  e.usage.use();
+  auto rec = e.snapshot();
   return rec == nullptr || rec->done();
 }
 
 void event::synchronize() const {
   auto& e = checked_event(*this, "sluice::event::synchronize");
+  e.usage.use();
   auto rec = e.snapshot();
   if (rec == nullptr) return;
   detail::check_not_self_wait(*rec->stream, rec->seq, "sluice::event::synchronize");
@@ -84,8 +91,19 @@ void event::synchronize() const {
 
 void stream_ref::wait(const event& e) const {
   auto& s = detail::checked(*this, "sluice::stream_ref::wait");
-  auto rec = checked_event(e, "sluice::stream_ref::wait").snapshot();
-  if (rec == nullptr) return;  // never recorded: a no-op (EVT-3)
+  auto& ev = checked_event(e, "sluice::stream_ref::wait");
+  ev.usage.use();
+  auto rec = ev.snapshot();
+  if (rec == nullptr) {  // never recorded: a no-op (EVT-3)
+    if (detail::diagnose::enabled())
+      detail::diagnose::warn(detail::diagnose::kind::unrecorded_event_wait, SLUICE_CALL_SITE(),
+                             "a stream of device " + std::to_string(s.dev->id) +
+                                 " waited on an event that was never recorded: the wait does "
+                                 "nothing",
+                             "record the event before waiting on it, on the stream whose work "
+                             "should be waited for");
+    return;
+  }
   detail::enqueue_wait(s, *rec->stream, rec->seq);
 }
 
@@ -100,6 +118,8 @@ std::chrono::duration<double, std::milli> elapsed(const event& start, const even
   if (a.device != b.device)
     detail::fail(errc::invalid_argument, api, "the events belong to different devices (", a.device,
                  " and ", b.device, ")");
+  a.usage.use();
+  b.usage.use();
   auto ra = a.snapshot();
   auto rb = b.snapshot();
   if (ra == nullptr || rb == nullptr)

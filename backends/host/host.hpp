@@ -22,6 +22,7 @@
 #pragma once
 
 #include "checks.hpp"
+#include "diagnose.hpp"
 #include "trace.hpp"
 
 #include <sluice/sluice.hpp>
@@ -273,6 +274,7 @@ struct record_state {
 struct event_state {
   int device = 0;
   event_options options;
+  diagnose::event_usage usage;  // SLUICE_DIAGNOSE: recorded and never used
   mutable std::mutex m;
   std::shared_ptr<record_state> last;  // null until recorded
   std::shared_ptr<record_state> snapshot() const {

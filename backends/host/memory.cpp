@@ -207,6 +207,7 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
   const bool dst_pageable = dst_allocation == nullptr;
   const bool src_pageable = src_allocation == nullptr;
   if (dst_pageable) detail::check_not_self_wait(st, UINT64_MAX, api);
+  detail::diagnose::note_pageable_copy(SLUICE_CALL_SITE(), bytes, dst_pageable, src_pageable);
   const auto seq = detail::enqueue_copy(st, dst, src, bytes, src_pageable, api, nullptr);
   // A pageable destination holds the data when the call returns (MEM-3).
   if (dst_pageable) detail::wait_reached(st, seq, false);

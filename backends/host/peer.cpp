@@ -73,6 +73,9 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   // Host: all device memory is sluice's, so anything else is rejected.
   const copy_path path = detail::plan_copy_peer(own, dst, dst_dev, src, src_dev, bytes, true);
   if (bytes == 0) return path;
+  // Host: no direction is faster than the other.
+  detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), bytes,
+                                   to_string(path), false);
   if (path == copy_path::staged)
     detail::enqueue(st, new detail::staged_copy_op(dst, src, bytes));
   else

@@ -100,6 +100,15 @@ stream::stream(sluice::device d, stream_options o)
 
 stream::~stream() {
   if (state_ == nullptr) return;
+  if (detail::diagnose::enabled() &&
+      state_->completed.load(std::memory_order_acquire) <
+          state_->enqueued.load(std::memory_order_acquire))
+    detail::diagnose::warn(detail::diagnose::kind::stream_destroyed_busy, SLUICE_CALL_SITE(),
+                           "a stream of device " + std::to_string(state_->dev->id) +
+                               " was destroyed with work pending",
+                           "the work still runs (LIFE-1), but nothing can wait for it any more "
+                           "through this stream: record an event or synchronize first if later "
+                           "work depends on it");
   // Invalidate every stream_ref to this stream; queued work keeps the state alive.
   state_->generation.fetch_add(1, std::memory_order_relaxed);
   // Failures already known are reported now: the state may outlive the process.
@@ -139,6 +148,7 @@ void stream_ref::synchronize() const {
   if (detail::current_host_function_stream() == &s)
     detail::fail(errc::invalid_argument, "sluice::stream_ref::synchronize",
                  "called from a host function of this stream: it would wait for itself");
+  const detail::diagnose::synchronize_scope diagnosed(SLUICE_CALL_SITE(), "stream::synchronize");
   detail::wait_reached(s, s.enqueued.load(std::memory_order_acquire), false);
   detail::rethrow_host_errors(s);
 }
