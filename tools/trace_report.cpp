@@ -1,5 +1,9 @@
 #include "trace_report.hpp"
 
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -409,13 +413,77 @@ std::string format_report(const trace_analysis& a, const std::string& file) {
   return out.str();
 }
 
+void write_timeline_png(const std::vector<traced_op>& ops, const trace_analysis& a,
+                        const std::string& png) {
+  const std::string data = png + ".dat";
+  const std::string script = png + ".gnuplot";
+  std::map<std::uint64_t, std::size_t> row;
+  for (std::size_t i = 0; i < a.streams.size(); ++i) row[a.streams[i].stream] = i;
+  std::map<std::string, int> colors;  // kind -> gnuplot line type
+  double origin = 0;
+  bool any = false;
+  for (const traced_op& o : ops) {
+    origin = any ? std::min(origin, o.start_us) : o.start_us;
+    any = true;
+    colors.emplace(o.kind, 0);
+  }
+  int next = 1;
+  for (auto& c : colors) c.second = next++;
+  {
+    std::ofstream d(data);
+    d << "# row start_us end_us color kind\n";
+    for (const traced_op& o : ops)
+      d << row[o.stream] << ' ' << (o.start_us - origin) << ' ' << (o.end_us - origin) << ' '
+        << colors[o.kind] << ' ' << o.kind << '\n';
+    if (!d) throw std::runtime_error("cannot write " + data);
+  }
+  {
+    std::ofstream g(script);
+    const std::size_t rows = std::max<std::size_t>(a.streams.size(), 1);
+    g << "set terminal pngcairo noenhanced size 1400," << 120 + 28 * rows << "\n"
+      << "set output '" << png << "'\n"
+      << "set title 'sluice trace: " << ops.size() << " operations on " << a.streams.size()
+      << " streams'\n"
+      << "set xlabel 'time (us)'\nset yrange [-0.7:" << static_cast<double>(rows) - 0.3 << "]\nset grid x\n"
+      << "set key outside right top\nset style fill solid 0.9 noborder\nset ytics (";
+    for (std::size_t i = 0; i < a.streams.size(); ++i)
+      g << (i ? ", " : "") << "'" << stream_label(a.streams[i]) << "' " << i;
+    g << ")\nplot '" << data
+      << "' using (($2+$3)/2):1:2:3:($1-0.35):($1+0.35):4 with boxxyerror lc variable notitle";
+    for (const auto& c : colors)
+      g << ", NaN with boxes lc " << c.second << " title '" << c.first << "'";
+    g << "\n";
+    if (!g) throw std::runtime_error("cannot write " + script);
+  }
+  std::string gnuplot = "gnuplot";
+  char* args[] = {gnuplot.data(), const_cast<char*>(script.c_str()), nullptr};
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, "gnuplot", nullptr, nullptr, args, environ) != 0)
+    throw std::runtime_error("gnuplot not found (Debian: gnuplot-nox; scripts/setup --plots)");
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw std::runtime_error("gnuplot failed on " + script);
+}
+
 int trace_command(int argc, char** argv) {
-  // argv: sluice trace report <file>
+  // argv: trace report <file> [--png <out.png>]
   if (argc < 3 || std::string(argv[1]) != "report" || std::string(argv[2]) == "--help") {
-    std::cerr << "usage: sluice trace report <trace.json>\n"
+    std::cerr << "usage: sluice trace report <trace.json> [--png <timeline.png>]\n"
                  "  per-stream busy time, pairwise overlap, idle gaps, waits and the critical\n"
-                 "  path of a trace written by sluice (SLUICE_TRACE=<file> or trace_begin/trace_end)\n";
+                 "  path of a trace written by sluice (SLUICE_TRACE=<file> or trace_begin/trace_end);\n"
+                 "  --png draws the timeline with gnuplot (Debian: gnuplot-nox)\n";
     return argc >= 3 && std::string(argv[2]) == "--help" ? 0 : 2;
+  }
+  std::string png;
+  for (int i = 3; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--png" && i + 1 < argc) {
+      png = argv[++i];
+    } else {
+      std::cerr << "sluice trace report: unknown argument " << arg << "\n";
+      return 2;
+    }
   }
   const std::string file = argv[2];
   std::ifstream in(file);
@@ -428,7 +496,12 @@ int trace_command(int argc, char** argv) {
   try {
     std::map<std::pair<int, std::uint64_t>, std::string> names;
     const auto ops = read_trace(all.str(), &names);
-    std::cout << format_report(analyze(ops, names), file);
+    const trace_analysis a = analyze(ops, names);
+    std::cout << format_report(a, file);
+    if (!png.empty()) {
+      write_timeline_png(ops, a, png);
+      std::cout << "timeline: " << png << "\n";
+    }
     return 0;
   } catch (const std::exception& e) {
     std::cerr << "sluice trace report: " << file << ": " << e.what() << "\n";

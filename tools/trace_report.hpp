@@ -66,7 +66,13 @@ trace_analysis analyze(const std::vector<traced_op>& ops,
 
 std::string format_report(const trace_analysis& a, const std::string& file);
 
-//! `sluice trace report <file>`: prints the report; returns the exit code.
+//! Draws the operations as a timeline, one row per stream, with gnuplot
+//! (Debian: gnuplot-nox). Leaves <png>.gnuplot and <png>.dat next to it.
+//! Throws std::runtime_error when gnuplot is missing or fails.
+void write_timeline_png(const std::vector<traced_op>& ops, const trace_analysis& a,
+                        const std::string& png);
+
+//! `sluice trace report <file> [--png <out.png>]`: prints the report; returns the exit code.
 int trace_command(int argc, char** argv);
 
 }  // namespace sluice::tool
