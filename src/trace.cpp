@@ -191,7 +191,7 @@ std::string to_chrome_json(std::size_t* operations) {
   for (const record& r : all) {
     const std::string where =
         "\"pid\": " + std::to_string(r.device) + ", \"tid\": " + std::to_string(r.stream);
-    ++count;
+    if (!is_marker(r)) ++count;  // trace_range markers are not operations of their own
     // Where it was enqueued: an instant on the host thread's track.
     event("\"name\": \"" + std::string(r.kind) + "\", \"cat\": \"enqueue\", \"ph\": \"i\", " +
           "\"s\": \"t\", \"pid\": " + std::to_string(host_pid) +

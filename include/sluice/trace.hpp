@@ -32,7 +32,8 @@ namespace sluice {
 void trace_begin(const std::string& path);
 
 //! Stops collecting, waits for nothing (operations not yet complete are left
-//! out), writes the file and returns the number of operations in it. Throws
+//! out), writes the file and returns the number of operations in it (trace
+//! ranges not counted). Throws
 //! errc::invalid_argument if no trace is being collected, and errc::backend_failure
 //! if the file cannot be written. Call it after synchronizing the work you
 //! want in the trace.
