@@ -112,18 +112,8 @@ ex::outcome copy_compute(const ex::options& o) {
       100.0 * static_cast<double>(chunks - 1) / static_cast<double>(chunks));
 
   // The samples of every chunk, in order, and the last chunk's compute results.
-  sluice::pinned_buffer<unsigned char> back(chunks * sample);
-  sluice::copy(k, back.data(), result.data(), chunks * sample);
-  k.synchronize();
-  bool ok = true;
-  for (std::size_t i = 0; i < chunks && ok; ++i)
-    for (std::size_t j = 0; j < sample; ++j)
-      if (back[i * sample + j] != chunk_value(i)) {
-        std::printf("check: result of chunk %zu: byte %zu is 0x%02x, expected 0x%02x\n", i, j,
-                    back[i * sample + j], chunk_value(i));
-        ok = false;
-        break;
-      }
+  bool ok = ex::check_chunk_samples(k, result.data(), chunks, sample, chunk_value,
+                                    "result of chunk");
   ok = ex::check_bytes(k, work.data(), bytes, chunk_value(chunks - 1), "last chunk's copy") && ok;
   ok = ex::check_bytes(k, scratch.data(), bytes,
                        static_cast<unsigned char>(~chunk_value(chunks - 1)), "last chunk's fill") &&

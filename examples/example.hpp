@@ -211,6 +211,25 @@ inline bool check_bytes(sluice::stream_ref s, const void* p, std::size_t bytes, 
   return true;
 }
 
+//! Reads `chunks` samples of `sample` bytes each from `samples` (device
+//! memory) back on `s` and checks that sample i holds value_of(i) throughout.
+//! Prints the first byte that differs, naming it with `what`. Synchronizes `s`.
+template <class ValueOf>
+bool check_chunk_samples(sluice::stream_ref s, const unsigned char* samples, std::size_t chunks,
+                         std::size_t sample, ValueOf value_of, const char* what) {
+  sluice::pinned_buffer<unsigned char> back(chunks * sample);
+  sluice::copy(s, back.data(), samples, chunks * sample);
+  s.synchronize();
+  for (std::size_t i = 0; i < chunks; ++i)
+    for (std::size_t j = 0; j < sample; ++j)
+      if (back[i * sample + j] != value_of(i)) {
+        std::printf("check: %s %zu: byte %zu is 0x%02x, expected 0x%02x\n", what, i, j,
+                    back[i * sample + j], value_of(i));
+        return false;
+      }
+  return true;
+}
+
 // --- the program around an example ----------------------------------------
 
 struct description {

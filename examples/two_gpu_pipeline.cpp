@@ -153,18 +153,8 @@ ex::outcome two_gpu_pipeline(const ex::options& o) {
       overlap, producer_ms, consumer_ms, both, chunks,
       100.0 * static_cast<double>(chunks - 2) / static_cast<double>(chunks));
 
-  sluice::pinned_buffer<unsigned char> back(chunks * sample);
-  sluice::copy(k, back.data(), result.data(), chunks * sample);
-  k.synchronize();
-  bool ok = true;
-  for (std::size_t i = 0; i < chunks && ok; ++i)
-    for (std::size_t j = 0; j < sample; ++j)
-      if (back[i * sample + j] != chunk_value(i)) {
-        std::printf("check: chunk %zu on device 1: byte %zu is 0x%02x, expected 0x%02x\n", i, j,
-                    back[i * sample + j], chunk_value(i));
-        ok = false;
-        break;
-      }
+  bool ok = ex::check_chunk_samples(k, result.data(), chunks, sample, chunk_value,
+                                    "device 1's chunk");
   ok = ex::check_bytes(k, consume_work.data(), bytes, chunk_value(chunks - 1),
                        "last chunk on device 1") &&
        ok;
