@@ -60,7 +60,8 @@ void submit(record&& r) noexcept;
 //! backend at start-up; a second call does nothing.
 void start_from_environment();
 
-//! Writes `records` as Chrome-trace JSON to `out`. Exposed for tests.
+//! Takes every collected record and returns them as Chrome-trace JSON; sets
+//! *operations to the number of operations (trace_range markers not counted).
 std::string to_chrome_json(std::size_t* operations);
 
 }  // namespace sluice::detail::trace
