@@ -372,10 +372,13 @@ std::string kernel_driver_version() {
     if (at == std::string::npos) return {};
     at += marker.size();
   }
+  // The first word after the marker that starts with a digit: the H100 machines
+  // say "Open Kernel Module for x86_64  580.159.04  Release Build ...".
   std::istringstream words(line.substr(at));
-  std::string version;
-  words >> version;
-  return version;
+  std::string word;
+  while (words >> word)
+    if (word[0] >= '0' && word[0] <= '9') return word;
+  return {};
 }
 
 }  // namespace

@@ -114,7 +114,7 @@ struct cuda_api {
     return {cudaDriverGetVersion(v), "cudaDriverGetVersion"};
   }
   // The kernel driver's own version (580.159.04), which the runtime does not
-  // report: first line of this file, the word after the marker.
+  // report: first line of this file, the first number after the marker.
   static constexpr const char* kernel_driver_file = "/proc/driver/nvidia/version";
   static constexpr const char* kernel_driver_marker = "Kernel Module";
   // A peer copy issued on the source's stream (push) beats one issued on the

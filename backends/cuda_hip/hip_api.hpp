@@ -112,7 +112,7 @@ struct hip_api {
   static status driver_version(int* v) noexcept {
     return {hipDriverGetVersion(v), "hipDriverGetVersion"};
   }
-  // The amdgpu kernel driver's version: the whole first line of this file (the
+  // The amdgpu kernel driver's version: the first number in this file (the
   // DKMS module has it; the in-tree module may not, and then none is reported).
   static constexpr const char* kernel_driver_file = "/sys/module/amdgpu/version";
   static constexpr const char* kernel_driver_marker = "";
