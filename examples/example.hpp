@@ -4,8 +4,8 @@
 // reading device memory back through pinned memory to check it.
 //
 // Options of every example:
-//   --trace=<file>              write a trace of the run (host backend; GPU backends say
-//                               that tracing is not available and run without)
+//   --trace=<file>              write a trace of the run (a backend that cannot trace
+//                               says so and the example runs without)
 //   --require-overlap=<percent> exit 1 when the measured overlap is below <percent>
 //   --mib=<n>                   size of each buffer in MiB (larger on a GPU)
 // Exit status: 0 ran and the data checks passed (and the overlap was at least
@@ -279,7 +279,7 @@ int run(int argc, char** argv, const description& d, Body body) {
     std::fprintf(help ? stdout : stderr,
                  "usage: %s [--trace=<file>] [--require-overlap=<percent>] [--mib=<n>]\n"
                  "  %s\n"
-                 "  --trace=<file>               write a sluice trace (host backend)\n"
+                 "  --trace=<file>               write a sluice trace\n"
                  "  --require-overlap=<percent>  exit 1 when the overlap is below <percent>\n"
                  "  --mib=<n>                    MiB per buffer (default %zu)\n",
                  d.name, d.summary, d.default_mib);

@@ -276,6 +276,7 @@ std::size_t trace_end() {
     detail::trace::on.store(false, std::memory_order_relaxed);
     path = c.path;
   }
+  detail::trace_backend_collect();
   std::size_t operations = 0;
   const std::string json = detail::trace::to_chrome_json(&operations);
   std::FILE* f = std::fopen(path.c_str(), "w");

@@ -16,6 +16,10 @@ namespace sluice::detail {
 // (enqueued only while tracing).
 bool trace_supported() noexcept;
 void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin);
+//! Called by trace_end() once collecting has stopped and before the file is
+//! written: hand every record whose times are known to trace::submit() (the
+//! GPU backends read their timing events here).
+void trace_backend_collect();
 
 }  // namespace sluice::detail
 

@@ -150,17 +150,7 @@ engine_t::engine_t() {
   for (int i = 0; i < n; ++i) devices[static_cast<std::size_t>(i)].id = i;
   peer_enabled = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(n) *
                                                        static_cast<std::size_t>(n));
-  // Not silently ignored: the GPU backends do not trace yet.
-  if (const char* t = std::getenv("SLUICE_TRACE"); t != nullptr && *t != '\0')
-    std::fprintf(stderr, "sluice: SLUICE_TRACE=%s is ignored: tracing is not implemented on the %s "
-                         "backend yet\n", t, api::name);
-}
-
-bool trace_supported() noexcept { return false; }
-
-void enqueue_trace_marker(stream_ref, const std::string&, bool) {
-  fail(errc::not_supported, "sluice::trace_range", "tracing is not implemented on the ", api::name,
-       " backend yet");
+  trace::start_from_environment();  // SLUICE_TRACE=<path>
 }
 
 namespace {
@@ -241,6 +231,8 @@ stream_state* engine_t::new_stream(device_state& d, int native_priority) {
   s->native_escaped.store(false, std::memory_order_relaxed);
   s->device = d.id;
   s->native_priority = native_priority;
+  s->trace_id = trace::new_stream_id();
+  s->trace_seq.store(0, std::memory_order_relaxed);
   s->refs.store(1);  // the owning handle
   {
     std::lock_guard<std::mutex> lock(d.streams_m);

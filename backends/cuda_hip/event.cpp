@@ -56,7 +56,11 @@ void event::record(stream_ref s) {
     detail::fail(errc::invalid_argument, api, "the event belongs to device ", e.device,
                  " but the stream to device ", st.device);
   detail::end_host_batch(st);
+  detail::traced_op traced(st, "record");
   detail::check(gpu::api::event_record(e.native, st.native), api, ": event of device ", e.device);
+  e.trace_stream.store(traced.seq() != 0 ? st.trace_id : 0, std::memory_order_relaxed);
+  e.trace_seq.store(traced.seq(), std::memory_order_relaxed);
+  traced.done();
   e.record_stream.store(&st, std::memory_order_relaxed);
   e.record_tickets.store(st.host_functions_published.load(std::memory_order_acquire),
                          std::memory_order_relaxed);
@@ -97,8 +101,12 @@ void stream_ref::wait(const event& e) const {
                            "should be waited for");
   // A never-recorded event is a no-op for the vendor too (EVT-3).
   detail::end_host_batch(s);
+  detail::traced_op traced(s, "wait");
+  traced.waits_for(ev.trace_stream.load(std::memory_order_relaxed),
+                   ev.trace_seq.load(std::memory_order_relaxed));
   detail::check(gpu::api::stream_wait_event(s.native, ev.native), api, ": stream on device ",
                 s.device, " waiting for an event of device ", ev.device);
+  traced.done();
 }
 
 std::chrono::duration<double, std::milli> elapsed(const event& start, const event& stop) {

@@ -28,6 +28,7 @@
 
 #include "checks.hpp"
 #include "diagnose.hpp"
+#include "trace.hpp"
 
 #include <sluice/device.hpp>
 #include <sluice/event.hpp>
@@ -137,6 +138,13 @@ struct stream_state {
   std::vector<std::string> errors;
   std::atomic<bool> has_errors{false};
 
+  // Tracing (trace.cpp): the stream's id in traces (new per stream), the last
+  // position given to a traced operation, and the lock that keeps a traced
+  // operation's timing events next to it.
+  std::uint64_t trace_id = 0;
+  std::atomic<std::uint64_t> trace_seq{0};
+  std::mutex trace_m;
+
   stream_state* pool_next = nullptr;
 
   void add_ref() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
@@ -199,7 +207,54 @@ struct event_state {
   std::atomic<stream_state*> record_stream{nullptr};
   std::atomic<std::uint32_t> record_tickets{0};
   diagnose::event_usage usage;  // SLUICE_DIAGNOSE: recorded and never used
+  // Tracing: the stream and position of the last traced record (for wait arrows).
+  std::atomic<std::uint64_t> trace_stream{0};
+  std::atomic<std::uint64_t> trace_seq{0};
 };
+
+// --- tracing (trace.cpp) -------------------------------------------------------
+
+struct traced_op_state;
+
+//! Times one device-side operation while a trace is collected: a timing event
+//! before it and one after, both on its stream, taken under the stream's
+//! trace_m so that no other thread's work lands between them. Construct it
+//! after the argument checks and before the vendor call; call done() after the
+//! vendor call. While no trace is collected it costs one relaxed load.
+class traced_op {
+ public:
+  traced_op(stream_state& s, const char* kind, std::size_t bytes = 0) {
+    if (trace::enabled()) [[unlikely]]
+      begin(s, kind, bytes);
+  }
+  ~traced_op() {
+    if (state_ != nullptr) [[unlikely]]
+      abandon();
+  }
+  traced_op(const traced_op&) = delete;
+  traced_op& operator=(const traced_op&) = delete;
+
+  //! Arguments of the record: a copy's path, the position a wait waits for.
+  void path(const char* p) noexcept;
+  void waits_for(std::uint64_t stream, std::uint64_t seq) noexcept;
+  //! The position this operation got in its stream (0 when not traced).
+  std::uint64_t seq() const noexcept;
+  //! The operation was enqueued: time its end.
+  void done() {
+    if (state_ != nullptr) [[unlikely]]
+      finish();
+  }
+
+ private:
+  void begin(stream_state& s, const char* kind, std::size_t bytes);
+  void finish();
+  void abandon() noexcept;
+  traced_op_state* state_ = nullptr;
+};
+
+//! host_func while tracing: the task, wrapped to stamp its start and end with
+//! the host clock where it runs (host functions run on sluice threads).
+std::unique_ptr<host_task> traced_host_task(stream_state& s, std::unique_ptr<host_task> task);
 
 struct flag_state {
   word w;

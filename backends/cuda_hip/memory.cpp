@@ -204,8 +204,10 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
     if (pageable) detail::check_not_self_wait(st, UINT32_MAX, api);
   }
   detail::end_host_batch(st);
+  detail::traced_op traced(st, "copy", bytes);
   detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes,
                 " bytes on a stream of device ", st.device);
+  traced.done();
 }
 
 void fill(stream_ref s, void* dst, unsigned char value, std::size_t bytes) {
@@ -231,8 +233,10 @@ void fill(stream_ref s, void* dst, unsigned char value, std::size_t bytes) {
     std::memset(dst, value, bytes);
     return;
   }
+  detail::traced_op traced(st, "fill", bytes);
   detail::check(gpu::api::memset_async(dst, value, bytes, st.native), api, ": ", bytes,
                 " bytes on a stream of device ", st.device);
+  traced.done();
 }
 
 }  // namespace sluice

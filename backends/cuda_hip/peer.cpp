@@ -90,6 +90,8 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), bytes,
                                    to_string(path), gpu::api::peer_push_preferred);
   detail::end_host_batch(st);
+  detail::traced_op traced(st, "copy_peer", bytes);
+  traced.path(to_string(path));
   if (path == copy_path::local)
     detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes,
                   " bytes on device ", own);
@@ -99,6 +101,7 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
         gpu::api::memcpy_peer_async(dst, dst_dev.id(), src, src_dev.id(), bytes, st.native), api,
         ": ", bytes, " bytes from device ", src_dev.id(), " to device ", dst_dev.id(), " (",
         to_string(path), ")");
+  traced.done();
   return path;
 }
 

@@ -98,8 +98,11 @@ void wait_for_stream(stream_state& s, stream_state& other, const char* api_name)
   end_host_batch(s);
   check(api::event_record(other.position, other.native), api_name,
         ": recording the position of a stream on device ", other.device);
+  traced_op traced(s, "wait");
+  traced.waits_for(other.trace_id, other.trace_seq.load(std::memory_order_relaxed));
   check(api::stream_wait_event(s.native, other.position), api_name, ": stream on device ", s.device,
         " waiting for a stream on device ", other.device);
+  traced.done();
 }
 
 }  // namespace detail
@@ -183,6 +186,8 @@ void stream_ref::wait(stream_ref other) const {
 void stream_ref::enqueue_host_task(std::unique_ptr<detail::host_task> task) const {
   constexpr const char* api = "sluice::stream_ref::host_func";
   auto& s = checked(*this, api);
+  if (detail::trace::enabled()) [[unlikely]]
+    task = detail::traced_host_task(s, std::move(task));
   std::lock_guard<std::mutex> lock(s.enqueue_m);
   if (!s.native_escaped.load(std::memory_order_relaxed)) {
     // Join the batch of the host function enqueued just before, if it is still
@@ -232,16 +237,20 @@ void stream_ref::write_value(flag& f, std::uint32_t v) const {
   auto& s = checked(*this, "sluice::stream_ref::write_value");
   detail::add_flag_user(*detail::access::state(f), s);
   detail::end_host_batch(s);
+  detail::traced_op traced(s, "write_value");
   detail::check(gpu::api::stream_write_value(s.native, detail::access::state(f)->w.device, v),
                 "sluice::stream_ref::write_value: stream on device ", s.device);
+  traced.done();
 }
 
 void stream_ref::wait_value(const flag& f, std::uint32_t v) const {
   auto& s = checked(*this, "sluice::stream_ref::wait_value");
   detail::add_flag_user(*detail::access::state(f), s);
   detail::end_host_batch(s);
+  detail::traced_op traced(s, "wait_value");
   detail::check(gpu::api::stream_wait_value(s.native, detail::access::state(f)->w.device, v),
                 "sluice::stream_ref::wait_value: stream on device ", s.device);
+  traced.done();
 }
 
 native_stream_t native_handle(stream_ref s) {

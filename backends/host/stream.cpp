@@ -72,6 +72,9 @@ struct marker_op final : op {
 
 bool trace_supported() noexcept { return true; }
 
+// Host operations submit their records when they complete: nothing to collect.
+void trace_backend_collect() {}
+
 void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin) {
   auto& st = checked(s, begin ? "sluice::trace_range" : "sluice::trace_range::~trace_range");
   if (!trace::enabled()) return;

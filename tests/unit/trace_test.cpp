@@ -1,13 +1,18 @@
-// Tracing on the host backend (include/sluice/trace.hpp): what the written
-// Chrome-trace file holds.
+// Tracing (include/sluice/trace.hpp): what the written Chrome-trace file
+// holds. Built into the host unit tests and, per GPU backend, into
+// sluice-trace-tests-<backend> (trace_main.cpp), where the times come from
+// timing events on the device.
 #include <sluice/sluice.hpp>
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 #include <unistd.h>
 
 namespace {
@@ -29,10 +34,11 @@ std::string temp_path(const char* name) {
   return "/tmp/sluice-" + std::to_string(::getpid()) + "-" + name + ".json";
 }
 
+// With one device (one GPU), t is a second stream of device 0 and copy_peer is local.
 TEST(Trace, EveryOperationIsWrittenWithItsTrackArgumentsAndFlows) {
-  if (sluice::device_count() < 2) GTEST_SKIP() << "needs 2 (simulated) devices";
   const std::string path = temp_path("ops");
-  const sluice::device d0{0}, d1{1};
+  const bool two = sluice::device_count() >= 2;
+  const sluice::device d0{0}, d1{two ? 1 : 0};
   sluice::stream s{d0}, t{d1};
   sluice::device_buffer<unsigned char> a{d0, 4096}, b{d1, 4096};
   sluice::pinned_buffer<unsigned char> p{4096};
@@ -86,8 +92,9 @@ TEST(Trace, EveryOperationIsWrittenWithItsTrackArgumentsAndFlows) {
   EXPECT_EQ(count_of(json, "\"ph\": \"s\""), 1U);
   EXPECT_EQ(count_of(json, "\"ph\": \"f\""), 1U);
   // Tracks: both devices, both streams, the host thread.
-  EXPECT_NE(json.find("\"name\": \"device 0 (host)\""), std::string::npos);
-  EXPECT_NE(json.find("\"name\": \"device 1 (host)\""), std::string::npos);
+  const std::string backend = sluice::backend_name();
+  EXPECT_NE(json.find("\"name\": \"device 0 (" + backend + ")\""), std::string::npos);
+  EXPECT_EQ(json.find("\"name\": \"device 1 (" + backend + ")\"") != std::string::npos, two);
   EXPECT_EQ(count_of(json, "\"name\": \"thread_name\""), 3U);  // 2 streams + 1 host thread
   EXPECT_EQ(json.find("nan"), std::string::npos);
   EXPECT_EQ(json.find("\"dur\": -"), std::string::npos) << "a negative duration";
@@ -136,3 +143,52 @@ TEST(Trace, MisuseIsRejected) {
 }
 
 }  // namespace
+
+namespace {
+
+//! The "ts" and "dur" (us) of every complete operation named `name` on the op tracks.
+std::vector<std::pair<double, double>> spans_of(const std::string& json, const std::string& name) {
+  std::vector<std::pair<double, double>> out;
+  const std::string key = "\"name\": \"" + name + "\", \"cat\": \"op\", \"ph\": \"X\"";
+  for (auto at = json.find(key); at != std::string::npos; at = json.find(key, at + 1)) {
+    const auto ts = json.find("\"ts\": ", at);
+    const auto dur = json.find("\"dur\": ", at);
+    out.emplace_back(std::stod(json.substr(ts + 6)), std::stod(json.substr(dur + 7)));
+  }
+  return out;
+}
+
+}  // namespace
+
+// Times come from where the work ran: a stream held by a flag for a while
+// shows a wait_value that lasts until the host stored the flag, and the work
+// behind it starts after that.
+TEST(Trace, TimesShowWhenTheWorkRan) {
+  const std::string path = temp_path("times");
+  const sluice::device d0{0};
+  sluice::stream s{d0};
+  sluice::device_buffer<unsigned char> a{d0, 1 << 20};
+  sluice::flag gate{0};
+  sluice::trace_begin(path);
+  s.wait_value(gate, 1);
+  sluice::fill(s, a.data(), 3, a.size());
+  // Hold for at least 20 ms of host time, measured, not slept: the flag is
+  // stored only once the host clock has moved on that far.
+  const auto held_from = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - held_from < std::chrono::milliseconds(20)) {
+    EXPECT_FALSE(s.ready());
+  }
+  gate.store(1);
+  s.synchronize();
+  EXPECT_EQ(sluice::trace_end(), 2U);
+  const std::string json = read_file(path);
+  std::remove(path.c_str());
+  const auto waits = spans_of(json, "wait_value");
+  const auto fills = spans_of(json, "fill");
+  ASSERT_EQ(waits.size(), 1U) << json;
+  ASSERT_EQ(fills.size(), 1U) << json;
+  EXPECT_GE(waits[0].second, 15000.0) << "the held wait_value lasted only " << waits[0].second
+                                      << " us";
+  EXPECT_GE(fills[0].first + 1.0, waits[0].first + waits[0].second)
+      << "the fill started before the wait_value ended";
+}
