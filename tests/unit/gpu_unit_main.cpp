@@ -1,5 +1,6 @@
-// main() of sluice-trace-tests-<backend>: the trace tests on a GPU backend,
-// which need a device of that backend; without one the run exits 77 (ctest: skipped).
+// main() of the unit tests built per GPU backend (sluice-trace-tests-<backend>,
+// sluice-diagnose-tests-<backend>): they need a device of that backend;
+// without one the run exits 77 (ctest: skipped).
 #include <sluice/sluice.hpp>
 
 #include <gtest/gtest.h>
@@ -9,7 +10,7 @@
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   if (sluice::device_count() == 0) {
-    std::printf("no %s device: the trace tests of this backend need one (skipped)\n",
+    std::printf("no %s device: these tests need one (skipped)\n",
                 sluice::backend_name());
     return 77;
   }
