@@ -25,6 +25,7 @@
 //   and cudaHostAlloc(portable|mapped) memory: nothing raw goes through sluice.
 // - Raw calls check their return code, as real callers (and sluice) do.
 // - Targets are reported, not asserted: a MISS exits 0; only errors exit non-zero.
+#include <sluice/native.hpp>
 #include <sluice/sluice.hpp>
 
 #include <cuda_runtime_api.h>
@@ -345,6 +346,29 @@ std::vector<row> run_all(const run_info& info, sluice::device dev) {
               "cudaMemcpyAsync");
       },
       sync_raw));
+  // The purest comparison: one sluice stream, one pair of sluice buffers; the
+  // raw call goes through the stream's native handle. Batches of both sides run
+  // on the same vendor stream, so only sluice's own code differs.
+  {
+    sluice::stream shared(dev);
+    const cudaStream_t shared_native = sluice::native_handle(shared);
+    const auto sync_shared = [&] { shared.synchronize(); };
+    rows.push_back(measure(
+        {"copy_64B_h2d_same_stream", "sluice::copy pinned->device",
+         "cudaMemcpyAsync(Default), same stream and buffers", work_batch, true},
+        n, [&] { sluice::copy(shared, buf.data(), host.data(), bytes); }, sync_shared,
+        [&] {
+          check(cudaMemcpyAsync(buf.data(), host.data(), bytes, cudaMemcpyDefault, shared_native),
+                "cudaMemcpyAsync");
+        },
+        sync_shared));
+    rows.push_back(measure(
+        {"fill_64B_same_stream", "sluice::fill", "cudaMemsetAsync, same stream and buffer",
+         work_batch, false},
+        n, [&] { sluice::fill(shared, buf.data(), 0, bytes); }, sync_shared,
+        [&] { check(cudaMemsetAsync(buf.data(), 0, bytes, shared_native), "cudaMemsetAsync"); },
+        sync_shared));
+  }
   rows.push_back(measure(
       {"fill_64B", "sluice::fill", "cudaMemsetAsync", work_batch, false}, n,
       [&] { sluice::fill(s, buf.data(), 0, bytes); }, sync_sluice,
