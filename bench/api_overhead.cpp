@@ -298,6 +298,20 @@ std::vector<row> run_all(const run_info& info, sluice::device dev) {
       {"event_record", "event::record(s)", "cudaEventRecord", small_batch, true}, n,
       [&] { recorded.record(s); }, sync_sluice,
       [&] { check(cudaEventRecord(raw.recorded, raw.stream), "cudaEventRecord"); }, sync_raw));
+  // Timing events cost more to record than the default ones (tracing uses them).
+  {
+    sluice::event_options timing;
+    timing.timing = true;
+    static sluice::event* timed = nullptr;  // kept, like the buffers (see above)
+    timed = new sluice::event(dev, timing);
+    cudaEvent_t raw_timed{};
+    check(cudaEventCreateWithFlags(&raw_timed, cudaEventDefault), "cudaEventCreateWithFlags");
+    rows.push_back(measure(
+        {"event_record_timing", "event::record(s), timing event", "cudaEventRecord, timing event",
+         small_batch, false},
+        n, [&] { timed->record(s); }, sync_sluice,
+        [&] { check(cudaEventRecord(raw_timed, raw.stream), "cudaEventRecord"); }, sync_raw));
+  }
   rows.push_back(measure(
       {"wait_event", "s.wait(event)", "cudaStreamWaitEvent", small_batch, true}, n,
       [&] { s.wait(done); }, sync_sluice,

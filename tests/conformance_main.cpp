@@ -115,6 +115,7 @@ void warm_up() {
 
 int main(int argc, char** argv) {
   if (sluice::conformance::fault_child_requested()) return sluice::conformance::fault_child_main();
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a killed run keeps what it printed
   ::testing::InitGoogleTest(&argc, argv);
   if (sluice::backend() != sluice::backend_kind::host && sluice::device_count() == 0) {
     std::printf("sluice-conformance-%s: no %s device: every conformance test needs one; none ran\n",

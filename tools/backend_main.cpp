@@ -9,6 +9,7 @@
 #include <sluice/sluice.hpp>
 
 #include <cstring>
+#include <cstdio>
 #include <iostream>
 #include <stdexcept>
 #include <string>
@@ -146,6 +147,9 @@ int main(int argc, char** argv) {
   if (sluice::tool::is_death_test_child(argc, argv)) {
     return sluice::tool::run_death_test_child(argc, argv);
   }
+  // Line by line even into a pipe: a run that hangs and is killed still shows
+  // every failure printed before the hang.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   try {
     return run(sluice::tool::self_path(argv[0]), std::vector<std::string>(argv + 1, argv + argc));
   } catch (const sluice::error& e) {

@@ -233,6 +233,7 @@ stream_state* engine_t::new_stream(device_state& d, int native_priority) {
   s->native_priority = native_priority;
   s->trace_id = trace::new_stream_id();
   s->trace_seq.store(0, std::memory_order_relaxed);
+  s->trace_last = nullptr;  // a recycled state does not start where its last stream ended
   s->refs.store(1);  // the owning handle
   {
     std::lock_guard<std::mutex> lock(d.streams_m);

@@ -185,7 +185,14 @@ struct cuda_api {
     status s{cudaMemPoolCreate(pool, &props), "cudaMemPoolCreate"};
     if (!s.ok()) return s;
     int off = 0;
-    return {cudaMemPoolSetAttribute(*pool, cudaMemPoolReuseAllowInternalDependencies, &off),
+    s = {cudaMemPoolSetAttribute(*pool, cudaMemPoolReuseAllowInternalDependencies, &off),
+         "cudaMemPoolSetAttribute"};
+    if (!s.ok()) return s;
+    // Keep freed memory in the pool: with the default threshold (0) every
+    // synchronization returns it to the system and the next allocation maps it
+    // again (under compute-sanitizer that mapping waited for held streams).
+    std::uint64_t keep = UINT64_MAX;
+    return {cudaMemPoolSetAttribute(*pool, cudaMemPoolAttrReleaseThreshold, &keep),
             "cudaMemPoolSetAttribute"};
   }
   static status malloc_from_pool(void** p, std::size_t n, pool_t pool, stream_t s) noexcept {

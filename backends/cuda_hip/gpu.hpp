@@ -144,6 +144,10 @@ struct stream_state {
   std::uint64_t trace_id = 0;
   std::atomic<std::uint64_t> trace_seq{0};
   std::mutex trace_m;
+  // Under trace_m: the timing event that ended the stream's last traced
+  // operation (the next one starts there) and the trace it belongs to.
+  void* trace_last = nullptr;
+  std::uint64_t trace_epoch = 0;
 
   stream_state* pool_next = nullptr;
 
@@ -216,11 +220,14 @@ struct event_state {
 
 struct traced_op_state;
 
-//! Times one device-side operation while a trace is collected: a timing event
-//! before it and one after, both on its stream, taken under the stream's
-//! trace_m so that no other thread's work lands between them. Construct it
-//! after the argument checks and before the vendor call; call done() after the
-//! vendor call. While no trace is collected it costs one relaxed load.
+//! Times one device-side operation while a trace is collected, with a timing
+//! event after it on its stream; it starts where the stream's previous traced
+//! operation ended, or, for the first one and on streams whose native handle
+//! was taken (the user's own work may lie between), at a timing event recorded
+//! before it. Everything happens under the stream's trace_m, so that no other
+//! thread's work lands in between. Construct it after the argument checks and
+//! before the vendor call; call done() after the vendor call. While no trace
+//! is collected it costs one relaxed load.
 class traced_op {
  public:
   traced_op(stream_state& s, const char* kind, std::size_t bytes = 0) {

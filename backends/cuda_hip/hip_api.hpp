@@ -188,7 +188,14 @@ struct hip_api {
     status s{hipMemPoolCreate(pool, &props), "hipMemPoolCreate"};
     if (!s.ok()) return s;
     int off = 0;
-    return {hipMemPoolSetAttribute(*pool, hipMemPoolReuseAllowInternalDependencies, &off),
+    s = {hipMemPoolSetAttribute(*pool, hipMemPoolReuseAllowInternalDependencies, &off),
+         "hipMemPoolSetAttribute"};
+    if (!s.ok()) return s;
+    // Keep freed memory in the pool: with the default threshold (0) every
+    // synchronization returns it to the system and the next allocation maps it
+    // again (under compute-sanitizer that mapping waited for held streams).
+    std::uint64_t keep = UINT64_MAX;
+    return {hipMemPoolSetAttribute(*pool, hipMemPoolAttrReleaseThreshold, &keep),
             "hipMemPoolSetAttribute"};
   }
   static status malloc_from_pool(void** p, std::size_t n, pool_t pool, stream_t s) noexcept {

@@ -1,9 +1,14 @@
-// Tracing on the GPU backend (include/sluice/trace.hpp). Each traced device
-// operation gets two timing events on its stream, one before and one after it,
-// from a per-device pool. Device times become host-clock times through a base
-// event per device: recorded on an idle stream of the tracer and waited for,
-// its host time is the middle of the shortest of a few record-to-return
-// windows (the file's device times are that exact against the host clock).
+// Tracing on the GPU backend (include/sluice/trace.hpp). A traced device
+// operation ends at a timing event recorded after it on its stream and starts
+// where the stream's previous traced operation ended: one event per operation
+// (timing events are not cheap to record). The first traced operation of a
+// stream, and every one on a stream whose native handle was taken (the user's
+// own work may lie between two sluice operations there), gets a second event
+// before it. Events live in slots, reference-counted by the operations that
+// use them and by their stream while they are its last, and pooled per device.
+// Device times become host-clock times through a base event per device:
+// recorded on an idle stream of the tracer and waited for, its host time is the
+// middle of the record-to-return window (under 20 us when the device is idle).
 // Records are read when their end event has completed: in bulk as the pending
 // list grows, and at trace_end(), which leaves out (and says so) operations
 // whose end event has not completed. Host functions are timed by the host
@@ -15,55 +20,114 @@
 
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 namespace sluice::detail {
+
+//! A timing event and what uses it (all under the tracer's lock).
+struct trace_slot {
+  api::event_t event{};
+  int device = 0;
+  int refs = 0;         // operations using it, plus one while it is a stream's last
+  bool last = false;    // some stream's trace_last
+  bool timed = false;   // ns is known
+  std::int64_t ns = 0;  // host-clock time of the event
+};
 
 struct traced_op_state {
   stream_state* stream = nullptr;
   std::unique_lock<std::mutex> lock;  // the stream's trace_m, from begin to finish
   trace::record r;
-  api::event_t start{};
-  api::event_t end{};
+  trace_slot* start = nullptr;
+  trace_slot* end = nullptr;
 };
 
 namespace {
 
 struct pending {
   trace::record r;
-  api::event_t start{};
-  api::event_t end{};
+  trace_slot* start = nullptr;  // null for a trace_range marker (it takes no time)
+  trace_slot* end = nullptr;
 };
 
 struct device_clock {
   bool calibrated = false;
   api::stream_t stream{};  // the tracer's own, idle stream on the device
   api::event_t base{};
-  std::int64_t base_ns = 0;    // host time of `base`
-  std::int64_t window_ns = 0;  // the record-to-return window it was taken from
+  std::int64_t base_ns = 0;  // host time of `base`
 };
 
 class tracer {
  public:
-  //! A timing event of device d, from the pool or new.
-  api::event_t take(int d) {
+  //! Under s.trace_m: the slot an operation on s starts at (shared with the
+  //! stream's previous operation, or new; *record_it: the caller records it),
+  //! and a new slot for its end, which becomes the stream's last.
+  void begin_op(stream_state& s, bool needs_start, trace_slot** start, trace_slot** end,
+                bool* record_start) {
     std::lock_guard<std::mutex> lock(m_);
-    grow(d);
-    return take_locked(d);
-  }
-  void give(int d, api::event_t e) noexcept {
-    std::lock_guard<std::mutex> lock(m_);
-    give_locked(d, e);
+    ensure_clock(s.device);
+    auto* last = static_cast<trace_slot*>(s.trace_last);
+    const bool chain = last != nullptr && s.trace_epoch == epoch_ &&
+                       !s.native_escaped.load(std::memory_order_relaxed);
+    *start = nullptr;
+    *record_start = false;
+    if (needs_start) {
+      if (chain) {
+        *start = last;
+        ++last->refs;
+      } else {
+        *start = take_locked(s.device);
+        *record_start = true;
+      }
+    }
+    try {
+      *end = take_locked(s.device);
+    } catch (...) {
+      if (*start != nullptr) unref_locked(*start);
+      throw;
+    }
   }
 
-  //! A traced operation was enqueued: keep it until its end event completed.
-  void add(pending&& p) {
+  //! Under s.trace_m, after the end event was recorded: `end` becomes the
+  //! stream's last, and the operation waits for its end event to complete.
+  void end_op(stream_state& s, pending&& p) {
     std::lock_guard<std::mutex> lock(m_);
-    ensure_clock(p.r.device);
+    auto* previous = static_cast<trace_slot*>(s.trace_last);
+    if (previous != nullptr && s.trace_epoch == epoch_ && previous->last) {
+      previous->last = false;
+      lasts_.erase(previous);
+      unref_locked(previous);
+    }
+    p.end->last = true;
+    ++p.end->refs;
+    lasts_.insert(p.end);
+    s.trace_last = p.end;
+    s.trace_epoch = epoch_;
     ops_.push_back(std::move(p));
     if (ops_.size() >= next_harvest_) {
       harvest_locked(false);
       next_harvest_ = std::max<std::size_t>(harvest_step, 2 * ops_.size());
     }
+  }
+
+  //! Under s.trace_m: untraced device work follows (a host function's
+  //! callback and gate): the next operation must not start where the last ended.
+  void break_chain(stream_state& s) noexcept {
+    std::lock_guard<std::mutex> lock(m_);
+    auto* last = static_cast<trace_slot*>(s.trace_last);
+    if (last != nullptr && s.trace_epoch == epoch_ && last->last) {
+      last->last = false;
+      lasts_.erase(last);
+      unref_locked(last);
+    }
+    s.trace_last = nullptr;
+  }
+
+  //! An operation that threw before it was enqueued: its slots go back.
+  void abandon(trace_slot* start, trace_slot* end) noexcept {
+    std::lock_guard<std::mutex> lock(m_);
+    if (start != nullptr) unref_locked(start);
+    if (end != nullptr) unref_locked(end);
   }
 
   //! trace_end(): every completed record to the collection; the rest left out.
@@ -75,45 +139,61 @@ class tracer {
                    "sluice: trace: %zu operations had not completed at trace_end() and are left "
                    "out (synchronize before trace_end to include them)\n",
                    left_out);
+    // No stream starts where it ended in this trace: the next trace is new.
+    ++epoch_;
+    for (trace_slot* l : lasts_) {
+      l->last = false;
+      unref_locked(l);
+    }
+    lasts_.clear();
     next_harvest_ = harvest_step;
     for (auto& c : clocks_) c.calibrated = false;  // the next trace calibrates afresh
   }
 
  private:
   static constexpr std::size_t harvest_step = 16384;
-  static constexpr std::size_t pool_limit = 4096;  // events kept per device
+  static constexpr std::size_t pool_limit = 4096;  // slots kept per device
 
   void grow(int d) {
-    if (static_cast<std::size_t>(d) >= events_.size()) {
-      events_.resize(static_cast<std::size_t>(d) + 1);
+    if (static_cast<std::size_t>(d) >= pools_.size()) {
+      pools_.resize(static_cast<std::size_t>(d) + 1);
       clocks_.resize(static_cast<std::size_t>(d) + 1);
     }
   }
 
-  api::event_t take_locked(int d) {
-    auto& pool = events_[static_cast<std::size_t>(d)];
+  trace_slot* take_locked(int d) {
+    grow(d);
+    auto& pool = pools_[static_cast<std::size_t>(d)];
+    trace_slot* slot = nullptr;
     if (!pool.empty()) {
-      const api::event_t e = pool.back();
+      slot = pool.back();
       pool.pop_back();
-      return e;
+    } else {
+      auto fresh = std::make_unique<trace_slot>();
+      const scoped_device guard(d);
+      check(api::event_create(&fresh->event, true, false),
+            "sluice tracing: creating a timing event on device ", d);
+      fresh->device = d;
+      slot = fresh.release();
     }
-    const scoped_device guard(d);
-    api::event_t e{};
-    check(api::event_create(&e, true, false), "sluice tracing: creating a timing event on device ",
-          d);
-    return e;
+    slot->refs = 1;
+    slot->last = false;
+    slot->timed = false;
+    return slot;
   }
 
-  void give_locked(int d, api::event_t e) noexcept {
-    auto& pool = events_[static_cast<std::size_t>(d)];
+  void unref_locked(trace_slot* slot) noexcept {
+    if (--slot->refs > 0) return;
+    auto& pool = pools_[static_cast<std::size_t>(slot->device)];
     if (pool.size() < pool_limit) {
       try {
-        pool.push_back(e);
+        pool.push_back(slot);
         return;
       } catch (...) {
       }
     }
-    (void)api::event_destroy(e);
+    (void)api::event_destroy(slot->event);
+    delete slot;
   }
 
   //! The base event of device d for this trace (see the file's comment).
@@ -138,45 +218,46 @@ class tracer {
             d);
       const std::int64_t after = trace::now_ns();
       c.base_ns = before + (after - before) / 2;
-      c.window_ns = after - before;
-      if (c.window_ns < 20000) break;
+      if (after - before < 20000) break;
     }
     c.calibrated = true;
   }
 
-  //! Device time of e on device d as host time; false if it cannot be read.
-  bool host_time(int d, api::event_t e, std::int64_t* ns) noexcept {
-    const device_clock& c = clocks_[static_cast<std::size_t>(d)];
-    float ms = 0.0F;
-    if (!api::event_elapsed(&ms, c.base, e).ok()) {
-      api::clear_last_error();
-      return false;
+  //! The host-clock time of a completed slot's event; false if it cannot be read.
+  bool time_of(trace_slot* slot, std::int64_t* ns) noexcept {
+    if (!slot->timed) {
+      const device_clock& c = clocks_[static_cast<std::size_t>(slot->device)];
+      float ms = 0.0F;
+      if (!api::event_elapsed(&ms, c.base, slot->event).ok()) {
+        api::clear_last_error();
+        return false;
+      }
+      slot->ns = c.base_ns + std::llround(static_cast<double>(ms) * 1e6);
+      slot->timed = true;
     }
-    *ns = c.base_ns + std::llround(static_cast<double>(ms) * 1e6);
+    *ns = slot->ns;
     return true;
   }
 
-  //! Moves completed records to the collection and frees their events. With
-  //! `all`, the incomplete ones are dropped too; returns how many those were.
+  //! Moves completed records to the collection and unreferences their slots.
+  //! With `all`, the incomplete ones are dropped too; returns how many those were.
   std::size_t harvest_locked(bool all) {
     std::size_t dropped = 0;
     std::vector<pending> keep;
     for (pending& p : ops_) {
-      const int d = p.r.device;
-      const auto q = api::event_query(p.end);
+      const auto q = api::event_query(p.end->event);
       if (q.code == api::not_ready && !all) {
         keep.push_back(std::move(p));
         continue;
       }
       bool timed = q.ok();
       if (!timed) api::clear_last_error();
+      if (timed) timed = time_of(p.end, &p.r.end_ns);
       if (timed) {
-        timed = host_time(d, p.end, &p.r.end_ns);
-        if (p.start == api::event_t{}) {
-          p.r.start_ns = p.r.end_ns;  // a marker: one event
-        } else {
-          timed = timed && host_time(d, p.start, &p.r.start_ns);
-        }
+        if (p.start == nullptr)
+          p.r.start_ns = p.r.end_ns;  // a marker
+        else
+          timed = time_of(p.start, &p.r.start_ns);
       }
       if (timed) {
         if (p.r.start_ns > p.r.end_ns) p.r.start_ns = p.r.end_ns;
@@ -184,17 +265,19 @@ class tracer {
       } else {
         ++dropped;
       }
-      if (p.start != api::event_t{}) give_locked(d, p.start);
-      give_locked(d, p.end);
+      if (p.start != nullptr) unref_locked(p.start);
+      unref_locked(p.end);
     }
     ops_.swap(keep);
     return dropped;
   }
 
   std::mutex m_;
-  std::vector<std::vector<api::event_t>> events_;  // per device
-  std::vector<device_clock> clocks_;                // per device
+  std::vector<std::vector<trace_slot*>> pools_;  // per device
+  std::vector<device_clock> clocks_;             // per device
   std::vector<pending> ops_;
+  std::set<trace_slot*> lasts_;
+  std::uint64_t epoch_ = 1;
   std::size_t next_harvest_ = harvest_step;
 };
 
@@ -217,25 +300,24 @@ trace::record new_record(stream_state& s, const char* kind, std::size_t bytes) {
   return r;
 }
 
+//! Records a slot's event on the stream; on failure gives back both slots and throws.
+void record_slot(stream_state& s, trace_slot* slot, trace_slot* start, trace_slot* end) {
+  const auto recorded = api::event_record(slot->event, s.native);
+  if (!recorded.ok()) {
+    the_tracer().abandon(start, end);
+    check(recorded, "sluice tracing: recording a timing event on a stream of device ", s.device);
+  }
+}
+
 }  // namespace
 
 void traced_op::begin(stream_state& s, const char* kind, std::size_t bytes) {
   auto st = std::make_unique<traced_op_state>();
   st->stream = &s;
   st->lock = std::unique_lock<std::mutex>(s.trace_m);
-  st->start = the_tracer().take(s.device);
-  try {
-    st->end = the_tracer().take(s.device);
-  } catch (...) {
-    the_tracer().give(s.device, st->start);
-    throw;
-  }
-  const auto recorded = api::event_record(st->start, s.native);
-  if (!recorded.ok()) {
-    the_tracer().give(s.device, st->start);
-    the_tracer().give(s.device, st->end);
-    check(recorded, "sluice tracing: recording a timing event on a stream of device ", s.device);
-  }
+  bool record_start = false;
+  the_tracer().begin_op(s, true, &st->start, &st->end, &record_start);
+  if (record_start) record_slot(s, st->start, st->start, st->end);
   st->r = new_record(s, kind, bytes);
   state_ = st.release();
 }
@@ -257,23 +339,26 @@ void traced_op::finish() {
   std::unique_ptr<traced_op_state> st(state_);
   state_ = nullptr;
   stream_state& s = *st->stream;
-  const auto recorded = api::event_record(st->end, s.native);
+  // The operation is enqueued: a failure here must not make its call throw.
+  const auto recorded = api::event_record(st->end->event, s.native);
   if (!recorded.ok()) {
-    the_tracer().give(s.device, st->start);
-    the_tracer().give(s.device, st->end);
-    check(recorded, "sluice tracing: recording a timing event on a stream of device ", s.device);
+    api::clear_last_error();
+    std::fprintf(stderr,
+                 "sluice: trace: a %s on a stream of device %d is left out of the trace: "
+                 "recording its timing event failed (%s)\n",
+                 st->r.kind, s.device, recorded.api);
+    the_tracer().abandon(st->start, st->end);
+    return;
   }
-  st->lock.unlock();
-  the_tracer().add(pending{std::move(st->r), st->start, st->end});
+  the_tracer().end_op(s, pending{std::move(st->r), st->start, st->end});
 }
 
 void traced_op::abandon() noexcept {
-  // The operation threw before it was enqueued: its start event was recorded
-  // and completes on its own; both go back to the pool.
+  // The operation threw before it was enqueued: its slots go back (a start
+  // event already recorded completes on its own).
   std::unique_ptr<traced_op_state> st(state_);
   state_ = nullptr;
-  the_tracer().give(st->stream->device, st->start);
-  the_tracer().give(st->stream->device, st->end);
+  the_tracer().abandon(st->start, st->end);
 }
 
 namespace {
@@ -299,6 +384,11 @@ struct traced_task final : host_task {
 }  // namespace
 
 std::unique_ptr<host_task> traced_host_task(stream_state& s, std::unique_ptr<host_task> task) {
+  {
+    // Its callback and gate wait lie between the operations before and after it.
+    const std::lock_guard<std::mutex> lock(s.trace_m);
+    the_tracer().break_chain(s);
+  }
   return std::make_unique<traced_task>(std::move(task), new_record(s, "host_func", 0));
 }
 
@@ -309,19 +399,16 @@ void trace_backend_collect() { the_tracer().collect(); }
 void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin) {
   auto& st = checked(s, begin ? "sluice::trace_range" : "sluice::trace_range::~trace_range");
   if (!trace::enabled()) return;
-  // One event: a marker takes no time on the stream.
+  // One event: a marker takes no time; the next operation starts there.
   std::unique_lock<std::mutex> lock(st.trace_m);
-  const api::event_t e = the_tracer().take(st.device);
-  const auto recorded = api::event_record(e, st.native);
-  if (!recorded.ok()) {
-    the_tracer().give(st.device, e);
-    check(recorded, "sluice::trace_range: recording a timing event on a stream of device ",
-          st.device);
-  }
+  trace_slot* start = nullptr;
+  trace_slot* end = nullptr;
+  bool unused = false;
+  the_tracer().begin_op(st, false, &start, &end, &unused);
+  record_slot(st, end, nullptr, end);
   trace::record r = new_record(st, begin ? "range_begin" : "range_end", 0);
   r.label = name;
-  lock.unlock();
-  the_tracer().add(pending{std::move(r), api::event_t{}, e});
+  the_tracer().end_op(st, pending{std::move(r), nullptr, end});
 }
 
 }  // namespace sluice::detail

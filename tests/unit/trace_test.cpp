@@ -192,3 +192,34 @@ TEST(Trace, TimesShowWhenTheWorkRan) {
   EXPECT_GE(fills[0].first + 1.0, waits[0].first + waits[0].second)
       << "the fill started before the wait_value ended";
 }
+
+// A host function between two fills is not part of the second fill: the
+// second one starts after the host function, not where the first fill ended.
+TEST(Trace, AnOperationAfterAHostFunctionStartsAfterIt) {
+  const std::string path = temp_path("after-host");
+  const sluice::device d0{0};
+  sluice::stream s{d0};
+  sluice::device_buffer<unsigned char> a{d0, 1 << 20};
+  sluice::trace_begin(path);
+  sluice::fill(s, a.data(), 1, a.size());
+  s.host_func([] {
+    // Busy for 20 ms of host time (measured, not slept).
+    const auto from = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - from < std::chrono::milliseconds(20)) {
+    }
+  });
+  sluice::fill(s, a.data(), 2, a.size());
+  s.synchronize();
+  EXPECT_EQ(sluice::trace_end(), 3U);
+  const std::string json = read_file(path);
+  std::remove(path.c_str());
+  const auto fills = spans_of(json, "fill");
+  const auto hosts = spans_of(json, "host_func");
+  ASSERT_EQ(fills.size(), 2U) << json;
+  ASSERT_EQ(hosts.size(), 1U) << json;
+  EXPECT_GE(hosts[0].second, 19000.0) << "the host function lasted " << hosts[0].second << " us";
+  EXPECT_LT(fills[1].second, 10000.0) << "the second fill lasted " << fills[1].second
+                                      << " us: it holds the host function's time";
+  EXPECT_GE(fills[1].first + 50.0, hosts[0].first + hosts[0].second)
+      << "the second fill started before the host function returned";
+}
