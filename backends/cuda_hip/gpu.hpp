@@ -280,6 +280,7 @@ void add_flag_user(flag_state& f, stream_state& s);
 struct allocation {
   void* ptr = nullptr;
   std::size_t bytes = 0;
+  std::size_t block = 0;           // pinned: the cached block's size (>= bytes)
   int device = -1;                 // -1: pinned host memory
   stream_state* stream = nullptr;  // stream-ordered allocation: its stream (holds a ref)
   std::mutex m;

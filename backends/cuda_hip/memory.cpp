@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <map>
 
 namespace sluice {
 namespace detail {
@@ -135,19 +136,88 @@ void release_device(allocation* a) noexcept {
   delete a;
 }
 
+namespace {
+
+// Pinned blocks are never handed back to the vendor while the process runs.
+// The vendor's free of pinned memory (cudaFreeHost) waits for the whole device
+// and, while it waits, keeps host-function callbacks and the staging of
+// pageable copies from making progress: with a stream held by a gate that
+// deadlocked (on the H100, 2026-11-23: a pinned free from one test against a
+// pageable copy or host functions of the next, docs/design.md). A freed block
+// goes back to this cache once every stream has passed the moment it was
+// freed, and a later pinned_buffer of the same rounded size takes it.
+struct pinned_cache {
+  std::mutex m;
+  std::multimap<std::size_t, void*> blocks;  // rounded size -> block
+  std::size_t bytes = 0;                    // cached, for the out-of-memory path
+};
+
+pinned_cache& pinned_blocks() {
+  static auto* c = new pinned_cache();  // never destroyed: reaper jobs may return blocks at exit
+  return *c;
+}
+
+//! Sizes are rounded so that blocks are reused: to a power of two up to 1 MiB
+//! (at least 4 KiB), to a multiple of 1 MiB above.
+std::size_t pinned_block_size(std::size_t bytes) {
+  constexpr std::size_t mib = std::size_t{1} << 20;
+  if (bytes > mib) return (bytes + mib - 1) / mib * mib;
+  std::size_t b = 4096;
+  while (b < bytes) b *= 2;
+  return b;
+}
+
+void* take_cached_pinned(std::size_t block) {
+  auto& c = pinned_blocks();
+  std::lock_guard<std::mutex> lock(c.m);
+  const auto it = c.blocks.find(block);
+  if (it == c.blocks.end()) return nullptr;
+  void* p = it->second;
+  c.blocks.erase(it);
+  c.bytes -= block;
+  return p;
+}
+
+//! Out of pinned memory: the cached blocks go back to the vendor (this may wait
+//! for the device), and the allocation is tried once more.
+bool drop_cached_pinned() {
+  std::multimap<std::size_t, void*> taken;
+  {
+    auto& c = pinned_blocks();
+    std::lock_guard<std::mutex> lock(c.m);
+    taken.swap(c.blocks);
+    c.bytes = 0;
+  }
+  for (const auto& [size, p] : taken) (void)api::free_host(p);
+  return !taken.empty();
+}
+
+}  // namespace
+
 void* allocate_pinned(std::size_t bytes, allocation** out) {
   auto a = std::make_unique<allocation>();
   a->bytes = bytes;
   if (bytes > 0) {
     (void)engine();
-    const api::status s = api::host_alloc(&a->ptr, bytes);
-    if (!s.ok())
-      vendor_fail(s,
-                  concat("sluice::pinned_buffer: allocating ", bytes, " bytes of pinned memory"));
+    a->block = pinned_block_size(bytes);
+    a->ptr = take_cached_pinned(a->block);
+    if (a->ptr == nullptr) {
+      api::status s = api::host_alloc(&a->ptr, a->block);
+      if (!s.ok() && drop_cached_pinned()) {
+        api::clear_last_error();
+        s = api::host_alloc(&a->ptr, a->block);
+      }
+      if (!s.ok())
+        vendor_fail(s,
+                    concat("sluice::pinned_buffer: allocating ", bytes, " bytes of pinned memory"));
+    }
     try {
       allocations().add(a->ptr, bytes, a.get(), -1);
     } catch (...) {
-      (void)api::free_host(a->ptr);
+      auto& c = pinned_blocks();
+      std::lock_guard<std::mutex> lock(c.m);
+      c.blocks.emplace(a->block, a->ptr);  // back to the cache: nothing used it
+      c.bytes += a->block;
       throw;
     }
   }
@@ -157,20 +227,38 @@ void* allocate_pinned(std::size_t bytes, allocation** out) {
 
 void release_pinned(allocation* a) noexcept {
   if (a == nullptr) return;
-  if (a->ptr != nullptr) allocations().remove(a->ptr);
   if (a->ptr != nullptr) {
-    void* p = a->ptr;
-    // The vendor free of pinned memory may wait for the device: never on the caller's thread.
+    allocations().remove(a->ptr);
+    // Any stream of any device may still read or write it: back to the cache
+    // once each has passed this moment (waited for on a sluice thread).
+    std::vector<stream_state*> waited;  // each holds a reference
+    auto& e = engine();
     try {
-      engine().reaper.submit([p] {
-        const api::status s = api::free_host(p);
-        if (!s.ok() && !api::means_shutdown(s.code))
-          std::fprintf(stderr, "sluice: freeing pinned memory failed: %s\n",
-                       api::error_string(s.code));
+      for (int d = 0; d < e.count; ++d) {
+        auto& dev = e.devices[static_cast<std::size_t>(d)];
+        std::lock_guard<std::mutex> lock(dev.streams_m);
+        for (auto* s : dev.streams)
+          if (s->try_add_ref()) waited.push_back(s);
+      }
+      void* const p = a->ptr;
+      const std::size_t block = a->block;
+      when_streams_pass(waited, [p, block](bool passed) {
+        if (!passed) {  // a device fault: leak rather than reuse memory that may be in use
+          std::fprintf(stderr,
+                       "sluice: freeing pinned memory: waiting for its users failed; the memory "
+                       "stays allocated\n");
+          return;
+        }
+        auto& c = pinned_blocks();
+        std::lock_guard<std::mutex> lock(c.m);
+        c.blocks.emplace(block, p);
+        c.bytes += block;
       });
     } catch (...) {
-      (void)api::free_host(p);
+      std::fprintf(stderr, "sluice: freeing pinned memory: out of host memory; %zu bytes stay "
+                           "allocated\n", a->block);
     }
+    for (auto* w : waited) w->release();
   }
   delete a;
 }
