@@ -17,8 +17,6 @@
 
 #include <sluice/backend.hpp>
 #include <sluice/device.hpp>
-#include <sluice/memory.hpp>
-#include <sluice/stream.hpp>
 
 #include <gtest/gtest.h>
 
@@ -91,26 +89,6 @@ int unexpected_skips(const char* allowed) {
   return unexpected;
 }
 
-//! One fill and copy on every device before the first test. Under
-//! compute-sanitizer (memcheck, racecheck and synccheck alike, and with
-//! CUDA_MODULE_LOADING=EAGER too) IND-1's first test failed whenever it was
-//! the first test of the process: its second stream did not complete while the
-//! first was held by a gate. It passed when any test ran before it, and always
-//! without the tool (H100, 2026-11-23; docs/conformance/sanitizer.md). Our
-//! reading, not confirmed by NVIDIA documentation: the tool's own set-up at the
-//! process's first device work waits for the streams already queued.
-void warm_up() {
-  for (int d = 0; d < sluice::device_count(); ++d) {
-    const sluice::device dev{d};
-    sluice::stream s{dev};
-    sluice::device_buffer<unsigned char> b{dev, 4096};
-    sluice::pinned_buffer<unsigned char> p{4096};
-    sluice::fill(s, b.data(), 1, b.size());
-    sluice::copy(s, p.data(), b.data(), b.size());
-    s.synchronize();
-  }
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -123,7 +101,6 @@ int main(int argc, char** argv) {
                 sluice::backend() == sluice::backend_kind::cuda ? "CUDA" : "HIP");
     return 77;
   }
-  warm_up();
   int result = RUN_ALL_TESTS();
   const ::testing::UnitTest& unit = *::testing::UnitTest::GetInstance();
   if (unit.test_to_run_count() == 0) {
