@@ -14,6 +14,7 @@
 // A GPU backend on a machine without its GPU (CI) runs nothing: it says so and
 // exits with 77, which ctest reports as "Skipped" (SKIP_RETURN_CODE), not as a pass.
 #include "fault.hpp"
+#include "watchdog.hpp"
 
 #include <sluice/backend.hpp>
 #include <sluice/device.hpp>
@@ -101,6 +102,7 @@ int main(int argc, char** argv) {
                 sluice::backend() == sluice::backend_kind::cuda ? "CUDA" : "HIP");
     return 77;
   }
+  sluice::conformance::install_watchdog();  // a hanging test is named, then exit 124
   int result = RUN_ALL_TESTS();
   const ::testing::UnitTest& unit = *::testing::UnitTest::GetInstance();
   if (unit.test_to_run_count() == 0) {

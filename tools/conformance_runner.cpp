@@ -2,6 +2,7 @@
 
 #include "conformance_report.hpp"
 #include "facts.hpp"
+#include "watchdog.hpp"
 
 #include <sluice/backend.hpp>
 #include <sluice/device.hpp>
@@ -214,6 +215,7 @@ int run_conformance(const std::string& program, const conformance_options& optio
     delete listeners.Release(listeners.default_result_printer());
     if (isatty(STDERR_FILENO) != 0) listeners.Append(new progress_line(selected));
   }
+  sluice::conformance::install_watchdog();  // a hanging test is named, then exit 124
   const int gtest_status = RUN_ALL_TESTS();
 
   auto errors = failures_outside_tests();
