@@ -2,6 +2,7 @@
 #include "support.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <deque>
 #include <vector>
@@ -52,6 +53,39 @@ TEST(Independence, IND_1__a_stream_completes_while_another_is_held) {
   EXPECT_FALSE(held.ready());
   g.release();
   held.synchronize();
+}
+
+// Freeing pinned memory must not tie anything to a held stream. On CUDA the
+// vendor's free (cudaFreeHost) waits for the whole device; sluice called it on
+// its own thread, and the suite hung on an H100 right after tests that freed
+// pinned buffers, in tests that then held a stream while a host function and a
+// pageable copy waited (docs/conformance/README.md). Each round frees a pinned
+// buffer just before holding a stream that has both.
+TEST(Independence, IND_1__a_pinned_free_holds_no_stream_behind_a_gate) {
+  const sluice::device dev{0};
+  constexpr std::size_t n = 256 * kib;
+  sluice::stream other{dev};
+  sluice::device_buffer<byte> d{dev, n};
+  for (int round = 0; round < 10; ++round) {
+    {
+      sluice::pinned_buffer<byte> staging{n};
+      std::fill(staging.begin(), staging.end(), static_cast<byte>(round));
+      sluice::copy(other, d.data(), staging.data(), n);
+      other.synchronize();
+    }  // freed here, while the next stream is being held
+    sluice::stream held{dev};
+    gate g;
+    g.hold(held);
+    std::atomic<bool> ran{false};
+    held.host_func([&ran] { ran.store(true); });
+    std::vector<byte> page(n, 0xFF);
+    EXPECT_TRUE(sluice::conformance::blocks_until_released(
+        g, [&] { sluice::copy(held, page.data(), d.data(), n); }))
+        << "round " << round;
+    EXPECT_TRUE(ran.load()) << "round " << round;
+    EXPECT_EQ(first_byte_not(page.data(), n, static_cast<byte>(round)), n) << "round " << round;
+    EXPECT_TRUE(eventually([&] { return held.ready(); })) << "round " << round;
+  }
 }
 
 // Every stream holds its own gate; gates open from the last stream to the first,
