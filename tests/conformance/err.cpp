@@ -314,6 +314,14 @@ TEST(Errors, ERR_2__a_device_fault_is_sticky) {
   if (sluice::backend() == sluice::backend_kind::host)
     GTEST_SKIP() << "host backend has no asynchronous device faults";
   const child_result child = run_fault_child("device");
+  // HIP 5.2's runtime aborts the process on a device fault and sluice cannot
+  // stop it (docs/vendor-differences.md, 18): reported as a skip that says
+  // what happened, never as a pass. A HIP that keeps the process alive is
+  // checked like CUDA.
+  if (sluice::backend() == sluice::backend_kind::hip && child.exit_code != 0 &&
+      contains(child.output, "killed by signal " + std::to_string(SIGABRT)))
+    GTEST_SKIP() << "HIP aborted the process on the device fault (HIP 5.2 does; sluice cannot "
+                    "keep it alive there): the fault is not reported as device_fault";
   EXPECT_EQ(child.exit_code, 0) << "the child's verdict: " << fault_child_verdict(child.exit_code)
                                 << "\nits output:\n"
                                 << child.output;
