@@ -211,7 +211,10 @@ TEST(HostFunctions, HOST_1__work_after_back_to_back_host_functions_waits_for_no_
 
 TEST(HostFunctions, HOST_2__host_functions_of_many_streams_block_at_the_same_time) {
   const sluice::device dev{0};
-  constexpr int count = 12;
+  // Streams beyond the independence bound may share a hardware queue (IND-1):
+  // one blocked host function may then hold another stream's.
+  const int count = std::min(12, sluice::independent_stream_limit(dev));
+  ASSERT_GE(count, 2) << "a device whose streams all serialize cannot show HOST-2";
   host_latch latch;
   std::vector<sluice::stream> streams;
   for (int i = 0; i < count; ++i) {
