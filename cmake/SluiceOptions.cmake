@@ -8,9 +8,15 @@ option(SLUICE_BUILD_TOOLS "Build the sluice command" ${PROJECT_IS_TOP_LEVEL})
 option(SLUICE_BUILD_BENCH "Build the benchmarks (the host bench needs Google Benchmark; it is skipped without)" ${PROJECT_IS_TOP_LEVEL})
 option(SLUICE_INSTALL "Generate install rules and the package config" ${PROJECT_IS_TOP_LEVEL})
 option(SLUICE_WERROR "Treat warnings as errors" OFF)
+option(SLUICE_TRACING "Compile tracing in (SLUICE_TRACE, trace_begin); OFF removes even its one load per operation" ON)
 set(SLUICE_CUDA_ARCHITECTURES "90" CACHE STRING "CUDA architectures of sluice's device code (tests, benches); 90 = H100/H200")
 set(SLUICE_HIP_ARCHITECTURES "gfx90a;gfx908;gfx1030" CACHE STRING "AMD targets of sluice's device code (hipcc --offload-arch)")
 set(SLUICE_SANITIZE "" CACHE STRING "Sanitizers for the whole build: '', 'address,undefined' or 'thread'")
+
+if(NOT SLUICE_TRACING)
+  # src/trace.hpp: trace::enabled() becomes a constant false; trace_begin throws not_supported.
+  add_compile_definitions(SLUICE_NO_TRACING)
+endif()
 
 if(SLUICE_SANITIZE)
   if(SLUICE_SANITIZE MATCHES "thread" AND SLUICE_SANITIZE MATCHES "address")

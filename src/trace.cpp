@@ -133,6 +133,11 @@ void submit(record&& r) noexcept {
 void start_from_environment() {
   const char* path = std::getenv("SLUICE_TRACE");
   if (path == nullptr || *path == '\0' || enabled()) return;
+#ifdef SLUICE_NO_TRACING
+  std::fprintf(stderr, "sluice: SLUICE_TRACE=%s is ignored: this sluice was built with "
+                       "-DSLUICE_TRACING=OFF\n", path);
+  return;
+#endif
   trace_begin(path);
   auto& c = the_collection();
   std::lock_guard<std::mutex> lock(c.m);
@@ -251,6 +256,9 @@ namespace sluice {
 void trace_begin(const std::string& path) {
   constexpr const char* api = "sluice::trace_begin";
   if (path.empty()) detail::fail(errc::invalid_argument, api, "the path is empty");
+#ifdef SLUICE_NO_TRACING
+  detail::fail(errc::not_supported, api, "this sluice was built with -DSLUICE_TRACING=OFF");
+#endif
   if (!detail::trace_supported())
     detail::fail(errc::not_supported, api, "tracing is not implemented on the ", backend_name(),
                  " backend yet");

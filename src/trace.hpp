@@ -45,8 +45,13 @@ struct record {
 
 extern std::atomic<bool> on;
 
+#ifdef SLUICE_NO_TRACING
+//! Built with -DSLUICE_TRACING=OFF: never; every tracing branch compiles away.
+constexpr bool enabled() noexcept { return false; }
+#else
 //! True while a trace is being collected (one relaxed load).
 inline bool enabled() noexcept { return on.load(std::memory_order_relaxed); }
+#endif
 
 //! The trace clock (steady_clock), in ns.
 std::int64_t now_ns() noexcept;
