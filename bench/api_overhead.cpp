@@ -302,8 +302,7 @@ std::vector<row> run_all(const run_info& info, sluice::device dev) {
   {
     sluice::event_options timing;
     timing.timing = true;
-    static sluice::event* timed = nullptr;  // kept, like the buffers (see above)
-    timed = new sluice::event(dev, timing);
+    auto* timed = new sluice::event(dev, timing);  // never freed, like the buffers (see above)
     cudaEvent_t raw_timed{};
     check(cudaEventCreateWithFlags(&raw_timed, cudaEventDefault), "cudaEventCreateWithFlags");
     rows.push_back(measure(

@@ -149,7 +149,6 @@ namespace {
 struct pinned_cache {
   std::mutex m;
   std::multimap<std::size_t, void*> blocks;  // rounded size -> block
-  std::size_t bytes = 0;                    // cached, for the out-of-memory path
 };
 
 pinned_cache& pinned_blocks() {
@@ -174,7 +173,6 @@ void* take_cached_pinned(std::size_t block) {
   if (it == c.blocks.end()) return nullptr;
   void* p = it->second;
   c.blocks.erase(it);
-  c.bytes -= block;
   return p;
 }
 
@@ -186,7 +184,6 @@ bool drop_cached_pinned() {
     auto& c = pinned_blocks();
     std::lock_guard<std::mutex> lock(c.m);
     taken.swap(c.blocks);
-    c.bytes = 0;
   }
   for (const auto& [size, p] : taken) (void)api::free_host(p);
   return !taken.empty();
@@ -217,7 +214,6 @@ void* allocate_pinned(std::size_t bytes, allocation** out) {
       auto& c = pinned_blocks();
       std::lock_guard<std::mutex> lock(c.m);
       c.blocks.emplace(a->block, a->ptr);  // back to the cache: nothing used it
-      c.bytes += a->block;
       throw;
     }
   }
@@ -252,7 +248,6 @@ void release_pinned(allocation* a) noexcept {
         auto& c = pinned_blocks();
         std::lock_guard<std::mutex> lock(c.m);
         c.blocks.emplace(block, p);
-        c.bytes += block;
       });
     } catch (...) {
       std::fprintf(stderr, "sluice: freeing pinned memory: out of host memory; %zu bytes stay "

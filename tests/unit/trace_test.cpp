@@ -34,6 +34,14 @@ std::string temp_path(const char* name) {
   return "/tmp/sluice-" + std::to_string(::getpid()) + "-" + name + ".json";
 }
 
+//! Ends the trace, expects `operations` in it, and returns the file's text (the file is removed).
+std::string end_trace(const std::string& path, std::size_t operations) {
+  EXPECT_EQ(sluice::trace_end(), operations);
+  std::string json = read_file(path);
+  std::remove(path.c_str());
+  return json;
+}
+
 // With one device (one GPU), t is a second stream of device 0 and copy_peer is local.
 TEST(Trace, EveryOperationIsWrittenWithItsTrackArgumentsAndFlows) {
   const std::string path = temp_path("ops");
@@ -112,9 +120,7 @@ TEST(Trace, NothingIsRecordedWhileOff) {
   sluice::trace_begin(path);
   sluice::fill(s, a.data(), 2, 64);
   s.synchronize();
-  EXPECT_EQ(sluice::trace_end(), 1U);
-  const std::string json = read_file(path);
-  std::remove(path.c_str());
+  const std::string json = end_trace(path, 1U);
   EXPECT_EQ(json.find("not traced"), std::string::npos);
 }
 
@@ -180,9 +186,7 @@ TEST(Trace, TimesShowWhenTheWorkRan) {
   }
   gate.store(1);
   s.synchronize();
-  EXPECT_EQ(sluice::trace_end(), 2U);
-  const std::string json = read_file(path);
-  std::remove(path.c_str());
+  const std::string json = end_trace(path, 2U);
   const auto waits = spans_of(json, "wait_value");
   const auto fills = spans_of(json, "fill");
   ASSERT_EQ(waits.size(), 1U) << json;
@@ -210,9 +214,7 @@ TEST(Trace, AnOperationAfterAHostFunctionStartsAfterIt) {
   });
   sluice::fill(s, a.data(), 2, a.size());
   s.synchronize();
-  EXPECT_EQ(sluice::trace_end(), 3U);
-  const std::string json = read_file(path);
-  std::remove(path.c_str());
+  const std::string json = end_trace(path, 3U);
   const auto fills = spans_of(json, "fill");
   const auto hosts = spans_of(json, "host_func");
   ASSERT_EQ(fills.size(), 2U) << json;
