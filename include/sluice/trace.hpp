@@ -28,7 +28,8 @@ namespace sluice {
 
 //! Starts collecting a trace, to be written to `path` by trace_end() (or at
 //! process exit). Throws errc::invalid_argument if a trace is already being
-//! collected or the path is empty.
+//! collected or the path is empty, and errc::not_supported in a build with
+//! -DSLUICE_TRACING=OFF.
 void trace_begin(const std::string& path);
 
 //! Stops collecting, waits for nothing (operations not yet complete are left
