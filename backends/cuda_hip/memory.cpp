@@ -11,6 +11,14 @@ namespace sluice {
 namespace detail {
 namespace {
 
+//! Adds every live stream of dev that can still take a reference (each now holds one).
+void add_live_streams(device_state& dev, std::vector<stream_state*>& out) {
+  std::lock_guard<std::mutex> lock(dev.streams_m);
+  out.reserve(out.size() + dev.streams.size());
+  for (auto* s : dev.streams)
+    if (s->try_add_ref()) out.push_back(s);
+}
+
 void report_release_failure(const error& e) noexcept {
   // A destructor cannot throw; nothing is swallowed silently either.
   std::fprintf(stderr, "sluice: freeing device memory failed: %s\n", e.what());
@@ -86,10 +94,7 @@ void release_device(allocation* a) noexcept {
       auto& dev = e.devices[static_cast<std::size_t>(a->device)];
       if (a->stream == nullptr) {
         // A synchronous allocation may be in use by any stream of its device.
-        std::lock_guard<std::mutex> lock(dev.streams_m);
-        waited.reserve(dev.streams.size());
-        for (auto* s : dev.streams)
-          if (s->try_add_ref()) waited.push_back(s);
+        add_live_streams(dev, waited);
       }
       {
         std::lock_guard<std::mutex> lock(a->m);
@@ -230,12 +235,7 @@ void release_pinned(allocation* a) noexcept {
     std::vector<stream_state*> waited;  // each holds a reference
     auto& e = engine();
     try {
-      for (int d = 0; d < e.count; ++d) {
-        auto& dev = e.devices[static_cast<std::size_t>(d)];
-        std::lock_guard<std::mutex> lock(dev.streams_m);
-        for (auto* s : dev.streams)
-          if (s->try_add_ref()) waited.push_back(s);
-      }
+      for (int d = 0; d < e.count; ++d) add_live_streams(e.devices[static_cast<std::size_t>(d)], waited);
       void* const p = a->ptr;
       const std::size_t block = a->block;
       when_streams_pass(waited, [p, block](bool passed) {

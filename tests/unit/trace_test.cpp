@@ -34,6 +34,13 @@ std::string temp_path(const char* name) {
   return "/tmp/sluice-" + std::to_string(::getpid()) + "-" + name + ".json";
 }
 
+//! Busy for `ms` of host time, measured (not slept), calling each() all along.
+template <class F>
+void busy_for(std::chrono::milliseconds ms, F each) {
+  const auto from = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - from < ms) each();
+}
+
 //! Ends the trace, expects `operations` in it, and returns the file's text (the file is removed).
 std::string end_trace(const std::string& path, std::size_t operations) {
   EXPECT_EQ(sluice::trace_end(), operations);
@@ -178,12 +185,9 @@ TEST(Trace, TimesShowWhenTheWorkRan) {
   sluice::trace_begin(path);
   s.wait_value(gate, 1);
   sluice::fill(s, a.data(), 3, a.size());
-  // Hold for at least 20 ms of host time, measured, not slept: the flag is
-  // stored only once the host clock has moved on that far.
-  const auto held_from = std::chrono::steady_clock::now();
-  while (std::chrono::steady_clock::now() - held_from < std::chrono::milliseconds(20)) {
-    EXPECT_FALSE(s.ready());
-  }
+  // Hold for at least 20 ms of host time: the flag is stored only once the
+  // host clock has moved on that far.
+  busy_for(std::chrono::milliseconds(20), [&] { EXPECT_FALSE(s.ready()); });
   gate.store(1);
   s.synchronize();
   const std::string json = end_trace(path, 2U);
@@ -206,12 +210,7 @@ TEST(Trace, AnOperationAfterAHostFunctionStartsAfterIt) {
   sluice::device_buffer<unsigned char> a{d0, 1 << 20};
   sluice::trace_begin(path);
   sluice::fill(s, a.data(), 1, a.size());
-  s.host_func([] {
-    // Busy for 20 ms of host time (measured, not slept).
-    const auto from = std::chrono::steady_clock::now();
-    while (std::chrono::steady_clock::now() - from < std::chrono::milliseconds(20)) {
-    }
-  });
+  s.host_func([] { busy_for(std::chrono::milliseconds(20), [] {}); });
   sluice::fill(s, a.data(), 2, a.size());
   s.synchronize();
   const std::string json = end_trace(path, 3U);
