@@ -122,10 +122,14 @@ int main(int argc, char** argv) {
   check(cudaStreamCreateWithFlags(&held, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
   void* before = nullptr;
   check(cudaMalloc(&before, n), "cudaMalloc");
+  void* spare = nullptr;
+  check(cudaMalloc(&spare, n), "cudaMalloc");
   wait_value(w, held, flag_dev, 1);
   check(cudaMemsetAsync(before, 1, n, held), "cudaMemsetAsync(held)");
 
-  void* d = before;
+  // The second stream's own buffer: allocated before the hold, or after it.
+  void* d = nullptr;
+  if (!alloc_after_hold) d = spare;
   if (alloc_after_hold) check(cudaMalloc(&d, n), "cudaMalloc after the hold");
   cudaStream_t other{};
   check(cudaStreamCreateWithFlags(&other, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
@@ -157,7 +161,8 @@ int main(int argc, char** argv) {
               warm.c_str(), alloc_after_hold ? 1 : 0,
               done ? "completed while the first was held" : "did NOT complete while held", ms,
               held_still ? "was still held" : "was NOT held", data_ok ? "ok" : "WRONG");
-  if (d != before) check(cudaFree(d), "cudaFree");
+  if (d != spare) check(cudaFree(d), "cudaFree");
+  check(cudaFree(spare), "cudaFree");
   check(cudaFree(before), "cudaFree");
   check(cudaStreamDestroy(held), "cudaStreamDestroy");
   check(cudaStreamDestroy(other), "cudaStreamDestroy");

@@ -100,8 +100,7 @@ range_map& allocations() {
   return *map;
 }
 
-void check_no_overrun(const range_lookup& l, std::size_t bytes, const char* api, const char* what) {
-  if (!l.overrun) return;
+void fail_overrun(const range_lookup& l, std::size_t bytes, const char* api, const char* what) {
   if (l.device >= 0)
     fail(errc::invalid_argument, api, what, " + ", bytes, " bytes runs past the end of its ",
          l.size, "-byte allocation on device ", l.device, " (offset ", l.offset, ")");

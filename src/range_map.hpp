@@ -61,7 +61,15 @@ class range_map {
 //! The process's map of sluice allocations (never destroyed: used by workers at exit).
 range_map& allocations();
 
-//! Throws errc::invalid_argument for an overrun, naming the range ("dst", "src").
-void check_no_overrun(const range_lookup& l, std::size_t bytes, const char* api, const char* what);
+//! Throws errc::invalid_argument for the overrun l reports, naming the range ("dst", "src").
+[[noreturn]] void fail_overrun(const range_lookup& l, std::size_t bytes, const char* api_name,
+                               const char* what);
+
+//! Throws errc::invalid_argument for an overrun (inline: every copy and fill checks twice).
+inline void check_no_overrun(const range_lookup& l, std::size_t bytes, const char* api_name,
+                             const char* what) {
+  if (l.overrun) [[unlikely]]
+    fail_overrun(l, bytes, api_name, what);
+}
 
 }  // namespace sluice::detail

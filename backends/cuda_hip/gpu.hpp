@@ -38,7 +38,9 @@
 #include <sluice/peer.hpp>
 #include <sluice/stream.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -103,35 +105,73 @@ void free_word(word w) noexcept;
 
 // --- streams -------------------------------------------------------------------
 
+//! A lock around two vendor calls: uncontended it costs one exchange and one
+//! store (std::mutex: two atomic read-modify-writes and a library call each
+//! way), which wait(stream) pays on every call. The holder is usually between
+//! two vendor calls (a few us), so a waiter first yields; but a vendor call can
+//! block while a held stream's queue is full (bench/queue_depth.cpp), so after
+//! about 1000 yields the waiter backs off in sleeps of up to 200 us instead of
+//! spinning a core.
+class spin_mutex {
+ public:
+  void lock() noexcept {
+    if (!locked_.exchange(true, std::memory_order_acquire)) [[likely]]
+      return;
+    lock_contended();
+  }
+  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
+
+ private:
+  void lock_contended() noexcept {
+    unsigned tries = 0;
+    auto pause = std::chrono::microseconds(1);
+    do {
+      while (locked_.load(std::memory_order_relaxed)) {
+        if (++tries < 1000) {
+          std::this_thread::yield();
+        } else {
+          std::this_thread::sleep_for(pause);
+          pause = std::min(pause * 2, std::chrono::microseconds(200));
+        }
+      }
+    } while (locked_.exchange(true, std::memory_order_acquire));
+  }
+
+ private:
+  std::atomic<bool> locked_{false};
+};
+
 struct host_batch;  // host functions behind one vendor callback and one gate wait (stream.cpp)
 
+//! What every enqueue reads comes first, in one cache line: the vendor's call
+//! in between evicts much of the caller's data, and each further line read
+//! back costs the enqueue a cache miss (docs/performance.md, api_overhead).
 struct stream_state {
   api::stream_t native{};
   int device = 0;
   int native_priority = 0;
   std::atomic<std::uint32_t> generation{1};
   std::atomic<int> refs{0};
-
-  // Orders the two vendor calls of one sluice operation (host function: the
-  // callback and the gate wait; wait(stream): record and wait) against the
-  // same operation from another thread.
-  std::mutex enqueue_m;
-  word gate;                         // host function n of this stream opens it by storing n
-  std::uint32_t host_functions = 0;  // tickets issued, under enqueue_m
-  std::atomic<std::uint32_t> host_functions_published{0};  // for self-wait checks
-  api::event_t position{};  // recorded by wait(stream_ref this), under enqueue_m
-
   // Consecutive host functions share one vendor callback and one gate wait:
   // the vendor queues only about 55 callbacks separated by device work on a
   // held stream (bench/queue_depth.cpp), and consecutive raw callbacks do not
   // count against it. open_batch is the batch that later host functions may
   // join: set under enqueue_m and batch_m, cleared by every other enqueue on
   // the stream (end_host_batch) and by the batch when it finishes.
-  std::mutex batch_m;
   std::atomic<host_batch*> open_batch{nullptr};
   // native_handle() was taken: work sluice does not see may be enqueued, so
   // host functions are never batched on this stream.
   std::atomic<bool> native_escaped{false};
+  // Orders the two vendor calls of one sluice operation (host function: the
+  // callback and the gate wait; wait(stream): record and wait) against the
+  // same operation from another thread.
+  spin_mutex enqueue_m;
+  word gate;                         // host function n of this stream opens it by storing n
+  std::uint32_t host_functions = 0;  // tickets issued, under enqueue_m
+  std::atomic<std::uint32_t> host_functions_published{0};  // for self-wait checks
+  api::event_t position{};  // recorded by wait(stream_ref this), under enqueue_m
+
+  std::mutex batch_m;  // with enqueue_m, guards setting open_batch
 
   // Messages of host functions that threw, not yet reported (HOST-4).
   std::mutex errors_m;

@@ -93,7 +93,7 @@ void rethrow_host_errors(stream_state& s) {
 
 void wait_for_stream(stream_state& s, stream_state& other, const char* api_name) {
   if (&s == &other) return;  // a stream is always ordered after its own work
-  std::lock_guard<std::mutex> lock(other.enqueue_m);
+  std::lock_guard<spin_mutex> lock(other.enqueue_m);
   end_host_batch(other);
   end_host_batch(s);
   check(api::event_record(other.position, other.native), api_name,
@@ -188,7 +188,7 @@ void stream_ref::enqueue_host_task(std::unique_ptr<detail::host_task> task) cons
   auto& s = checked(*this, api);
   if (detail::trace::enabled()) [[unlikely]]
     task = detail::traced_host_task(s, std::move(task));
-  std::lock_guard<std::mutex> lock(s.enqueue_m);
+  std::lock_guard<detail::spin_mutex> lock(s.enqueue_m);
   if (!s.native_escaped.load(std::memory_order_relaxed)) {
     // Join the batch of the host function enqueued just before, if it is still
     // running or waiting: its gate opens only after this one has run too.
