@@ -87,8 +87,9 @@ int main(int argc, char** argv) {
   constexpr std::size_t n = 256 * 1024;
   auto* flag = static_cast<volatile std::uint64_t*>(nullptr);
   void* flag_host = nullptr;
-  check(cudaHostAlloc(&flag_host, sizeof(std::uint64_t), cudaHostAllocPortable | cudaHostAllocMapped),
-        "cudaHostAlloc(flag)");
+  check(
+      cudaHostAlloc(&flag_host, sizeof(std::uint64_t), cudaHostAllocPortable | cudaHostAllocMapped),
+      "cudaHostAlloc(flag)");
   flag = static_cast<volatile std::uint64_t*>(flag_host);
   *flag = 0;
   void* flag_dev = nullptr;

@@ -24,9 +24,9 @@
 // repeated 10 times; the console shows only the aggregates over the repetitions (median,
 // mean, stddev, cv, min, max); --benchmark_out=FILE keeps every repetition. Method and results:
 // docs/performance.md.
-#include <sluice/sluice.hpp>
-
 #include "range_map.hpp"
+
+#include <sluice/sluice.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -2,8 +2,8 @@
 // a CUDA stream that is held (by a sluice gate: a stream wait on a flag) before
 // the enqueueing call blocks in the driver. A held stream cannot drain, so a
 // caller that enqueues past this depth before releasing the hold deadlocks
-// (docs/design.md, "Host-function batches and queue depth"). Kinds: raw cudaLaunchHostFunc, raw cudaMemsetAsync, sluice
-// host_func, sluice wait_value (a stream wait whose flag is already set).
+// (docs/design.md, "Host-function batches and queue depth"). Kinds: raw cudaLaunchHostFunc, raw
+// cudaMemsetAsync, sluice host_func, sluice wait_value (a stream wait whose flag is already set).
 //
 //   sluice-probe-queue-depth [--max=N]       (default N = 4096)
 //

@@ -13,6 +13,8 @@
 //   sluice-bench-trace-cost-<backend> [--batches=N] [--mib=M] [--json=<file>]
 #include <sluice/sluice.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -20,7 +22,6 @@
 #include <ctime>
 #include <functional>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -141,13 +142,15 @@ int main(int argc, char** argv) {
   const auto sync_a = [&] { a.synchronize(); };
 
   std::vector<row> rows;
-  rows.push_back(run.enqueue_row("event_record", 1000, [&] { e.record(a); }, sync_a));
+  rows.push_back(run.enqueue_row(
+      "event_record", 1000, [&] { e.record(a); }, sync_a));
   e.record(b);
-  rows.push_back(run.enqueue_row("wait_event", 1000, [&] { a.wait(e); }, sync_a));
-  rows.push_back(run.enqueue_row("copy_64B_h2d", 100,
-                                 [&] { sluice::copy(a, small.data(), host.data(), 64); }, sync_a));
-  rows.push_back(
-      run.enqueue_row("fill_64B", 100, [&] { sluice::fill(a, small.data(), 1, 64); }, sync_a));
+  rows.push_back(run.enqueue_row(
+      "wait_event", 1000, [&] { a.wait(e); }, sync_a));
+  rows.push_back(run.enqueue_row(
+      "copy_64B_h2d", 100, [&] { sluice::copy(a, small.data(), host.data(), 64); }, sync_a));
+  rows.push_back(run.enqueue_row(
+      "fill_64B", 100, [&] { sluice::fill(a, small.data(), 1, 64); }, sync_a));
   // Two streams, 16 steps: fill a chunk on a, record, b waits, copy it on b.
   const std::size_t chunk = bytes / 16;
   rows.push_back(run.workload_row("pipeline_16_steps", [&] {
@@ -178,26 +181,30 @@ int main(int argc, char** argv) {
   std::printf("sluice tracing cost: the same sluice calls with tracing on vs off (same run)\n");
   std::printf("date:    %s\nbackend: %s\ndevice:  %s\n", date, sluice::backend_version().c_str(),
               dev.name().c_str());
-  std::printf("method:  %d batches per side, alternating; trace written after each traced batch, "
-              "outside the timed region; %zu traced operations written in all; workload buffers "
-              "%zu MiB\n\n",
-              o.batches, run.operations(), o.mib);
+  std::printf(
+      "method:  %d batches per side, alternating; trace written after each traced batch, "
+      "outside the timed region; %zu traced operations written in all; workload buffers "
+      "%zu MiB\n\n",
+      o.batches, run.operations(), o.mib);
   std::printf("%-26s %-12s %12s %12s %8s\n", "row", "unit", "off(med)", "on(med)", "on/off");
   for (const row& r : rows)
-    std::printf("%-26s %-12s %12.1f %12.1f %8.3f\n", r.id.c_str(), r.unit.c_str(),
-                r.off_median(), r.on_median(), r.ratio());
+    std::printf("%-26s %-12s %12.1f %12.1f %8.3f\n", r.id.c_str(), r.unit.c_str(), r.off_median(),
+                r.on_median(), r.ratio());
   if (!o.json.empty()) {
     std::FILE* f = std::fopen(o.json.c_str(), "w");
     if (f == nullptr) {
       std::fprintf(stderr, "cannot write %s\n", o.json.c_str());
       return 1;
     }
-    std::fprintf(f, "{\"benchmark\": \"sluice-bench-trace-cost\", \"date\": \"%s\", \"backend\": \"%s\", "
-                    "\"batches\": %d, \"rows\": [",
-                 date, sluice::backend_version().c_str(), o.batches);
+    std::fprintf(
+        f,
+        "{\"benchmark\": \"sluice-bench-trace-cost\", \"date\": \"%s\", \"backend\": \"%s\", "
+        "\"batches\": %d, \"rows\": [",
+        date, sluice::backend_version().c_str(), o.batches);
     for (std::size_t i = 0; i < rows.size(); ++i)
-      std::fprintf(f, "%s\n  {\"row\": \"%s\", \"unit\": \"%s\", \"off_median\": %.2f, "
-                      "\"on_median\": %.2f, \"ratio\": %.4f}",
+      std::fprintf(f,
+                   "%s\n  {\"row\": \"%s\", \"unit\": \"%s\", \"off_median\": %.2f, "
+                   "\"on_median\": %.2f, \"ratio\": %.4f}",
                    i ? "," : "", rows[i].id.c_str(), rows[i].unit.c_str(), rows[i].off_median(),
                    rows[i].on_median(), rows[i].ratio());
     std::fprintf(f, "\n]}\n");

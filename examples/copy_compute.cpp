@@ -112,8 +112,8 @@ ex::outcome copy_compute(const ex::options& o) {
       100.0 * static_cast<double>(chunks - 1) / static_cast<double>(chunks));
 
   // The samples of every chunk, in order, and the last chunk's compute results.
-  bool ok = ex::check_chunk_samples(k, result.data(), chunks, sample, chunk_value,
-                                    "result of chunk");
+  bool ok =
+      ex::check_chunk_samples(k, result.data(), chunks, sample, chunk_value, "result of chunk");
   ok = ex::check_bytes(k, work.data(), bytes, chunk_value(chunks - 1), "last chunk's copy") && ok;
   ok = ex::check_bytes(k, scratch.data(), bytes,
                        static_cast<unsigned char>(~chunk_value(chunks - 1)), "last chunk's fill") &&

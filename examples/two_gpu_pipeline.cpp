@@ -153,8 +153,8 @@ ex::outcome two_gpu_pipeline(const ex::options& o) {
       overlap, producer_ms, consumer_ms, both, chunks,
       100.0 * static_cast<double>(chunks - 2) / static_cast<double>(chunks));
 
-  bool ok = ex::check_chunk_samples(k, result.data(), chunks, sample, chunk_value,
-                                    "device 1's chunk");
+  bool ok =
+      ex::check_chunk_samples(k, result.data(), chunks, sample, chunk_value, "device 1's chunk");
   ok = ex::check_bytes(k, consume_work.data(), bytes, chunk_value(chunks - 1),
                        "last chunk on device 1") &&
        ok;

@@ -35,13 +35,14 @@ std::string where(const void* site) {
   Dl_info info{};
   char text[512];
   if (site != nullptr && dladdr(site, &info) != 0 && info.dli_fname != nullptr) {
-    const auto offset = reinterpret_cast<std::uintptr_t>(site) -
-                        reinterpret_cast<std::uintptr_t>(info.dli_fbase);
+    const auto offset =
+        reinterpret_cast<std::uintptr_t>(site) - reinterpret_cast<std::uintptr_t>(info.dli_fbase);
     if (info.dli_sname != nullptr)
       std::snprintf(text, sizeof text, "%s (%s+0x%zx)", info.dli_sname, info.dli_fname,
                     static_cast<std::size_t>(offset));
     else
-      std::snprintf(text, sizeof text, "%s+0x%zx", info.dli_fname, static_cast<std::size_t>(offset));
+      std::snprintf(text, sizeof text, "%s+0x%zx", info.dli_fname,
+                    static_cast<std::size_t>(offset));
     return text;
   }
   std::snprintf(text, sizeof text, "%p", site);
@@ -81,7 +82,8 @@ void warn(kind k, const void* site, const std::string& what, const std::string& 
       ++s.counts[static_cast<int>(k)];
     }
     std::string todo = advice;
-    if (!todo.empty()) todo[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(todo[0])));
+    if (!todo.empty())
+      todo[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(todo[0])));
     std::fprintf(stderr, "sluice: diagnose: %s at %s: %s. %s.\n", name(k), where(site).c_str(),
                  what.c_str(), todo.c_str());
     std::fflush(stderr);
@@ -164,7 +166,8 @@ void note_peer_copy(const void* site, int stream_device, int dst_device, int src
                              std::to_string(dst_device);
     if (std::string(path) == "staged")
       warn(kind::staged_peer_copy, site, what + " took the staged path (through host memory)",
-           "call sluice::enable_peer_access(device{" + std::to_string(stream_device) + "}, device{" +
+           "call sluice::enable_peer_access(device{" + std::to_string(stream_device) +
+               "}, device{" +
                std::to_string(stream_device == src_device ? dst_device : src_device) +
                "}) once before, when sluice::link() says peer access is possible");
     if (push_preferred && stream_device == dst_device)

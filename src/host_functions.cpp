@@ -1,9 +1,8 @@
 #include "host_functions.hpp"
 
-#include <cstdio>
-
 #include <sluice/error.hpp>
 
+#include <cstdio>
 #include <exception>
 
 namespace sluice::detail {

@@ -134,8 +134,10 @@ void start_from_environment() {
   const char* path = std::getenv("SLUICE_TRACE");
   if (path == nullptr || *path == '\0' || enabled()) return;
 #ifdef SLUICE_NO_TRACING
-  std::fprintf(stderr, "sluice: SLUICE_TRACE=%s is ignored: this sluice was built with "
-                       "-DSLUICE_TRACING=OFF\n", path);
+  std::fprintf(stderr,
+               "sluice: SLUICE_TRACE=%s is ignored: this sluice was built with "
+               "-DSLUICE_TRACING=OFF\n",
+               path);
   return;
 #endif
   trace_begin(path);
@@ -176,8 +178,8 @@ std::string to_chrome_json(std::size_t* operations) {
   }
   for (const auto& d : devices)
     event("\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " + std::to_string(d.first) +
-          ", \"args\": {\"name\": \"device " + std::to_string(d.first) + " (" +
-          backend_name() + ")\"}");
+          ", \"args\": {\"name\": \"device " + std::to_string(d.first) + " (" + backend_name() +
+          ")\"}");
   event("\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " + std::to_string(host_pid) +
         ", \"args\": {\"name\": \"host threads (enqueue)\"}");
   for (const auto& s : streams)
@@ -199,9 +201,8 @@ std::string to_chrome_json(std::size_t* operations) {
     if (!is_marker(r)) ++count;  // trace_range markers are not operations of their own
     // Where it was enqueued: an instant on the host thread's track.
     event("\"name\": \"" + std::string(r.kind) + "\", \"cat\": \"enqueue\", \"ph\": \"i\", " +
-          "\"s\": \"t\", \"pid\": " + std::to_string(host_pid) +
-          ", \"tid\": " + std::to_string(r.host_thread) +
-          ", \"ts\": " + microseconds(r.enqueue_ns, origin) +
+          "\"s\": \"t\", \"pid\": " + std::to_string(host_pid) + ", \"tid\": " +
+          std::to_string(r.host_thread) + ", \"ts\": " + microseconds(r.enqueue_ns, origin) +
           ", \"args\": {\"stream\": " + std::to_string(r.stream) +
           ", \"device\": " + std::to_string(r.device) + "}");
     if (is_marker(r)) {
@@ -235,11 +236,11 @@ std::string to_chrome_json(std::size_t* operations) {
         const record& s = *source->second;
         ++flow;
         event("\"name\": \"wait\", \"cat\": \"wait\", \"ph\": \"s\", \"id\": " +
-              std::to_string(flow) + ", \"pid\": " + std::to_string(s.device) +
-              ", \"tid\": " + std::to_string(s.stream) + ", \"ts\": " +
-              microseconds(s.end_ns, origin));
+              std::to_string(flow) + ", \"pid\": " + std::to_string(s.device) + ", \"tid\": " +
+              std::to_string(s.stream) + ", \"ts\": " + microseconds(s.end_ns, origin));
         event("\"name\": \"wait\", \"cat\": \"wait\", \"ph\": \"f\", \"bp\": \"e\", \"id\": " +
-              std::to_string(flow) + ", " + where + ", \"ts\": " + microseconds(r.start_ns, origin));
+              std::to_string(flow) + ", " + where +
+              ", \"ts\": " + microseconds(r.start_ns, origin));
       }
     }
   }
@@ -266,7 +267,8 @@ void trace_begin(const std::string& path) {
   {
     std::lock_guard<std::mutex> lock(c.m);
     if (detail::trace::enabled())
-      detail::fail(errc::invalid_argument, api, "a trace to ", c.path, " is already being collected");
+      detail::fail(errc::invalid_argument, api, "a trace to ", c.path,
+                   " is already being collected");
     c.path = path;
   }
   (void)detail::trace::take_all();  // records of an earlier trace

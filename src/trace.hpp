@@ -27,8 +27,8 @@ namespace sluice::detail::trace {
 
 //! One operation on one stream.
 struct record {
-  const char* kind = "op";   // "copy", "fill", "copy_peer", "host_func", "record", ...
-  std::string label;         // a trace_range's name
+  const char* kind = "op";     // "copy", "fill", "copy_peer", "host_func", "record", ...
+  std::string label;           // a trace_range's name
   const char* path = nullptr;  // copy_peer: "local", "direct", "staged"
   std::size_t bytes = 0;
   int device = 0;
@@ -36,9 +36,9 @@ struct record {
   int priority = 0;          // native priority of the stream
   std::uint64_t seq = 0;     // position in its stream
   std::uint64_t host_thread = 0;
-  std::int64_t enqueue_ns = 0;  // when the host enqueued it
-  std::int64_t start_ns = 0;    // when the stream reached it
-  std::int64_t end_ns = 0;      // when it completed
+  std::int64_t enqueue_ns = 0;    // when the host enqueued it
+  std::int64_t start_ns = 0;      // when the stream reached it
+  std::int64_t end_ns = 0;        // when it completed
   std::uint64_t from_stream = 0;  // a wait: the stream and position it waited for
   std::uint64_t from_seq = 0;
 };

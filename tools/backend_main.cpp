@@ -8,8 +8,8 @@
 
 #include <sluice/sluice.hpp>
 
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <stdexcept>
 #include <string>

@@ -444,7 +444,8 @@ void write_timeline_png(const std::vector<traced_op>& ops, const trace_analysis&
       << "set output '" << png << "'\n"
       << "set title 'sluice trace: " << ops.size() << " operations on " << a.streams.size()
       << " streams'\n"
-      << "set xlabel 'time (us)'\nset yrange [-0.7:" << static_cast<double>(rows) - 0.3 << "]\nset grid x\n"
+      << "set xlabel 'time (us)'\nset yrange [-0.7:" << static_cast<double>(rows) - 0.3
+      << "]\nset grid x\n"
       << "set key outside right top\nset style fill solid 0.9 noborder\nset ytics (";
     for (std::size_t i = 0; i < a.streams.size(); ++i)
       g << (i ? ", " : "") << "'" << stream_label(a.streams[i]) << "' " << i;
@@ -469,10 +470,11 @@ void write_timeline_png(const std::vector<traced_op>& ops, const trace_analysis&
 int trace_command(int argc, char** argv) {
   // argv: trace report <file> [--png <out.png>]
   if (argc < 3 || std::string(argv[1]) != "report" || std::string(argv[2]) == "--help") {
-    std::cerr << "usage: sluice trace report <trace.json> [--png <timeline.png>]\n"
-                 "  per-stream busy time, pairwise overlap, idle gaps, waits and the critical\n"
-                 "  path of a trace written by sluice (SLUICE_TRACE=<file> or trace_begin/trace_end);\n"
-                 "  --png draws the timeline with gnuplot (Debian: gnuplot-nox)\n";
+    std::cerr
+        << "usage: sluice trace report <trace.json> [--png <timeline.png>]\n"
+           "  per-stream busy time, pairwise overlap, idle gaps, waits and the critical\n"
+           "  path of a trace written by sluice (SLUICE_TRACE=<file> or trace_begin/trace_end);\n"
+           "  --png draws the timeline with gnuplot (Debian: gnuplot-nox)\n";
     return argc >= 3 && std::string(argv[2]) == "--help" ? 0 : 2;
   }
   std::string png;

@@ -29,9 +29,9 @@ struct stream_summary {
   std::uint64_t stream = 0;
   std::string name;
   std::size_t operations = 0;
-  double busy_us = 0;     // union of the non-wait operations
-  double span_us = 0;     // first start to last end
-  double idle_us = 0;     // span - busy
+  double busy_us = 0;  // union of the non-wait operations
+  double span_us = 0;  // first start to last end
+  double idle_us = 0;  // span - busy
   double largest_gap_us = 0;
   std::size_t waits = 0;  // wait and wait_value operations
   double waiting_us = 0;
@@ -59,7 +59,8 @@ struct trace_analysis {
 
 //! Reads the operations of a sluice trace. Throws std::runtime_error naming
 //! the file and the position on malformed JSON.
-std::vector<traced_op> read_trace(const std::string& json, std::map<std::pair<int, std::uint64_t>, std::string>* names);
+std::vector<traced_op> read_trace(const std::string& json,
+                                  std::map<std::pair<int, std::uint64_t>, std::string>* names);
 
 trace_analysis analyze(const std::vector<traced_op>& ops,
                        const std::map<std::pair<int, std::uint64_t>, std::string>& names);

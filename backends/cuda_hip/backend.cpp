@@ -1,10 +1,10 @@
 // The GPU backend: start-up, errors, devices, the stream-state pool, sluice's
 // own threads and the host-mapped words behind flags and host-function gates.
 #include "environment.hpp"
-#include "host_functions.hpp"
-#include "trace.hpp"
 #include "gpu.hpp"
+#include "host_functions.hpp"
 #include "priority.hpp"
+#include "trace.hpp"
 
 #include <sluice/version.hpp>
 
@@ -234,7 +234,7 @@ stream_state* engine_t::new_stream(device_state& d, int native_priority) {
   s->trace_id = trace::new_stream_id();
   s->trace_seq.store(0, std::memory_order_relaxed);
   s->trace_last = nullptr;  // a recycled state does not start where its last stream ended
-  s->refs.store(1);  // the owning handle
+  s->refs.store(1);         // the owning handle
   {
     std::lock_guard<std::mutex> lock(d.streams_m);
     d.streams.push_back(s);

@@ -235,7 +235,8 @@ void release_pinned(allocation* a) noexcept {
     std::vector<stream_state*> waited;  // each holds a reference
     auto& e = engine();
     try {
-      for (int d = 0; d < e.count; ++d) add_live_streams(e.devices[static_cast<std::size_t>(d)], waited);
+      for (int d = 0; d < e.count; ++d)
+        add_live_streams(e.devices[static_cast<std::size_t>(d)], waited);
       void* const p = a->ptr;
       const std::size_t block = a->block;
       when_streams_pass(waited, [p, block](bool passed) {
@@ -250,8 +251,10 @@ void release_pinned(allocation* a) noexcept {
         c.blocks.emplace(block, p);
       });
     } catch (...) {
-      std::fprintf(stderr, "sluice: freeing pinned memory: out of host memory; %zu bytes stay "
-                           "allocated\n", a->block);
+      std::fprintf(stderr,
+                   "sluice: freeing pinned memory: out of host memory; %zu bytes stay "
+                   "allocated\n",
+                   a->block);
     }
     for (auto* w : waited) w->release();
   }

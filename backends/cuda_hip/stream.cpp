@@ -121,12 +121,12 @@ stream::~stream() {
   if (state_ == nullptr) return;
   if (detail::diagnose::enabled() &&
       gpu::api::stream_query(state_->native).code == gpu::api::not_ready)
-    detail::diagnose::warn(detail::diagnose::kind::stream_destroyed_busy, SLUICE_CALL_SITE(),
-                           "a stream of device " + std::to_string(state_->device) +
-                               " was destroyed with work pending",
-                           "the work still runs (LIFE-1), but nothing can wait for it any more "
-                           "through this stream: record an event or synchronize first if later "
-                           "work depends on it");
+    detail::diagnose::warn(
+        detail::diagnose::kind::stream_destroyed_busy, SLUICE_CALL_SITE(),
+        "a stream of device " + std::to_string(state_->device) + " was destroyed with work pending",
+        "the work still runs (LIFE-1), but nothing can wait for it any more "
+        "through this stream: record an event or synchronize first if later "
+        "work depends on it");
   // Invalidate every stream_ref; pending host functions and stream-ordered
   // buffers keep the state (and the vendor stream) alive until they are done.
   state_->generation.fetch_add(1, std::memory_order_relaxed);

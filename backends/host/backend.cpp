@@ -116,10 +116,10 @@ const char* backend_name() noexcept { return "host"; }
 
 std::string backend_version() {
   auto& b = engine();
-  std::string version = "sluice host backend " SLUICE_VERSION_STRING ": " +
-                        std::to_string(b.device_count) +
-                        (b.device_count == 1 ? " simulated device x " : " simulated devices x ") +
-                        std::to_string(b.slots) + (b.slots == 1 ? " execution slot" : " execution slots");
+  std::string version =
+      "sluice host backend " SLUICE_VERSION_STRING ": " + std::to_string(b.device_count) +
+      (b.device_count == 1 ? " simulated device x " : " simulated devices x ") +
+      std::to_string(b.slots) + (b.slots == 1 ? " execution slot" : " execution slots");
   if (const auto seed = detail::chaos::seed.load(std::memory_order_relaxed); seed != 0)
     version += ", chaos mode (SLUICE_HOST_CHAOS=" + std::to_string(seed) + ")";
   return version;

@@ -78,7 +78,7 @@ inline constexpr int priority_levels = 3;  // index 0 = greatest priority
 struct stream_state final : listener {
   device_state* dev = nullptr;
   int native_priority = 0;
-  int level = 1;  // index into the device's ready queues
+  int level = 1;               // index into the device's ready queues
   std::uint64_t trace_id = 0;  // this stream's id in traces (new per stream)
   std::atomic<std::uint32_t> generation{1};
   alignas(64) std::atomic<int> refs{

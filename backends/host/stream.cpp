@@ -103,9 +103,8 @@ stream::stream(sluice::device d, stream_options o)
 
 stream::~stream() {
   if (state_ == nullptr) return;
-  if (detail::diagnose::enabled() &&
-      state_->completed.load(std::memory_order_acquire) <
-          state_->enqueued.load(std::memory_order_acquire))
+  if (detail::diagnose::enabled() && state_->completed.load(std::memory_order_acquire) <
+                                         state_->enqueued.load(std::memory_order_acquire))
     detail::diagnose::warn(detail::diagnose::kind::stream_destroyed_busy, SLUICE_CALL_SITE(),
                            "a stream of device " + std::to_string(state_->dev->id) +
                                " was destroyed with work pending",

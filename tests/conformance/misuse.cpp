@@ -91,10 +91,10 @@ const std::vector<row>& single_device_rows() {
        [](bench&) { (void)sluice::device{sluice::device_count()}; }},
       {"device-int-max", "`device{INT_MAX}`", errc::invalid_device, "out of range",
        [](bench&) { (void)sluice::device{INT_MAX}; }},
-      {"moved-stream-ready", "`ready()` of a moved-from stream", errc::invalid_handle,
-       "moved from", [](bench& b) { (void)b.moved_stream.ready(); }},
-      {"moved-stream-synchronize", "`synchronize()` of a moved-from stream",
-       errc::invalid_handle, "moved from", [](bench& b) { b.moved_stream.synchronize(); }},
+      {"moved-stream-ready", "`ready()` of a moved-from stream", errc::invalid_handle, "moved from",
+       [](bench& b) { (void)b.moved_stream.ready(); }},
+      {"moved-stream-synchronize", "`synchronize()` of a moved-from stream", errc::invalid_handle,
+       "moved from", [](bench& b) { b.moved_stream.synchronize(); }},
       {"moved-stream-host_func", "`host_func` on a moved-from stream", errc::invalid_handle,
        "moved from", [](bench& b) { b.moved_stream.host_func([] {}); }},
       {"moved-stream-wait-argument", "`s.wait(moved_from_stream)`", errc::invalid_handle,
@@ -105,21 +105,23 @@ const std::vector<row>& single_device_rows() {
        "moved from", [](bench& b) { b.moved_stream.wait_value(b.f, 1); }},
       {"moved-stream-buffer", "stream-ordered `device_buffer` on a moved-from stream",
        errc::invalid_handle, "moved from",
-       [](bench& b) { sluice::device_buffer<byte> x{b.moved_stream, 16}; }},
-      {"moved-event-record", "`record` of a moved-from event", errc::invalid_handle,
-       "moved from", [](bench& b) { b.moved_event.record(b.s); }},
+       [](bench& b) {
+         sluice::device_buffer<byte> x{b.moved_stream, 16};
+       }},
+      {"moved-event-record", "`record` of a moved-from event", errc::invalid_handle, "moved from",
+       [](bench& b) { b.moved_event.record(b.s); }},
       {"moved-event-wait-argument", "`s.wait(moved_from_event)`", errc::invalid_handle,
        "moved from", [](bench& b) { b.s.wait(b.moved_event); }},
-      {"moved-event-ready", "`ready()` of a moved-from event", errc::invalid_handle,
-       "moved from", [](bench& b) { (void)b.moved_event.ready(); }},
+      {"moved-event-ready", "`ready()` of a moved-from event", errc::invalid_handle, "moved from",
+       [](bench& b) { (void)b.moved_event.ready(); }},
       {"moved-event-elapsed", "`elapsed` with a moved-from event", errc::invalid_handle,
        "moved from", [](bench& b) { (void)sluice::elapsed(b.moved_event, b.timed_b); }},
-      {"moved-buffer-record_stream", "`record_stream` of a moved-from buffer",
-       errc::invalid_handle, "moved from", [](bench& b) { b.moved_buffer.record_stream(b.s); }},
+      {"moved-buffer-record_stream", "`record_stream` of a moved-from buffer", errc::invalid_handle,
+       "moved from", [](bench& b) { b.moved_buffer.record_stream(b.s); }},
       {"destroyed-stream-ready", "`ready()` through a `stream_ref` whose stream was destroyed",
        errc::invalid_handle, "destroyed", [](bench& b) { (void)b.dead.ready(); }},
-      {"destroyed-stream-copy", "`copy` on a destroyed stream", errc::invalid_handle,
-       "destroyed", [](bench& b) { sluice::copy(b.dead, b.p.data(), b.d.data(), 64); }},
+      {"destroyed-stream-copy", "`copy` on a destroyed stream", errc::invalid_handle, "destroyed",
+       [](bench& b) { sluice::copy(b.dead, b.p.data(), b.d.data(), 64); }},
       {"destroyed-stream-record", "`record` on a destroyed stream", errc::invalid_handle,
        "destroyed", [](bench& b) { b.e.record(b.dead); }},
       {"copy-null-dst", "`copy` to a null pointer", errc::invalid_argument, "dst is null",
@@ -141,7 +143,9 @@ const std::vector<row>& single_device_rows() {
        [](bench& b) { sluice::copy(b.s, b.d.data(), b.p.data() + 1, n); }},
       {"device-buffer-overflow", "`device_buffer<uint64_t>` of SIZE_MAX/4 elements",
        errc::invalid_argument, "overflow",
-       [](bench& b) { sluice::device_buffer<std::uint64_t> x{b.dev, huge / 4}; }},
+       [](bench& b) {
+         sluice::device_buffer<std::uint64_t> x{b.dev, huge / 4};
+       }},
       {"pinned-buffer-overflow", "`pinned_buffer<uint64_t>` of SIZE_MAX/2 elements",
        errc::invalid_argument, "overflow",
        [](bench&) { sluice::pinned_buffer<std::uint64_t> x{huge / 2}; }},
@@ -155,8 +159,8 @@ const std::vector<row>& single_device_rows() {
        }},
       {"elapsed-never-recorded", "`elapsed` of a never-recorded event", errc::invalid_argument,
        "never recorded", [](bench& b) { (void)sluice::elapsed(b.timed_a, b.timed_b); }},
-      {"elapsed-before-completion", "`elapsed` before the stop event completed",
-       errc::not_ready, "has not completed",
+      {"elapsed-before-completion", "`elapsed` before the stop event completed", errc::not_ready,
+       "has not completed",
        [](bench& b) {
          gate g;
          sluice::stream held{b.dev};
@@ -169,9 +173,8 @@ const std::vector<row>& single_device_rows() {
          held.synchronize();
          if (e) throw *e;
        }},
-      {"synchronize-own-stream-in-host-function",
-       "`s.synchronize()` inside a host function of `s`", errc::invalid_argument,
-       "would wait for itself",
+      {"synchronize-own-stream-in-host-function", "`s.synchronize()` inside a host function of `s`",
+       errc::invalid_argument, "would wait for itself",
        [](bench& b) { b.from_host_function([&] { b.s.synchronize(); }); }},
       {"event-synchronize-in-own-host-function",
        "`e.synchronize()` inside a host function of the stream `e` was recorded on, after the "
@@ -192,9 +195,7 @@ const std::vector<row>& single_device_rows() {
        "cannot be its own peer", [](bench& b) { sluice::enable_peer_access(b.dev, b.dev); }},
       {"copy_peer-pinned-dst", "`copy_peer` to pinned memory declared as device memory",
        errc::invalid_argument, "pinned host memory",
-       [](bench& b) {
-         (void)sluice::copy_peer(b.s, b.p.data(), b.dev, b.d.data(), b.dev, 64);
-       }},
+       [](bench& b) { (void)sluice::copy_peer(b.s, b.p.data(), b.dev, b.d.data(), b.dev, 64); }},
       {"copy_peer-past-end", "`copy_peer` past the end of a `device_buffer`",
        errc::invalid_argument, "runs past the end",
        [](bench& b) {
@@ -222,8 +223,7 @@ struct pair_row {
 const std::vector<pair_row>& two_device_rows() {
   static const std::vector<pair_row> rows = {
       {"record-on-foreign-stream", "`e.record(s)` with `s` on another device than `e`",
-       errc::invalid_argument, "belongs to device",
-       [](pair_bench& b) { b.e.record(b.s1); }},
+       errc::invalid_argument, "belongs to device", [](pair_bench& b) { b.e.record(b.s1); }},
       {"elapsed-two-devices", "`elapsed` of events of two devices", errc::invalid_argument,
        "different devices",
        [](pair_bench& b) {

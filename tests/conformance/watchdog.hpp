@@ -61,13 +61,13 @@ class test_watchdog : public ::testing::EmptyTestEventListener {
       const auto ran = std::chrono::steady_clock::now() - started_;
       if (ran < limit_) continue;
       std::fflush(stdout);
-      std::fprintf(stderr,
-                   "\nsluice conformance: %s has run for %lld s "
-                   "(SLUICE_CONFORMANCE_TEST_TIMEOUT=%lld): it hangs; stopping the run (exit 124)\n",
-                   running_.c_str(),
-                   static_cast<long long>(
-                       std::chrono::duration_cast<std::chrono::seconds>(ran).count()),
-                   static_cast<long long>(limit_.count()));
+      std::fprintf(
+          stderr,
+          "\nsluice conformance: %s has run for %lld s "
+          "(SLUICE_CONFORMANCE_TEST_TIMEOUT=%lld): it hangs; stopping the run (exit 124)\n",
+          running_.c_str(),
+          static_cast<long long>(std::chrono::duration_cast<std::chrono::seconds>(ran).count()),
+          static_cast<long long>(limit_.count()));
       std::fflush(stderr);
       std::_Exit(124);
     }

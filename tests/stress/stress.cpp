@@ -66,12 +66,18 @@ bool parse(int argc, char** argv, options& o) {
       }
       return v;
     };
-    if (auto v = value("ops")) o.ops = *v;
-    else if (auto s = value("streams")) o.streams = static_cast<int>(*s);
-    else if (auto d = value("devices")) o.devices = static_cast<int>(*d);
-    else if (auto t = value("threads")) o.threads = static_cast<int>(*t);
-    else if (auto x = value("seed")) o.seed = *x;
-    else if (auto b = value("slot")) o.slot = static_cast<std::size_t>(*b);
+    if (auto v = value("ops"))
+      o.ops = *v;
+    else if (auto s = value("streams"))
+      o.streams = static_cast<int>(*s);
+    else if (auto d = value("devices"))
+      o.devices = static_cast<int>(*d);
+    else if (auto t = value("threads"))
+      o.threads = static_cast<int>(*t);
+    else if (auto x = value("seed"))
+      o.seed = *x;
+    else if (auto b = value("slot"))
+      o.slot = static_cast<std::size_t>(*b);
     else {
       std::fprintf(stderr, "sluice-stress: unknown argument %s\n", a.c_str());
       return false;
@@ -86,12 +92,12 @@ enum class dependency : std::uint8_t { none, event, stream };
 struct item {
   kind what = kind::fill;
   dependency dep = dependency::none;
-  bool exported = false;       // an event is recorded right after it
-  unsigned char value = 0;     // fill: the byte; also the reference for copies
+  bool exported = false;    // an event is recorded right after it
+  unsigned char value = 0;  // fill: the byte; also the reference for copies
   int stream = 0;
-  std::uint32_t source = 0;    // copy: the item whose slot is read
-  std::uint32_t slot = 0;      // fill/copy: the slot index on its stream's device
-  std::uint32_t event = 0;     // exported: index into the events
+  std::uint32_t source = 0;  // copy: the item whose slot is read
+  std::uint32_t slot = 0;    // fill/copy: the slot index on its stream's device
+  std::uint32_t event = 0;   // exported: index into the events
   // host: the last item on the same stream that wrote a slot (copied to
   // pinned memory right before the host function, which checks the value)
   std::int64_t probe = -1;
@@ -132,7 +138,8 @@ program make_program(const options& o, int devices) {
     } else {
       it.what = kind::copy;
       // Mostly recent sources (dense cross-stream traffic), sometimes old ones.
-      const std::uint64_t window = pick(8) == 0 ? writers.size() : std::min<std::uint64_t>(256, writers.size());
+      const std::uint64_t window =
+          pick(8) == 0 ? writers.size() : std::min<std::uint64_t>(256, writers.size());
       it.source = writers[writers.size() - 1 - pick(window)];
       item& src = p.items[it.source];
       it.value = src.value;
@@ -182,8 +189,8 @@ int main(int argc, char** argv) {
     std::printf("sluice-stress: %s backend, %d devices, %d streams, %d threads, seed %llu\n",
                 sluice::backend_name(), devices, o.streams, o.threads,
                 static_cast<unsigned long long>(o.seed));
-    std::printf("program: %zu items, %llu operations, %u events, %zu-byte slots\n",
-                p.items.size(), static_cast<unsigned long long>(p.ops), p.events, o.slot);
+    std::printf("program: %zu items, %llu operations, %u events, %zu-byte slots\n", p.items.size(),
+                static_cast<unsigned long long>(p.ops), p.events, o.slot);
 
     for (int a = 0; a < devices; ++a)
       for (int b = 0; b < devices; ++b)
@@ -192,7 +199,8 @@ int main(int argc, char** argv) {
     std::vector<sluice::device_buffer<unsigned char>> memory;
     std::vector<sluice::stream> streams;
     for (int d = 0; d < devices; ++d) {
-      const std::size_t bytes = std::size_t{p.slots_per_device[static_cast<std::size_t>(d)]} * o.slot;
+      const std::size_t bytes =
+          std::size_t{p.slots_per_device[static_cast<std::size_t>(d)]} * o.slot;
       memory.emplace_back(sluice::device{d}, std::max<std::size_t>(bytes, 1));
       sluice::stream init{sluice::device{d}};
       sluice::fill(init, memory.back().data(), 0, memory.back().size());
@@ -214,9 +222,11 @@ int main(int argc, char** argv) {
     }
 
     const auto slot_of = [&](const item& it) {
-      return memory[static_cast<std::size_t>(it.stream % devices)].data() + std::size_t{it.slot} * o.slot;
+      return memory[static_cast<std::size_t>(it.stream % devices)].data() +
+             std::size_t{it.slot} * o.slot;
     };
-    sluice::pinned_buffer<unsigned char> probes{std::max<std::size_t>(std::size_t{p.probes} * o.slot, 1)};
+    sluice::pinned_buffer<unsigned char> probes{
+        std::max<std::size_t>(std::size_t{p.probes} * o.slot, 1)};
     std::atomic<std::size_t> bad_probes{0};
     std::atomic<bool> failed{false};
     std::vector<std::string> failures(static_cast<std::size_t>(o.threads));
@@ -225,7 +235,8 @@ int main(int argc, char** argv) {
     for (int t = 0; t < o.threads; ++t)
       workers.emplace_back([&, t] {
         try {
-          for (std::size_t i = 0; i < p.items.size() && !failed.load(std::memory_order_relaxed); ++i) {
+          for (std::size_t i = 0; i < p.items.size() && !failed.load(std::memory_order_relaxed);
+               ++i) {
             const item& it = p.items[i];
             if (it.stream % o.threads != t) continue;
             sluice::stream& s = streams[static_cast<std::size_t>(it.stream)];
@@ -307,14 +318,15 @@ int main(int argc, char** argv) {
           std::printf("FAIL: host function of item %zu ran %d times\n", i, host_runs[i].load());
         continue;
       }
-      const unsigned char* got =
-          copies[static_cast<std::size_t>(it.stream % devices)].data() + std::size_t{it.slot} * o.slot;
+      const unsigned char* got = copies[static_cast<std::size_t>(it.stream % devices)].data() +
+                                 std::size_t{it.slot} * o.slot;
       for (std::size_t b = 0; b < o.slot; ++b)
         if (got[b] != it.value) {
           if (bad_slots++ < 10)
-            std::printf("FAIL: item %zu (%s on stream %d, source item %u) byte %zu: %u, expected %u\n",
-                        i, it.what == kind::fill ? "fill" : "copy", it.stream, it.source, b,
-                        static_cast<unsigned>(got[b]), static_cast<unsigned>(it.value));
+            std::printf(
+                "FAIL: item %zu (%s on stream %d, source item %u) byte %zu: %u, expected %u\n", i,
+                it.what == kind::fill ? "fill" : "copy", it.stream, it.source, b,
+                static_cast<unsigned>(got[b]), static_cast<unsigned>(it.value));
           break;
         }
     }
@@ -326,12 +338,11 @@ int main(int argc, char** argv) {
                   bad_slots, bad_hosts, static_cast<unsigned long long>(o.seed));
       return 1;
     }
-    std::printf("OK: %zu slots and every host function match the sequential reference\n",
-                [&] {
-                  std::size_t n = 0;
-                  for (const item& it : p.items) n += it.what != kind::host;
-                  return n;
-                }());
+    std::printf("OK: %zu slots and every host function match the sequential reference\n", [&] {
+      std::size_t n = 0;
+      for (const item& it : p.items) n += it.what != kind::host;
+      return n;
+    }());
     return 0;
   } catch (const std::exception& e) {
     std::printf("FAIL: %s\n", e.what());

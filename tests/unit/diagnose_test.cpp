@@ -33,7 +33,7 @@ TEST(Diagnose, PageableCopiesWarnOncePerCallSite) {
   const std::size_t before = warnings(kind::pageable_copy);
   testing::internal::CaptureStderr();
   for (int i = 0; i < 3; ++i) sluice::copy(s, d.data(), pageable.data(), 256);  // one site
-  sluice::copy(s, pageable.data(), d.data(), 256);                             // another
+  sluice::copy(s, pageable.data(), d.data(), 256);                              // another
   s.synchronize();
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(warnings(kind::pageable_copy), before + 2) << err;
@@ -106,9 +106,7 @@ TEST(Diagnose, AStreamDestroyedWithWorkPendingWarns) {
   sluice::flag gate{0};
   const std::size_t before = warnings(kind::stream_destroyed_busy);
   testing::internal::CaptureStderr();
-  {
-    sluice::stream idle{sluice::device{0}};
-  }
+  { sluice::stream idle{sluice::device{0}}; }
   EXPECT_EQ(warnings(kind::stream_destroyed_busy), before);
   sluice::event done{sluice::device{0}};
   {
@@ -153,7 +151,8 @@ TEST(DiagnoseOff, NothingIsReportedWithoutTheVariable) {
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(err.find("diagnose"), std::string::npos) << err;
   for (int k = 0; k < static_cast<int>(kind::count); ++k)
-    EXPECT_EQ(warnings(static_cast<kind>(k)), 0U) << sluice::detail::diagnose::name(static_cast<kind>(k));
+    EXPECT_EQ(warnings(static_cast<kind>(k)), 0U)
+        << sluice::detail::diagnose::name(static_cast<kind>(k));
 }
 
 }  // namespace

@@ -10,8 +10,7 @@
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   if (sluice::device_count() == 0) {
-    std::printf("no %s device: these tests need one (skipped)\n",
-                sluice::backend_name());
+    std::printf("no %s device: these tests need one (skipped)\n", sluice::backend_name());
     return 77;
   }
   return RUN_ALL_TESTS();

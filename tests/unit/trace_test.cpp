@@ -5,6 +5,7 @@
 #include <sluice/sluice.hpp>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -13,7 +14,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-#include <unistd.h>
 
 namespace {
 
@@ -67,8 +67,7 @@ TEST(Trace, EveryOperationIsWrittenWithItsTrackArgumentsAndFlows) {
   sluice::copy(s, p.data(), a.data(), 4096);
   e.record(s);
   t.wait(e);
-  const sluice::copy_path path_taken =
-      sluice::copy_peer(t, b.data(), d1, a.data(), d0, 4096);
+  const sluice::copy_path path_taken = sluice::copy_peer(t, b.data(), d1, a.data(), d0, 4096);
   {
     sluice::trace_range forward(t, "forward \"chunk\" 1");
     sluice::fill(t, b.data(), 2, 4096);
@@ -195,8 +194,8 @@ TEST(Trace, TimesShowWhenTheWorkRan) {
   const auto fills = spans_of(json, "fill");
   ASSERT_EQ(waits.size(), 1U) << json;
   ASSERT_EQ(fills.size(), 1U) << json;
-  EXPECT_GE(waits[0].second, 15000.0) << "the held wait_value lasted only " << waits[0].second
-                                      << " us";
+  EXPECT_GE(waits[0].second, 15000.0)
+      << "the held wait_value lasted only " << waits[0].second << " us";
   EXPECT_GE(fills[0].first + 1.0, waits[0].first + waits[0].second)
       << "the fill started before the wait_value ended";
 }
@@ -219,8 +218,8 @@ TEST(Trace, AnOperationAfterAHostFunctionStartsAfterIt) {
   ASSERT_EQ(fills.size(), 2U) << json;
   ASSERT_EQ(hosts.size(), 1U) << json;
   EXPECT_GE(hosts[0].second, 19000.0) << "the host function lasted " << hosts[0].second << " us";
-  EXPECT_LT(fills[1].second, 10000.0) << "the second fill lasted " << fills[1].second
-                                      << " us: it holds the host function's time";
+  EXPECT_LT(fills[1].second, 10000.0)
+      << "the second fill lasted " << fills[1].second << " us: it holds the host function's time";
   EXPECT_GE(fills[1].first + 50.0, hosts[0].first + hosts[0].second)
       << "the second fill started before the host function returned";
 }
