@@ -28,6 +28,7 @@
 
 #include "checks.hpp"
 #include "diagnose.hpp"
+#include "spin_mutex.hpp"
 #include "trace.hpp"
 
 #include <sluice/device.hpp>
@@ -38,9 +39,7 @@
 #include <sluice/peer.hpp>
 #include <sluice/stream.hpp>
 
-#include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -104,42 +103,6 @@ word allocate_word();
 void free_word(word w) noexcept;
 
 // --- streams -------------------------------------------------------------------
-
-//! A lock around two vendor calls: uncontended it costs one exchange and one
-//! store (std::mutex: two atomic read-modify-writes and a library call each
-//! way), which wait(stream) pays on every call. The holder is usually between
-//! two vendor calls (a few us), so a waiter first yields; but a vendor call can
-//! block while a held stream's queue is full (bench/queue_depth.cpp), so after
-//! about 1000 yields the waiter backs off in sleeps of up to 200 us instead of
-//! spinning a core.
-class spin_mutex {
- public:
-  void lock() noexcept {
-    if (!locked_.exchange(true, std::memory_order_acquire)) [[likely]]
-      return;
-    lock_contended();
-  }
-  void unlock() noexcept { locked_.store(false, std::memory_order_release); }
-
- private:
-  void lock_contended() noexcept {
-    unsigned tries = 0;
-    auto pause = std::chrono::microseconds(1);
-    do {
-      while (locked_.load(std::memory_order_relaxed)) {
-        if (++tries < 1000) {
-          std::this_thread::yield();
-        } else {
-          std::this_thread::sleep_for(pause);
-          pause = std::min(pause * 2, std::chrono::microseconds(200));
-        }
-      }
-    } while (locked_.exchange(true, std::memory_order_acquire));
-  }
-
- private:
-  std::atomic<bool> locked_{false};
-};
 
 struct host_batch;  // host functions behind one vendor callback and one gate wait (stream.cpp)
 
