@@ -20,7 +20,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <set>
 
 namespace sluice::detail {
 
@@ -28,8 +27,10 @@ namespace sluice::detail {
 struct trace_slot {
   api::event_t event{};
   int device = 0;
-  int refs = 0;         // operations using it, plus one while it is a stream's last
-  bool last = false;    // some stream's trace_last
+  int refs = 0;                     // operations using it, plus one while it is a stream's last
+  bool last = false;                // some stream's trace_last (then in the tracer's list of lasts)
+  trace_slot* prev_last = nullptr;  // that list, intrusive: no allocation per operation
+  trace_slot* next_last = nullptr;
   bool timed = false;   // ns is known
   std::int64_t ns = 0;  // host-clock time of the event
 };
@@ -94,13 +95,11 @@ class tracer {
     std::lock_guard<std::mutex> lock(m_);
     auto* previous = static_cast<trace_slot*>(s.trace_last);
     if (previous != nullptr && s.trace_epoch == epoch_ && previous->last) {
-      previous->last = false;
-      lasts_.erase(previous);
+      unlink_last(previous);
       unref_locked(previous);
     }
-    p.end->last = true;
     ++p.end->refs;
-    lasts_.insert(p.end);
+    link_last(p.end);
     s.trace_last = p.end;
     s.trace_epoch = epoch_;
     ops_.push_back(std::move(p));
@@ -116,8 +115,7 @@ class tracer {
     std::lock_guard<std::mutex> lock(m_);
     auto* last = static_cast<trace_slot*>(s.trace_last);
     if (last != nullptr && s.trace_epoch == epoch_ && last->last) {
-      last->last = false;
-      lasts_.erase(last);
+      unlink_last(last);
       unref_locked(last);
     }
     s.trace_last = nullptr;
@@ -141,17 +139,36 @@ class tracer {
                    left_out);
     // No stream starts where it ended in this trace: the next trace is new.
     ++epoch_;
-    for (trace_slot* l : lasts_) {
-      l->last = false;
+    while (lasts_ != nullptr) {
+      trace_slot* l = lasts_;
+      unlink_last(l);
       unref_locked(l);
     }
-    lasts_.clear();
     next_harvest_ = harvest_step;
     for (auto& c : clocks_) c.calibrated = false;  // the next trace calibrates afresh
   }
 
  private:
   static constexpr std::size_t harvest_step = 16384;
+
+  //! Under m_: slot becomes a stream's last (it is in no list yet).
+  void link_last(trace_slot* slot) noexcept {
+    slot->last = true;
+    slot->prev_last = nullptr;
+    slot->next_last = lasts_;
+    if (lasts_ != nullptr) lasts_->prev_last = slot;
+    lasts_ = slot;
+  }
+  //! Under m_: slot is no longer a stream's last.
+  void unlink_last(trace_slot* slot) noexcept {
+    if (slot->prev_last != nullptr)
+      slot->prev_last->next_last = slot->next_last;
+    else
+      lasts_ = slot->next_last;
+    if (slot->next_last != nullptr) slot->next_last->prev_last = slot->prev_last;
+    slot->prev_last = slot->next_last = nullptr;
+    slot->last = false;
+  }
   static constexpr std::size_t pool_limit = 4096;  // slots kept per device
 
   void grow(int d) {
@@ -178,6 +195,7 @@ class tracer {
     }
     slot->refs = 1;
     slot->last = false;
+    slot->prev_last = slot->next_last = nullptr;
     slot->timed = false;
     return slot;
   }
@@ -276,7 +294,7 @@ class tracer {
   std::vector<std::vector<trace_slot*>> pools_;  // per device
   std::vector<device_clock> clocks_;             // per device
   std::vector<pending> ops_;
-  std::set<trace_slot*> lasts_;
+  trace_slot* lasts_ = nullptr;  // every stream's last slot, linked through the slots
   std::uint64_t epoch_ = 1;
   std::size_t next_harvest_ = harvest_step;
 };
