@@ -375,19 +375,6 @@ std::vector<row> run_all(const run_info& info, sluice::device dev) {
                 "cudaMemcpyAsync");
         },
         sync_shared));
-    // sluice passes an explicit kind when both sides are its own memory: the
-    // same vendor call with the same kind, so only sluice's own code differs
-    // (the rows above compare with the Default kind users write).
-    rows.push_back(measure(
-        {"copy_64B_h2d_same_stream_kind", "sluice::copy pinned->device",
-         "cudaMemcpyAsync(HostToDevice), same stream and buffers", work_batch, false},
-        n, [&] { sluice::copy(shared, buf.data(), host.data(), bytes); }, sync_shared,
-        [&] {
-          check(cudaMemcpyAsync(buf.data(), host.data(), bytes, cudaMemcpyHostToDevice,
-                                shared_native),
-                "cudaMemcpyAsync");
-        },
-        sync_shared));
     rows.push_back(measure(
         {"fill_64B_same_stream", "sluice::fill", "cudaMemsetAsync, same stream and buffer",
          work_batch, false},

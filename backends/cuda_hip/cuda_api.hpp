@@ -5,8 +5,6 @@
 // name the failing call without a second table.
 #pragma once
 
-#include "copy_kind.hpp"
-
 #include <sluice/backend.hpp>
 #include <sluice/error.hpp>
 #include <sluice/peer.hpp>
@@ -220,21 +218,8 @@ struct cuda_api {
     *pageable = s.ok() && a.type == cudaMemoryTypeUnregistered;
     return s;
   }
-  //! An explicit kind where sluice knows both sides: the vendor then skips its
-  //! own pointer lookup (cudaMemcpyDefault); Default where it does not.
-  static cudaMemcpyKind memcpy_kind(copy_kind k) noexcept {
-    switch (k) {
-      case copy_kind::host_to_device: return cudaMemcpyHostToDevice;
-      case copy_kind::device_to_host: return cudaMemcpyDeviceToHost;
-      case copy_kind::device_to_device: return cudaMemcpyDeviceToDevice;
-      case copy_kind::host_to_host: return cudaMemcpyHostToHost;
-      case copy_kind::unknown: break;
-    }
-    return cudaMemcpyDefault;
-  }
-  static status memcpy_async(void* dst, const void* src, std::size_t n, copy_kind k,
-                             stream_t s) noexcept {
-    return {cudaMemcpyAsync(dst, src, n, memcpy_kind(k), s), "cudaMemcpyAsync"};
+  static status memcpy_async(void* dst, const void* src, std::size_t n, stream_t s) noexcept {
+    return {cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s), "cudaMemcpyAsync"};
   }
   static status memset_async(void* dst, int value, std::size_t n, stream_t s) noexcept {
     return {cudaMemsetAsync(dst, value, n, s), "cudaMemsetAsync"};

@@ -5,8 +5,6 @@
 // 5.2.3's /usr/include/hip/hip_runtime_api.h (Debian libamdhip64-dev 5.2.3).
 #pragma once
 
-#include "copy_kind.hpp"
-
 #include <sluice/backend.hpp>
 #include <sluice/error.hpp>
 #include <sluice/peer.hpp>
@@ -233,21 +231,8 @@ struct hip_api {
     *pageable = false;
     return s;
   }
-  //! An explicit kind where sluice knows both sides: the vendor then skips its
-  //! own pointer lookup (hipMemcpyDefault); Default where it does not.
-  static hipMemcpyKind memcpy_kind(copy_kind k) noexcept {
-    switch (k) {
-      case copy_kind::host_to_device: return hipMemcpyHostToDevice;
-      case copy_kind::device_to_host: return hipMemcpyDeviceToHost;
-      case copy_kind::device_to_device: return hipMemcpyDeviceToDevice;
-      case copy_kind::host_to_host: return hipMemcpyHostToHost;
-      case copy_kind::unknown: break;
-    }
-    return hipMemcpyDefault;
-  }
-  static status memcpy_async(void* dst, const void* src, std::size_t n, copy_kind k,
-                             stream_t s) noexcept {
-    return {hipMemcpyAsync(dst, src, n, memcpy_kind(k), s), "hipMemcpyAsync"};
+  static status memcpy_async(void* dst, const void* src, std::size_t n, stream_t s) noexcept {
+    return {hipMemcpyAsync(dst, src, n, hipMemcpyDefault, s), "hipMemcpyAsync"};
   }
   static status memset_async(void* dst, int value, std::size_t n, stream_t s) noexcept {
     return {hipMemsetAsync(dst, value, n, s), "hipMemsetAsync"};

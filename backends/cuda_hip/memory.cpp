@@ -11,17 +11,6 @@ namespace sluice {
 namespace detail {
 namespace {
 
-//! The copy's direction when both sides are sluice memory (device >= 0: a
-//! device allocation; -1: pinned host memory). Two devices: left to the vendor.
-gpu::copy_kind copy_kind_of(const range_lookup& dst, const range_lookup& src) noexcept {
-  if (dst.owner == nullptr || src.owner == nullptr) return gpu::copy_kind::unknown;
-  const bool dst_host = dst.device < 0, src_host = src.device < 0;
-  if (dst_host && src_host) return gpu::copy_kind::host_to_host;
-  if (dst_host) return gpu::copy_kind::device_to_host;
-  if (src_host) return gpu::copy_kind::host_to_device;
-  return dst.device == src.device ? gpu::copy_kind::device_to_device : gpu::copy_kind::unknown;
-}
-
 //! Adds every live stream of dev that can still take a reference (each now holds one).
 void add_live_streams(device_state& dev, std::vector<stream_state*>& out) {
   std::lock_guard<std::mutex> lock(dev.streams_m);
@@ -301,9 +290,8 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
     if (pageable) detail::check_not_self_wait(st, UINT32_MAX, api);
   }
   detail::end_host_batch(st);
-  const gpu::copy_kind kind = detail::copy_kind_of(d, from);
   detail::traced_op traced(st, "copy", bytes);
-  detail::check(gpu::api::memcpy_async(dst, src, bytes, kind, st.native), api, ": ", bytes,
+  detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes,
                 " bytes on a stream of device ", st.device);
   traced.done();
 }

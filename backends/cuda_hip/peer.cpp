@@ -93,9 +93,8 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   detail::traced_op traced(st, "copy_peer", bytes);
   traced.path(to_string(path));
   if (path == copy_path::local)
-    detail::check(
-        gpu::api::memcpy_async(dst, src, bytes, gpu::copy_kind::device_to_device, st.native), api,
-        ": ", bytes, " bytes on device ", own);
+    detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes,
+                  " bytes on device ", own);
   else
     // Without peer access the vendor stages through host memory itself.
     detail::check(
