@@ -34,10 +34,12 @@ void check_no_overlap(const void* a, const void* b, std::size_t bytes, const cha
     fail(errc::invalid_argument, api, "source and destination ranges of ", bytes, " bytes overlap");
 }
 
-void check_copy_ranges(const void* dst, const void* src, std::size_t bytes, const char* api) {
+void fail_copy_ranges(const void* dst, const void* src, std::size_t bytes, const char* api) {
+  // The same checks one by one, for the message of the first that fails.
   check_pointer_range(dst, bytes, api, "dst");
   check_pointer_range(src, bytes, api, "src");
   check_no_overlap(dst, src, bytes, api);
+  fail(errc::invalid_argument, api, "invalid ranges");  // not reached: one of the checks threw
 }
 
 }  // namespace sluice::detail

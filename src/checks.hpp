@@ -29,7 +29,22 @@ void check_pointer_range(const void* p, std::size_t bytes, const char* api, cons
 //! errc::invalid_argument when [a, a+bytes) and [b, b+bytes) overlap.
 void check_no_overlap(const void* a, const void* b, std::size_t bytes, const char* api);
 
-//! The checks of every copy: both ranges valid (check_pointer_range) and not overlapping.
-void check_copy_ranges(const void* dst, const void* src, std::size_t bytes, const char* api);
+//! Throws the error check_copy_ranges found (out of line: the cold path).
+[[noreturn]] void fail_copy_ranges(const void* dst, const void* src, std::size_t bytes,
+                                   const char* api);
+
+//! The checks of every copy: both ranges valid (check_pointer_range) and not
+//! overlapping. Inline, and without a call on success: every copy pays it.
+inline void check_copy_ranges(const void* dst, const void* src, std::size_t bytes,
+                              const char* api) {
+  if (bytes == 0) return;
+  const auto d = reinterpret_cast<std::uintptr_t>(dst);
+  const auto s = reinterpret_cast<std::uintptr_t>(src);
+  const std::uintptr_t last = bytes - 1;
+  const bool ok = d != 0 && s != 0 && last <= UINTPTR_MAX - d && last <= UINTPTR_MAX - s &&
+                  !(d < s + bytes && s < d + bytes);
+  if (!ok) [[unlikely]]
+    fail_copy_ranges(dst, src, bytes, api);
+}
 
 }  // namespace sluice::detail

@@ -59,6 +59,42 @@ TEST(Checks, Overlap) {
             sluice::errc::invalid_argument);
 }
 
+// check_copy_ranges is inline and checks everything at once; on failure it
+// must report exactly what the one-by-one checks report, and pass exactly
+// when they all pass.
+TEST(Checks, CopyRangesAgreeWithTheSingleChecks) {
+  static unsigned char buf[256];
+  const auto max = std::numeric_limits<std::uintptr_t>::max();
+  auto* top = reinterpret_cast<unsigned char*>(max - 15);  // 16 bytes below the end
+  struct one {
+    const void* dst;
+    const void* src;
+    std::size_t bytes;
+  };
+  const one cases[] = {{buf, buf + 64, 64}, {buf + 64, buf, 64},  {buf, buf + 63, 64},
+                       {buf + 63, buf, 64}, {buf, buf, 1},        {buf, buf, 0},
+                       {nullptr, buf, 8},   {buf, nullptr, 8},    {nullptr, nullptr, 0},
+                       {top, buf, 16},      {top, buf, 17},       {buf, top, 17},
+                       {top, top - 32, 16}, {buf, buf + 128, max}};
+  for (const one& c : cases) {
+    std::string single, combined;
+    try {
+      sluice::detail::check_pointer_range(c.dst, c.bytes, "op", "dst");
+      sluice::detail::check_pointer_range(c.src, c.bytes, "op", "src");
+      sluice::detail::check_no_overlap(c.dst, c.src, c.bytes, "op");
+    } catch (const sluice::error& e) {
+      single = e.what();
+    }
+    try {
+      sluice::detail::check_copy_ranges(c.dst, c.src, c.bytes, "op");
+    } catch (const sluice::error& e) {
+      combined = e.what();
+    }
+    EXPECT_EQ(combined, single) << "dst " << c.dst << ", src " << c.src << ", " << c.bytes
+                                << " bytes";
+  }
+}
+
 TEST(Errors, CarriesEverything) {
   const sluice::error e(sluice::errc::device_fault, "msg", 700, "cudaStreamSynchronize", true);
   EXPECT_EQ(e.code(), sluice::errc::device_fault);
