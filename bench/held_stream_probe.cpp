@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
   check(cudaFree(nullptr), "cudaFree(0)");
   const wait_fn w = wait_entry();
 
-  constexpr std::size_t n = 256 * 1024;
+  constexpr std::size_t n = std::size_t{256} * 1024;
   auto* flag = static_cast<volatile std::uint64_t*>(nullptr);
   void* flag_host = nullptr;
   check(
