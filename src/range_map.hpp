@@ -49,7 +49,10 @@ class range_map {
     int device = -1;
   };
   interval find_locked(std::uintptr_t x) const noexcept;
-  interval find_interval(std::uintptr_t x) const noexcept;
+  //! Not in this thread's cache: under the shared lock, then cached.
+  interval find_interval_miss(std::uintptr_t x) const noexcept;
+  //! [x, x + bytes) against the cache, as of generation `now`.
+  range_lookup lookup(std::uintptr_t x, std::size_t bytes, std::uint64_t now) const noexcept;
   mutable std::shared_mutex m_;
   std::map<std::uintptr_t, entry> ranges_;
   // Bumped by every change, under m_; starts at a value unique to this map, so
