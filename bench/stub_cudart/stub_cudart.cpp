@@ -1,0 +1,228 @@
+// A stand-in libcudart.so.13 for measuring sluice's own CPU cost per call on a
+// machine without a GPU (bench/stub_cudart/README.md). Every call the CUDA
+// backend and sluice-bench-api-overhead make returns success at once; copies
+// and fills happen on the calling thread, host functions run inside
+// cudaLaunchHostFunc, streams and events are empty objects, device memory is
+// host memory. Nothing here is asynchronous: it is for timing the wrapper, not
+// for checking semantics.
+//
+// SLUICE_STUB_EVICT=1: every enqueue-like call (copy, fill, record, wait,
+// query, host function) also runs about 32 KiB of straight-line code and
+// touches 64 KiB of data, roughly what the real driver's ~1-2 us call does to
+// the caller's L1 caches, so that sluice's code runs with the caches it would
+// find after a real vendor call.
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+namespace {
+
+thread_local int current_device = 0;
+
+struct object {
+  int device = 0;
+};
+
+bool evict_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("SLUICE_STUB_EVICT");
+    return v != nullptr && v[0] == '1';
+  }();
+  return on;
+}
+
+alignas(64) unsigned char scratch[64 * 1024];
+std::atomic<unsigned> sink{0};
+
+#define STUB_X1(i) acc += scratch[((i)*64U) % sizeof scratch];
+#define STUB_X8(i)                                                                          \
+  STUB_X1(i)                                                                                \
+  STUB_X1(i + 1) STUB_X1(i + 2) STUB_X1(i + 3) STUB_X1(i + 4) STUB_X1(i + 5) STUB_X1(i + 6) \
+      STUB_X1(i + 7)
+#define STUB_X64(i)                                                                              \
+  STUB_X8(i)                                                                                     \
+  STUB_X8(i + 8) STUB_X8(i + 16) STUB_X8(i + 24) STUB_X8(i + 32) STUB_X8(i + 40) STUB_X8(i + 48) \
+      STUB_X8(i + 56)
+#define STUB_X512(i)                                                                       \
+  STUB_X64(i)                                                                              \
+  STUB_X64(i + 64) STUB_X64(i + 128) STUB_X64(i + 192) STUB_X64(i + 256) STUB_X64(i + 320) \
+      STUB_X64(i + 384) STUB_X64(i + 448)
+
+//! Straight-line code (4096 adds from fixed addresses: about 28 KiB of
+//! instructions) reading one byte of every line of the 64 KiB scratch buffer
+//! four times, then a write to each line: evicts the caller's L1 lines.
+__attribute__((noinline)) void evict() {
+  if (!evict_enabled()) return;
+  unsigned acc = sink.load(std::memory_order_relaxed);
+  STUB_X512(0)
+  STUB_X512(512)
+  STUB_X512(1024)
+  STUB_X512(1536)
+  STUB_X512(2048)
+  STUB_X512(2560)
+  STUB_X512(3072)
+  STUB_X512(3584)
+  for (std::size_t i = 0; i < sizeof scratch; i += 64)
+    scratch[i] = static_cast<unsigned char>(acc + i);
+  sink.store(acc, std::memory_order_relaxed);
+}
+
+CUresult stub_wait_value64(CUstream, CUdeviceptr, cuuint64_t, unsigned int) {
+  evict();
+  return CUDA_SUCCESS;
+}
+
+CUresult stub_write_value64(CUstream, CUdeviceptr addr, cuuint64_t value, unsigned int) {
+  evict();
+  reinterpret_cast<std::atomic<std::uint64_t>*>(addr)->store(value);
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+const char* cudaGetErrorName(cudaError_t e) {
+  return e == cudaSuccess ? "cudaSuccess" : "stub error";
+}
+const char* cudaGetErrorString(cudaError_t e) {
+  return e == cudaSuccess ? "no error" : "stub error";
+}
+cudaError_t cudaGetLastError() { return cudaSuccess; }
+
+cudaError_t cudaGetDeviceCount(int* n) {
+  *n = 1;
+  return cudaSuccess;
+}
+cudaError_t cudaGetDevice(int* d) {
+  *d = current_device;
+  return cudaSuccess;
+}
+cudaError_t cudaSetDevice(int d) {
+  if (d != 0) return cudaErrorInvalidDevice;
+  current_device = d;
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
+  if (d != 0) return cudaErrorInvalidDevice;
+  std::memset(p, 0, sizeof *p);
+  std::strncpy(p->name, "stub runtime (no GPU)", sizeof p->name - 1);
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
+  *least = 0;
+  *greatest = -5;
+  return cudaSuccess;
+}
+cudaError_t cudaRuntimeGetVersion(int* v) {
+  *v = 13000;
+  return cudaSuccess;
+}
+cudaError_t cudaDriverGetVersion(int* v) {
+  *v = 13000;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned int, int) {
+  *s = reinterpret_cast<cudaStream_t>(new object{current_device});
+  return cudaSuccess;
+}
+cudaError_t cudaStreamDestroy(cudaStream_t s) {
+  delete reinterpret_cast<object*>(s);
+  return cudaSuccess;
+}
+cudaError_t cudaStreamQuery(cudaStream_t) {
+  evict();
+  return cudaSuccess;
+}
+cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }
+cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned int) {
+  evict();
+  return cudaSuccess;
+}
+cudaError_t cudaLaunchHostFunc(cudaStream_t, cudaHostFn_t fn, void* data) {
+  evict();
+  fn(data);
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int) {
+  *e = reinterpret_cast<cudaEvent_t>(new object{current_device});
+  return cudaSuccess;
+}
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  delete reinterpret_cast<object*>(e);
+  return cudaSuccess;
+}
+cudaError_t cudaEventRecord(cudaEvent_t, cudaStream_t) {
+  evict();
+  return cudaSuccess;
+}
+cudaError_t cudaEventQuery(cudaEvent_t) {
+  evict();
+  return cudaSuccess;
+}
+cudaError_t cudaEventSynchronize(cudaEvent_t) { return cudaSuccess; }
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t, cudaEvent_t) {
+  *ms = 0.0F;
+  return cudaSuccess;
+}
+
+cudaError_t cudaMalloc(void** p, size_t n) {
+  *p = std::aligned_alloc(256, (n + 255) / 256 * 256);
+  return *p != nullptr ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+cudaError_t cudaFree(void* p) {
+  std::free(p);
+  return cudaSuccess;
+}
+cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps*) {
+  *pool = reinterpret_cast<cudaMemPool_t>(new object{current_device});
+  return cudaSuccess;
+}
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void*) { return cudaSuccess; }
+cudaError_t cudaMallocFromPoolAsync(void** p, size_t n, cudaMemPool_t, cudaStream_t) {
+  return cudaMalloc(p, n);
+}
+cudaError_t cudaFreeAsync(void* p, cudaStream_t) { return cudaFree(p); }
+cudaError_t cudaHostAlloc(void** p, size_t n, unsigned int) { return cudaMalloc(p, n); }
+cudaError_t cudaFreeHost(void* p) { return cudaFree(p); }
+cudaError_t cudaHostGetDevicePointer(void** d, void* h, unsigned int) {
+  *d = h;
+  return cudaSuccess;
+}
+cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void*) {
+  std::memset(a, 0, sizeof *a);
+  a->type = cudaMemoryTypeUnregistered;
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind, cudaStream_t) {
+  evict();
+  std::memcpy(dst, src, n);
+  return cudaSuccess;
+}
+cudaError_t cudaMemsetAsync(void* dst, int value, size_t n, cudaStream_t) {
+  evict();
+  std::memset(dst, value, n);
+  return cudaSuccess;
+}
+
+cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** fn, unsigned int,
+                                             unsigned long long,
+                                             cudaDriverEntryPointQueryResult* status) {
+  *fn = nullptr;
+  if (std::strcmp(symbol, "cuStreamWaitValue64") == 0)
+    *fn = reinterpret_cast<void*>(&stub_wait_value64);
+  else if (std::strcmp(symbol, "cuStreamWriteValue64") == 0)
+    *fn = reinterpret_cast<void*>(&stub_write_value64);
+  if (status != nullptr)
+    *status = *fn != nullptr ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
+  return *fn != nullptr ? cudaSuccess : cudaErrorSymbolNotFound;
+}
+
+}  // extern "C"
