@@ -21,7 +21,8 @@ enum class site : std::uint32_t {
   before_completion,
   before_host_function,
   after_enqueue,
-  pick_up
+  pick_up,
+  in_query  // inside ready(): between reading a stream's state and its host-function errors
 };
 
 //! Reads SLUICE_HOST_CHAOS once (errc::invalid_argument for garbage); 0 = off.

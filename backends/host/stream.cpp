@@ -1,4 +1,5 @@
 // Streams of the host backend: handles, synchronization, waits, flags ops.
+#include "chaos.hpp"
 #include "host.hpp"
 #include "host_functions.hpp"
 #include "mutation.hpp"
@@ -141,8 +142,16 @@ int stream_ref::native_priority() const {
 
 bool stream_ref::ready() const {
   auto& s = checked(*this, "sluice::stream_ref::ready");
+  // The state first, then the errors: a host function's error is recorded
+  // before its operation completes, so a stream seen complete has every error
+  // there to throw (HOST-4). The other order let a stream that completed in
+  // between answer true without reporting its host function's exception
+  // (chaos site in_query makes that window wide).
+  const bool done =
+      s.completed.load(std::memory_order_acquire) >= s.enqueued.load(std::memory_order_acquire);
+  detail::chaos::pause(detail::chaos::site::in_query);
   detail::rethrow_host_errors(s);
-  return s.completed.load(std::memory_order_acquire) >= s.enqueued.load(std::memory_order_acquire);
+  return done;
 }
 
 void stream_ref::synchronize() const {
