@@ -122,6 +122,12 @@ word allocate_word() {
   }
   const word w = s.free_words.back();
   s.free_words.pop_back();
+  // A recycled word keeps its last value (a released flag's 1, say). Every
+  // word starts at 0: a new stream's host-function gate reused a flag's word
+  // whose value was already past its first ticket, and the stream ran on
+  // before its first host function returned (HOST-1; found against the
+  // simulated runtime, tests/sim_cudart).
+  w.host->store(0, std::memory_order_relaxed);
   return w;
 }
 
@@ -309,38 +315,63 @@ void engine_t::give_event(device_state& d, api::event_t e) noexcept {
 void when_streams_pass(const std::vector<stream_state*>& streams,
                        std::function<void(bool passed)> then) noexcept {
   auto& e = engine();
-  std::vector<std::pair<int, api::event_t>> marks;  // (device of the event, event)
-  bool marked = true;
+  // The marks are made on the reaper thread, not here: recording one takes the
+  // stream's enqueue lock (a mark between a host function's callback and its
+  // gate wait would pass before the function returned), and the caller may be
+  // a host function whose own stream's lock is held by an enqueue that waits
+  // for it. A later mark waits for more work, never less.
+  std::vector<stream_state*> held;
+  try {
+    held.reserve(streams.size());
+  } catch (...) {
+    return;  // no memory: what `then` would release stays allocated
+  }
   for (auto* s : streams) {
-    try {
-      auto& d = e.devices[static_cast<std::size_t>(s->device)];
-      const api::event_t ev = e.take_event(d);
-      try {
-        marks.emplace_back(s->device, ev);
-      } catch (...) {
-        e.give_event(d, ev);
-        throw;
-      }
-      if (!api::event_record(ev, s->native).ok()) marked = false;
-    } catch (...) {
-      marked = false;
-    }
+    s->add_ref();
+    held.push_back(s);
   }
   try {
-    e.reaper.submit([marks = std::move(marks), marked, then = std::move(then)] {
+    e.reaper.submit([held, then = std::move(then)] {
       auto& eng = engine();
-      bool passed = marked;
+      std::vector<std::pair<int, api::event_t>> marks;  // (device of the event, event)
+      bool passed = true;
+      for (auto* s : held) {
+        try {
+          // Idle now: everything enqueued before the free has run. No mark, so an
+          // idle stream gets no work it did not ask for (its ready() stays true).
+          const api::status q = api::stream_query(s->native);
+          if (q.ok()) continue;
+          if (q.code != api::not_ready) {
+            passed = false;
+            continue;
+          }
+          auto& d = eng.devices[static_cast<std::size_t>(s->device)];
+          const api::event_t ev = eng.take_event(d);
+          try {
+            marks.emplace_back(s->device, ev);
+          } catch (...) {
+            eng.give_event(d, ev);
+            throw;
+          }
+          std::lock_guard<spin_mutex> lock(s->enqueue_m);
+          if (!api::event_record(ev, s->native).ok()) passed = false;
+        } catch (...) {
+          passed = false;
+        }
+      }
+      for (auto* s : held) s->release();
       bool unloading = false;
       for (const auto& [device, ev] : marks) {
-        const api::status s = api::event_synchronize(ev);
-        passed = passed && s.ok();
-        unloading = unloading || api::means_shutdown(s.code);
+        const api::status st = api::event_synchronize(ev);
+        passed = passed && st.ok();
+        unloading = unloading || api::means_shutdown(st.code);
         eng.give_event(eng.devices[static_cast<std::size_t>(device)], ev);
       }
       if (!unloading) then(passed);
     });
   } catch (...) {
     // No memory to hand the wait over: what `then` would release stays allocated.
+    for (auto* s : held) s->release();
   }
 }
 

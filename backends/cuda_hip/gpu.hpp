@@ -351,12 +351,13 @@ struct engine_t {
 
 engine_t& engine();
 
-//! Marks the current end of each stream (a pooled event) and, on a sluice thread,
-//! waits on the host until every stream has passed its mark, then calls
-//! then(true); then(false) when a mark could not be made or a wait failed (a
-//! device fault). Never holds a device queue. At process exit (runtime
-//! unloading) `then` is not called. The caller keeps its references to the
-//! streams only for the duration of this call.
+//! On a sluice thread: marks the end of each stream that is not idle (a pooled
+//! event, recorded under the stream's enqueue lock), waits on the host until
+//! every stream has passed its mark, then calls then(true); then(false) when a
+//! mark could not be made or a wait failed (a device fault). Idle streams get
+//! no mark. Never holds a device queue. At process exit (runtime unloading)
+//! `then` is not called. The caller keeps its references to the streams only
+//! for the duration of this call (this takes its own).
 void when_streams_pass(const std::vector<stream_state*>& streams,
                        std::function<void(bool passed)> then) noexcept;
 
