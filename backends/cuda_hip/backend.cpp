@@ -126,7 +126,7 @@ word allocate_word() {
   // word starts at 0: a new stream's host-function gate reused a flag's word
   // whose value was already past its first ticket, and the stream ran on
   // before its first host function returned (HOST-1; found against the
-  // simulated runtime, tests/sim_cudart).
+  // simulated runtime, tests/fake_cudart).
   w.host->store(0, std::memory_order_relaxed);
   return w;
 }

@@ -163,7 +163,7 @@ bool stream_ref::ready() const {
   // so once the query sees the stream complete, every error is there to throw
   // (HOST-4). Checking the errors first let a stream that completed in between
   // answer true without reporting its host function's exception (found by the
-  // conformance suite against the simulated runtime, bench/stub_cudart).
+  // conformance suite against the simulated runtime, tests/fake_cudart).
   const auto q = gpu::api::stream_query(s.native);
   detail::rethrow_host_errors(s);
   if (q.code == gpu::api::not_ready) return false;

@@ -1,12 +1,11 @@
 // A simulated CUDA runtime (libcudart.so.<major>) for running sluice::cuda's
 // code, the conformance suite included, in CI without a GPU
-// (tests/sim_cudart/README.md). Unlike bench/stub_cudart, work is asynchronous: every stream is a
-// queue run in order by a thread of its own, events complete when their stream reaches them, stream
-// waits block that stream's thread, stream memory waits poll host memory,
-// host functions run on one shared callback thread (as CUDA's do) and hold
-// their stream until they return, copies that touch memory the runtime did not
-// allocate (pageable) return only once done, and cudaFreeHost waits for every
-// device. It is a model of the documented CUDA behaviour sluice relies on, not
+// (tests/fake_cudart/README.md). Unlike the stub (stub.cpp), work is asynchronous: every stream is
+// a queue run in order by a thread of its own, events complete when their stream reaches them,
+// stream waits block that stream's thread, stream memory waits poll host memory, host functions run
+// on one shared callback thread (as CUDA's do) and hold their stream until they return, copies that
+// touch memory the runtime did not allocate (pageable) return only once done, and cudaFreeHost
+// waits for every device. It is a model of the documented CUDA behaviour sluice relies on, not
 // CUDA: no priorities (every stream runs at once), no kernels, no faults.
 //
 // SLUICE_SIM_DEVICES=N (1..8, default 2): the number of devices.
@@ -27,6 +26,19 @@
 #include <thread>
 #include <vector>
 
+namespace fake {
+const char* runtime_name();
+int device_count();
+CUresult wait_value64(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+CUresult write_value64(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+}  // namespace fake
+
+#include "common.hpp"
+
+using fake::current_device;
+using fake::failed;
+using fake::valid_device;
+
 namespace {
 
 using clock_type = std::chrono::steady_clock;
@@ -40,24 +52,6 @@ std::mutex& mu() {
 std::condition_variable& changed() {
   static auto* c = new std::condition_variable;
   return *c;
-}
-
-int device_count() {
-  static const int n = [] {
-    const char* v = std::getenv("SLUICE_SIM_DEVICES");
-    const int k = v != nullptr ? std::atoi(v) : 2;
-    return k >= 1 && k <= 8 ? k : 2;
-  }();
-  return n;
-}
-bool valid_device(int d) { return d >= 0 && d < device_count(); }
-
-thread_local int current_device = 0;
-thread_local cudaError_t last_error = cudaSuccess;
-
-cudaError_t failed(cudaError_t e) {
-  last_error = e;
-  return e;
 }
 
 //! One enqueued operation, run on its stream's thread: `run` first, then
@@ -226,7 +220,7 @@ callback_thread& callbacks() {
   return *c;
 }
 
-CUresult sim_wait_value64(CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned int) {
+CUresult wait_value64_impl(CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned int) {
   auto* word = reinterpret_cast<std::atomic<std::uint64_t>*>(addr);
   enqueue(reinterpret_cast<cudaStream_t>(h), [word, value] {
     // The device polls host memory; so does the model.
@@ -235,7 +229,7 @@ CUresult sim_wait_value64(CUstream h, CUdeviceptr addr, cuuint64_t value, unsign
   return CUDA_SUCCESS;
 }
 
-CUresult sim_write_value64(CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned int) {
+CUresult write_value64_impl(CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned int) {
   auto* word = reinterpret_cast<std::atomic<std::uint64_t>*>(addr);
   enqueue(reinterpret_cast<cudaStream_t>(h), [word, value] { word->store(value); });
   return CUDA_SUCCESS;
@@ -245,31 +239,6 @@ CUresult sim_write_value64(CUstream h, CUdeviceptr addr, cuuint64_t value, unsig
 
 extern "C" {
 
-const char* cudaGetErrorName(cudaError_t e) {
-  return e == cudaSuccess ? "cudaSuccess" : "sim error";
-}
-const char* cudaGetErrorString(cudaError_t e) {
-  return e == cudaSuccess ? "no error" : "simulated runtime error";
-}
-cudaError_t cudaGetLastError() {
-  const cudaError_t e = last_error;
-  last_error = cudaSuccess;
-  return e;
-}
-
-cudaError_t cudaGetDeviceCount(int* n) {
-  *n = device_count();
-  return cudaSuccess;
-}
-cudaError_t cudaGetDevice(int* d) {
-  *d = current_device;
-  return cudaSuccess;
-}
-cudaError_t cudaSetDevice(int d) {
-  if (!valid_device(d)) return failed(cudaErrorInvalidDevice);
-  current_device = d;
-  return cudaSuccess;
-}
 cudaError_t cudaDeviceSynchronize() {
   const int d = current_device;
   wait_until([d] {
@@ -277,25 +246,6 @@ cudaError_t cudaDeviceSynchronize() {
       if (s->device == d && s->completed < s->enqueued) return false;
     return true;
   });
-  return cudaSuccess;
-}
-cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
-  if (!valid_device(d)) return failed(cudaErrorInvalidDevice);
-  std::memset(p, 0, sizeof *p);
-  std::strncpy(p->name, "simulated runtime (no GPU)", sizeof p->name - 1);
-  return cudaSuccess;
-}
-cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
-  *least = 0;
-  *greatest = -5;
-  return cudaSuccess;
-}
-cudaError_t cudaRuntimeGetVersion(int* v) {
-  *v = 13000;
-  return cudaSuccess;
-}
-cudaError_t cudaDriverGetVersion(int* v) {
-  *v = 13000;
   return cudaSuccess;
 }
 
@@ -414,7 +364,6 @@ cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps*) {
   *pool = reinterpret_cast<cudaMemPool_t>(new int(current_device));
   return cudaSuccess;
 }
-cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void*) { return cudaSuccess; }
 cudaError_t cudaMemPoolSetAccess(cudaMemPool_t, const cudaMemAccessDesc*, size_t) {
   return cudaSuccess;
 }
@@ -434,10 +383,6 @@ cudaError_t cudaFreeHost(void* p) {
     return true;
   });
   release(p);
-  return cudaSuccess;
-}
-cudaError_t cudaHostGetDevicePointer(void** d, void* h, unsigned int) {
-  *d = h;
   return cudaSuccess;
 }
 cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
@@ -487,19 +432,6 @@ cudaError_t cudaDeviceGetP2PAttribute(int* v, cudaDeviceP2PAttr attr, int src, i
   return cudaSuccess;
 }
 
-cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** fn, unsigned int,
-                                             unsigned long long,
-                                             cudaDriverEntryPointQueryResult* status) {
-  *fn = nullptr;
-  if (std::strcmp(symbol, "cuStreamWaitValue64") == 0)
-    *fn = reinterpret_cast<void*>(&sim_wait_value64);
-  else if (std::strcmp(symbol, "cuStreamWriteValue64") == 0)
-    *fn = reinterpret_cast<void*>(&sim_write_value64);
-  if (status != nullptr)
-    *status = *fn != nullptr ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
-  return *fn != nullptr ? cudaSuccess : failed(cudaErrorSymbolNotFound);
-}
-
 // What nvcc's host code calls for a program with device code (the conformance
 // suite's ERR-2 fault kernel): registration does nothing; a launch fails.
 void** __cudaRegisterFatBinary(void*) {
@@ -527,3 +459,21 @@ cudaError_t __cudaLaunchKernel(cudaKernel_t, dim3, dim3, void**, size_t, cudaStr
 }
 
 }  // extern "C"
+
+namespace fake {
+const char* runtime_name() { return "simulated runtime (no GPU)"; }
+int device_count() {
+  static const int n = [] {
+    const char* v = std::getenv("SLUICE_SIM_DEVICES");
+    const int k = v != nullptr ? std::atoi(v) : 2;
+    return k >= 1 && k <= 8 ? k : 2;
+  }();
+  return n;
+}
+CUresult wait_value64(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) {
+  return wait_value64_impl(s, a, v, f);
+}
+CUresult write_value64(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) {
+  return write_value64_impl(s, a, v, f);
+}
+}  // namespace fake

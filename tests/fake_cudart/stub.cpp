@@ -1,5 +1,5 @@
 // A stand-in libcudart.so.13 for measuring sluice's own CPU cost per call on a
-// machine without a GPU (bench/stub_cudart/README.md). Every call the CUDA
+// machine without a GPU (tests/fake_cudart/README.md). Every call the CUDA
 // backend and sluice-bench-api-overhead make returns success at once; copies
 // and fills happen on the calling thread, host functions run inside
 // cudaLaunchHostFunc, streams and events are empty objects, device memory is
@@ -19,9 +19,16 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace {
+namespace fake {
+const char* runtime_name();
+int device_count();
+CUresult wait_value64(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+CUresult write_value64(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+}  // namespace fake
 
-thread_local int current_device = 0;
+#include "common.hpp"
+
+namespace {
 
 struct object {
   int device = 0;
@@ -39,18 +46,19 @@ alignas(64) unsigned char scratch[64 * 1024];
 std::atomic<unsigned> sink{0};
 
 #define STUB_X1(i) acc += scratch[((i)*64U) % sizeof scratch];
-#define STUB_X8(i)                                                                          \
-  STUB_X1(i)                                                                                \
-  STUB_X1(i + 1) STUB_X1(i + 2) STUB_X1(i + 3) STUB_X1(i + 4) STUB_X1(i + 5) STUB_X1(i + 6) \
-      STUB_X1(i + 7)
-#define STUB_X64(i)                                                                              \
-  STUB_X8(i)                                                                                     \
-  STUB_X8(i + 8) STUB_X8(i + 16) STUB_X8(i + 24) STUB_X8(i + 32) STUB_X8(i + 40) STUB_X8(i + 48) \
-      STUB_X8(i + 56)
-#define STUB_X512(i)                                                                       \
-  STUB_X64(i)                                                                              \
-  STUB_X64(i + 64) STUB_X64(i + 128) STUB_X64(i + 192) STUB_X64(i + 256) STUB_X64(i + 320) \
-      STUB_X64(i + 384) STUB_X64(i + 448)
+#define STUB_X8(i) \
+  STUB_X1(i)       \
+  STUB_X1(i + 1)   \
+  STUB_X1(i + 2) STUB_X1(i + 3) STUB_X1(i + 4) STUB_X1(i + 5) STUB_X1(i + 6) STUB_X1(i + 7)
+#define STUB_X64(i) \
+  STUB_X8(i)        \
+  STUB_X8(i + 8)    \
+  STUB_X8(i + 16) STUB_X8(i + 24) STUB_X8(i + 32) STUB_X8(i + 40) STUB_X8(i + 48) STUB_X8(i + 56)
+#define STUB_X512(i)                                                                        \
+  STUB_X64(i)                                                                               \
+  STUB_X64(i + 64)                                                                          \
+  STUB_X64(i + 128) STUB_X64(i + 192) STUB_X64(i + 256) STUB_X64(i + 320) STUB_X64(i + 384) \
+      STUB_X64(i + 448)
 
 //! Straight-line code (4096 adds from fixed addresses: about 28 KiB of
 //! instructions) reading one byte of every line of the 64 KiB scratch buffer
@@ -71,12 +79,12 @@ __attribute__((noinline)) void evict() {
   sink.store(acc, std::memory_order_relaxed);
 }
 
-CUresult stub_wait_value64(CUstream, CUdeviceptr, cuuint64_t, unsigned int) {
+CUresult wait_value64_impl(CUstream, CUdeviceptr, cuuint64_t, unsigned int) {
   evict();
   return CUDA_SUCCESS;
 }
 
-CUresult stub_write_value64(CUstream, CUdeviceptr addr, cuuint64_t value, unsigned int) {
+CUresult write_value64_impl(CUstream, CUdeviceptr addr, cuuint64_t value, unsigned int) {
   evict();
   reinterpret_cast<std::atomic<std::uint64_t>*>(addr)->store(value);
   return CUDA_SUCCESS;
@@ -86,50 +94,10 @@ CUresult stub_write_value64(CUstream, CUdeviceptr addr, cuuint64_t value, unsign
 
 extern "C" {
 
-const char* cudaGetErrorName(cudaError_t e) {
-  return e == cudaSuccess ? "cudaSuccess" : "stub error";
-}
-const char* cudaGetErrorString(cudaError_t e) {
-  return e == cudaSuccess ? "no error" : "stub error";
-}
-cudaError_t cudaGetLastError() { return cudaSuccess; }
-
-cudaError_t cudaGetDeviceCount(int* n) {
-  *n = 1;
-  return cudaSuccess;
-}
-cudaError_t cudaGetDevice(int* d) {
-  *d = current_device;
-  return cudaSuccess;
-}
-cudaError_t cudaSetDevice(int d) {
-  if (d != 0) return cudaErrorInvalidDevice;
-  current_device = d;
-  return cudaSuccess;
-}
 cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
-cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
-  if (d != 0) return cudaErrorInvalidDevice;
-  std::memset(p, 0, sizeof *p);
-  std::strncpy(p->name, "stub runtime (no GPU)", sizeof p->name - 1);
-  return cudaSuccess;
-}
-cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
-  *least = 0;
-  *greatest = -5;
-  return cudaSuccess;
-}
-cudaError_t cudaRuntimeGetVersion(int* v) {
-  *v = 13000;
-  return cudaSuccess;
-}
-cudaError_t cudaDriverGetVersion(int* v) {
-  *v = 13000;
-  return cudaSuccess;
-}
 
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned int, int) {
-  *s = reinterpret_cast<cudaStream_t>(new object{current_device});
+  *s = reinterpret_cast<cudaStream_t>(new object{fake::current_device});
   return cudaSuccess;
 }
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
@@ -152,7 +120,7 @@ cudaError_t cudaLaunchHostFunc(cudaStream_t, cudaHostFn_t fn, void* data) {
 }
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int) {
-  *e = reinterpret_cast<cudaEvent_t>(new object{current_device});
+  *e = reinterpret_cast<cudaEvent_t>(new object{fake::current_device});
   return cudaSuccess;
 }
 cudaError_t cudaEventDestroy(cudaEvent_t e) {
@@ -182,20 +150,15 @@ cudaError_t cudaFree(void* p) {
   return cudaSuccess;
 }
 cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps*) {
-  *pool = reinterpret_cast<cudaMemPool_t>(new object{current_device});
+  *pool = reinterpret_cast<cudaMemPool_t>(new object{fake::current_device});
   return cudaSuccess;
 }
-cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void*) { return cudaSuccess; }
 cudaError_t cudaMallocFromPoolAsync(void** p, size_t n, cudaMemPool_t, cudaStream_t) {
   return cudaMalloc(p, n);
 }
 cudaError_t cudaFreeAsync(void* p, cudaStream_t) { return cudaFree(p); }
 cudaError_t cudaHostAlloc(void** p, size_t n, unsigned int) { return cudaMalloc(p, n); }
 cudaError_t cudaFreeHost(void* p) { return cudaFree(p); }
-cudaError_t cudaHostGetDevicePointer(void** d, void* h, unsigned int) {
-  *d = h;
-  return cudaSuccess;
-}
 cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void*) {
   std::memset(a, 0, sizeof *a);
   a->type = cudaMemoryTypeUnregistered;
@@ -212,17 +175,15 @@ cudaError_t cudaMemsetAsync(void* dst, int value, size_t n, cudaStream_t) {
   return cudaSuccess;
 }
 
-cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** fn, unsigned int,
-                                             unsigned long long,
-                                             cudaDriverEntryPointQueryResult* status) {
-  *fn = nullptr;
-  if (std::strcmp(symbol, "cuStreamWaitValue64") == 0)
-    *fn = reinterpret_cast<void*>(&stub_wait_value64);
-  else if (std::strcmp(symbol, "cuStreamWriteValue64") == 0)
-    *fn = reinterpret_cast<void*>(&stub_write_value64);
-  if (status != nullptr)
-    *status = *fn != nullptr ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
-  return *fn != nullptr ? cudaSuccess : cudaErrorSymbolNotFound;
-}
-
 }  // extern "C"
+
+namespace fake {
+const char* runtime_name() { return "stub runtime (no GPU)"; }
+int device_count() { return 1; }
+CUresult wait_value64(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) {
+  return wait_value64_impl(s, a, v, f);
+}
+CUresult write_value64(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) {
+  return write_value64_impl(s, a, v, f);
+}
+}  // namespace fake

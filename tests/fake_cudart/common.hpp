@@ -1,0 +1,93 @@
+// What the stub (stub.cpp) and the simulated runtime (sim.cpp) define alike:
+// devices, versions, errors and the driver entry points. Included once by each,
+// after it has declared, in namespace fake:
+//   const char* runtime_name();    the device name the fake reports
+//   int device_count();
+//   CUresult wait_value64(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+//   CUresult write_value64(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+#pragma once
+
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+
+#include <cstring>
+
+namespace fake {
+
+thread_local int current_device = 0;
+thread_local cudaError_t last_error = cudaSuccess;
+
+inline bool valid_device(int d) { return d >= 0 && d < device_count(); }
+
+//! A failing call: remembered for cudaGetLastError, as the runtime does.
+inline cudaError_t failed(cudaError_t e) {
+  last_error = e;
+  return e;
+}
+
+}  // namespace fake
+
+extern "C" {
+
+const char* cudaGetErrorName(cudaError_t e) {
+  return e == cudaSuccess ? "cudaSuccess" : "fake error";
+}
+const char* cudaGetErrorString(cudaError_t e) {
+  return e == cudaSuccess ? "no error" : "error of a fake CUDA runtime";
+}
+cudaError_t cudaGetLastError() {
+  const cudaError_t e = fake::last_error;
+  fake::last_error = cudaSuccess;
+  return e;
+}
+cudaError_t cudaGetDeviceCount(int* n) {
+  *n = fake::device_count();
+  return cudaSuccess;
+}
+cudaError_t cudaGetDevice(int* d) {
+  *d = fake::current_device;
+  return cudaSuccess;
+}
+cudaError_t cudaSetDevice(int d) {
+  if (!fake::valid_device(d)) return fake::failed(cudaErrorInvalidDevice);
+  fake::current_device = d;
+  return cudaSuccess;
+}
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
+  if (!fake::valid_device(d)) return fake::failed(cudaErrorInvalidDevice);
+  std::memset(p, 0, sizeof *p);
+  std::strncpy(p->name, fake::runtime_name(), sizeof p->name - 1);
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
+  *least = 0;
+  *greatest = -5;
+  return cudaSuccess;
+}
+cudaError_t cudaRuntimeGetVersion(int* v) {
+  *v = CUDART_VERSION;
+  return cudaSuccess;
+}
+cudaError_t cudaDriverGetVersion(int* v) {
+  *v = CUDART_VERSION;
+  return cudaSuccess;
+}
+cudaError_t cudaHostGetDevicePointer(void** d, void* h, unsigned int) {
+  *d = h;  // one address space
+  return cudaSuccess;
+}
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t, cudaMemPoolAttr, void*) { return cudaSuccess; }
+cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** fn, unsigned int,
+                                             unsigned long long,
+                                             cudaDriverEntryPointQueryResult* status) {
+  *fn = nullptr;
+  if (std::strcmp(symbol, "cuStreamWaitValue64") == 0)
+    *fn = reinterpret_cast<void*>(&fake::wait_value64);
+  else if (std::strcmp(symbol, "cuStreamWriteValue64") == 0)
+    *fn = reinterpret_cast<void*>(&fake::write_value64);
+  if (status != nullptr)
+    *status = *fn != nullptr ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
+  return *fn != nullptr ? cudaSuccess : fake::failed(cudaErrorSymbolNotFound);
+}
+
+}  // extern "C"
