@@ -1,10 +1,6 @@
 // What the stub (stub.cpp) and the simulated runtime (sim.cpp) define alike:
-// devices, versions, errors and the driver entry points. Included once by each,
-// after it has declared, in namespace fake:
-//   const char* runtime_name();    the device name the fake reports
-//   int device_count();
-//   CUresult wait_value64(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
-//   CUresult write_value64(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+// devices, versions, errors and the driver entry points. Included once by each;
+// each defines the four functions declared first.
 #pragma once
 
 #include <cuda.h>
@@ -13,6 +9,11 @@
 #include <cstring>
 
 namespace fake {
+
+const char* runtime_name();  // the device name the fake reports
+int device_count();
+CUresult wait_value64(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+CUresult write_value64(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
 
 thread_local int current_device = 0;
 thread_local cudaError_t last_error = cudaSuccess;

@@ -9,6 +9,8 @@
 // CUDA: no priorities (every stream runs at once), no kernels, no faults.
 //
 // SLUICE_SIM_DEVICES=N (1..8, default 2): the number of devices.
+#include "common.hpp"
+
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
@@ -25,15 +27,6 @@
 #include <mutex>
 #include <thread>
 #include <vector>
-
-namespace fake {
-const char* runtime_name();
-int device_count();
-CUresult wait_value64(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
-CUresult write_value64(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
-}  // namespace fake
-
-#include "common.hpp"
 
 using fake::current_device;
 using fake::failed;

@@ -11,6 +11,8 @@
 // touches 64 KiB of data, roughly what the real driver's ~1-2 us call does to
 // the caller's L1 caches, so that sluice's code runs with the caches it would
 // find after a real vendor call.
+#include "common.hpp"
+
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
@@ -18,15 +20,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-
-namespace fake {
-const char* runtime_name();
-int device_count();
-CUresult wait_value64(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
-CUresult write_value64(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
-}  // namespace fake
-
-#include "common.hpp"
 
 namespace {
 
@@ -54,11 +47,11 @@ std::atomic<unsigned> sink{0};
   STUB_X8(i)        \
   STUB_X8(i + 8)    \
   STUB_X8(i + 16) STUB_X8(i + 24) STUB_X8(i + 32) STUB_X8(i + 40) STUB_X8(i + 48) STUB_X8(i + 56)
-#define STUB_X512(i)                                                                        \
-  STUB_X64(i)                                                                               \
-  STUB_X64(i + 64)                                                                          \
-  STUB_X64(i + 128) STUB_X64(i + 192) STUB_X64(i + 256) STUB_X64(i + 320) STUB_X64(i + 384) \
-      STUB_X64(i + 448)
+#define STUB_X512(i) \
+  STUB_X64(i)        \
+  STUB_X64(i + 64)   \
+  STUB_X64(i + 128)  \
+  STUB_X64(i + 192) STUB_X64(i + 256) STUB_X64(i + 320) STUB_X64(i + 384) STUB_X64(i + 448)
 
 //! Straight-line code (4096 adds from fixed addresses: about 28 KiB of
 //! instructions) reading one byte of every line of the 64 KiB scratch buffer
