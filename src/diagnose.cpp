@@ -59,6 +59,7 @@ const char* name(kind k) noexcept {
     case kind::event_never_used: return "event_never_used";
     case kind::stream_destroyed_busy: return "stream_destroyed_busy";
     case kind::staged_peer_copy: return "staged_peer_copy";
+    case kind::host_copy: return "host_copy";
     case kind::peer_copy_pulled: return "peer_copy_pulled";
     case kind::count: break;
   }
@@ -175,6 +176,21 @@ void note_peer_copy(const void* site, int stream_device, int dst_device, int src
            what + " was issued on a stream of the destination device (a pull)",
            "issue it on a stream of the source device (a push): on this backend a push is "
            "faster, most for small copies (docs/vendor-differences.md)");
+  } catch (...) {
+  }
+}
+
+void note_host_copy(const void* site, std::size_t bytes) noexcept {
+  if (!enabled()) return;
+  try {
+    warn(kind::host_copy, site,
+         "a copy of " + std::to_string(bytes) +
+             " bytes between two pinned host buffers ran as a host task on a sluice thread (the "
+             "vendors copy host memory to host memory only on the calling thread, after the "
+             "stream has drained)",
+         "it is ordered and does not block, but it is a CPU memcpy that also holds the stream "
+         "until it has run; for large or frequent copies, keep the data in device memory or "
+         "copy on the host where the data is produced");
   } catch (...) {
   }
 }

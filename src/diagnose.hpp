@@ -21,6 +21,7 @@ enum class kind : int {
   stream_destroyed_busy,  // a stream destroyed with work pending
   staged_peer_copy,       // copy_peer took the staged path
   peer_copy_pulled,       // a peer copy issued on the destination's stream
+  host_copy,              // a copy between two pinned host buffers ran on a sluice thread
   count
 };
 
@@ -64,6 +65,9 @@ void note_pageable_copy(const void* site, std::size_t bytes, bool dst_pageable,
 //! push (the copy issued on the source's stream) is faster.
 void note_peer_copy(const void* site, int stream_device, int dst_device, int src_device,
                     std::size_t bytes, const char* path, bool push_preferred) noexcept;
+
+//! GPU backends: a copy between two pinned host buffers, run as a host task.
+void note_host_copy(const void* site, std::size_t bytes) noexcept;
 
 //! Part of each backend's event state: where it was last recorded, and whether
 //! anything waited on, queried or timed it since.

@@ -313,7 +313,7 @@ void engine_t::give_event(device_state& d, api::event_t e) noexcept {
 }
 
 void when_streams_pass(const std::vector<stream_state*>& streams,
-                       std::function<void(bool passed)> then) noexcept {
+                       std::function<void(const std::string& failure)> then) noexcept {
   auto& e = engine();
   // The marks are made on the reaper thread, not here: recording one takes the
   // stream's enqueue lock (a mark between a host function's callback and its
@@ -334,7 +334,12 @@ void when_streams_pass(const std::vector<stream_state*>& streams,
     e.reaper.submit([held, then = std::move(then)] {
       auto& eng = engine();
       std::vector<std::pair<int, api::event_t>> marks;  // (device of the event, event)
-      bool passed = true;
+      std::string failure;  // the first failure: what failed, on which device, the vendor's words
+      const auto failed = [&failure](const char* what, int device, api::error_t code) {
+        if (!failure.empty()) return;
+        failure = concat(what, " on device ", device, ": ", api::error_name(code), " (",
+                         api::error_string(code), ")");
+      };
       for (auto* s : held) {
         try {
           // Idle now: everything enqueued before the free has run. No mark, so an
@@ -342,7 +347,7 @@ void when_streams_pass(const std::vector<stream_state*>& streams,
           const api::status q = api::stream_query(s->native);
           if (q.ok()) continue;
           if (q.code != api::not_ready) {
-            passed = false;
+            failed(q.api, s->device, q.code);
             continue;
           }
           auto& d = eng.devices[static_cast<std::size_t>(s->device)];
@@ -354,20 +359,23 @@ void when_streams_pass(const std::vector<stream_state*>& streams,
             throw;
           }
           std::lock_guard<spin_mutex> lock(s->enqueue_m);
-          if (!api::event_record(ev, s->native).ok()) passed = false;
+          const api::status r = api::event_record(ev, s->native);
+          if (!r.ok()) failed(r.api, s->device, r.code);
+        } catch (const error& x) {
+          if (failure.empty()) failure = x.what();
         } catch (...) {
-          passed = false;
+          if (failure.empty()) failure = "out of host memory";
         }
       }
       for (auto* s : held) s->release();
       bool unloading = false;
       for (const auto& [device, ev] : marks) {
         const api::status st = api::event_synchronize(ev);
-        passed = passed && st.ok();
+        if (!st.ok()) failed(st.api, device, st.code);
         unloading = unloading || api::means_shutdown(st.code);
         eng.give_event(eng.devices[static_cast<std::size_t>(device)], ev);
       }
-      if (!unloading) then(passed);
+      if (!unloading) then(failure);
     });
   } catch (...) {
     // No memory to hand the wait over: what `then` would release stays allocated.

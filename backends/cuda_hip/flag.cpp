@@ -3,6 +3,7 @@
 // (wait_value / write_value).
 #include "gpu.hpp"
 
+#include <cstdio>
 #include <new>
 
 namespace sluice {
@@ -39,8 +40,15 @@ flag::~flag() {
   // Streams may still wait on the word: reuse it only after they passed this
   // moment; else leak one word rather than reuse it too early.
   const detail::word w = f->w;
-  detail::when_streams_pass(f->users, [w](bool passed) {
-    if (passed) detail::free_word(w);
+  detail::when_streams_pass(f->users, [w](const std::string& failure) {
+    if (failure.empty()) {
+      detail::free_word(w);
+      return;
+    }
+    std::fprintf(stderr,
+                 "sluice: destroying a flag: waiting for the streams that used it failed (%s); "
+                 "its word of pinned memory stays allocated\n",
+                 failure.c_str());
   });
   for (auto* u : f->users) u->release();
 }

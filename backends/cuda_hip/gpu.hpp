@@ -263,8 +263,15 @@ class traced_op {
 };
 
 //! host_func while tracing: the task, wrapped to stamp its start and end with
-//! the host clock where it runs (host functions run on sluice threads).
-std::unique_ptr<host_task> traced_host_task(stream_state& s, std::unique_ptr<host_task> task);
+//! the host clock where it runs (host functions run on sluice threads). Also
+//! a copy run on the host (kind "copy", path "host").
+std::unique_ptr<host_task> traced_host_task(stream_state& s, std::unique_ptr<host_task> task,
+                                            const char* kind = "host_func", std::size_t bytes = 0,
+                                            const char* path = nullptr);
+
+//! Enqueues a host task on s (host_func, and copies between host buffers):
+//! ordered after earlier work, later work waits until it has run (HOST-1).
+void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* api_name);
 
 struct flag_state {
   word w;
@@ -353,12 +360,13 @@ engine_t& engine();
 
 //! On a sluice thread: marks the end of each stream that is not idle (a pooled
 //! event, recorded under the stream's enqueue lock), waits on the host until
-//! every stream has passed its mark, then calls then(true); then(false) when a
-//! mark could not be made or a wait failed (a device fault). Idle streams get
+//! every stream has passed its mark, then calls then(""); then(failure) when a
+//! mark could not be made or a wait failed (a device fault), with the first
+//! failure in words (vendor call, device, vendor error). Idle streams get
 //! no mark. Never holds a device queue. At process exit (runtime unloading)
 //! `then` is not called. The caller keeps its references to the streams only
 //! for the duration of this call (this takes its own).
 void when_streams_pass(const std::vector<stream_state*>& streams,
-                       std::function<void(bool passed)> then) noexcept;
+                       std::function<void(const std::string& failure)> then) noexcept;
 
 }  // namespace sluice::detail

@@ -57,6 +57,7 @@ void* allocate_device_async(stream_ref s, std::size_t bytes, allocation** out) {
   a->bytes = bytes;
   a->device = dev.id;
   end_host_batch(st);
+  const scoped_device on(dev.id);  // as in copy: pool calls with another device current
   if (bytes > 0)
     check(api::malloc_from_pool(&a->ptr, bytes, dev.pool, st.native),
           "sluice::device_buffer: allocating ", bytes, " bytes on a stream of device ", dev.id);
@@ -113,12 +114,12 @@ void release_device(allocation* a) noexcept {
         if (a->stream != nullptr && a->stream->try_add_ref()) waited.push_back(a->stream);
         void* const ptr = a->ptr;
         const int device = a->device;
-        when_streams_pass(waited, [ptr, device](bool passed) {
-          if (!passed) {  // a device fault: leak rather than free memory that may be in use
+        when_streams_pass(waited, [ptr, device](const std::string& failure) {
+          if (!failure.empty()) {  // leak rather than free memory that may be in use
             std::fprintf(stderr,
-                         "sluice: freeing memory of device %d: waiting for its users failed; "
-                         "the memory stays allocated\n",
-                         device);
+                         "sluice: freeing memory of device %d: waiting for its users failed "
+                         "(%s); the memory stays allocated\n",
+                         device, failure.c_str());
             return;
           }
           // On the allocation stream, which never waits for anything.
@@ -239,11 +240,12 @@ void release_pinned(allocation* a) noexcept {
         add_live_streams(e.devices[static_cast<std::size_t>(d)], waited);
       void* const p = a->ptr;
       const std::size_t block = a->block;
-      when_streams_pass(waited, [p, block](bool passed) {
-        if (!passed) {  // a device fault: leak rather than reuse memory that may be in use
+      when_streams_pass(waited, [p, block](const std::string& failure) {
+        if (!failure.empty()) {  // leak rather than reuse memory that may be in use
           std::fprintf(stderr,
-                       "sluice: freeing pinned memory: waiting for its users failed; the memory "
-                       "stays allocated\n");
+                       "sluice: freeing pinned memory: waiting for its users failed (%s); the "
+                       "memory stays allocated\n",
+                       failure.c_str());
           return;
         }
         auto& c = pinned_blocks();
@@ -259,6 +261,18 @@ void release_pinned(allocation* a) noexcept {
     for (auto* w : waited) w->release();
   }
   delete a;
+}
+
+void copy_on_host(stream_state& st, void* dst, const void* src, std::size_t bytes,
+                  const char* api_name, const void* site) {
+  // The buffers stay valid until the task has run: freeing pinned memory waits
+  // for every stream to pass the moment of the free, and this stream's gate
+  // opens only after the task.
+  auto task = make_host_task([dst, src, bytes] { std::memmove(dst, src, bytes); });
+  if (trace::enabled()) [[unlikely]]
+    task = traced_host_task(st, std::move(task), "copy", bytes, "host");
+  diagnose::note_host_copy(site, bytes);
+  enqueue_host(st, std::move(task), api_name);
 }
 
 }  // namespace detail
@@ -289,7 +303,20 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
     gpu::api::clear_last_error();
     if (pageable) detail::check_not_self_wait(st, UINT32_MAX, api);
   }
+  if (d.owner != nullptr && from.owner != nullptr && d.device < 0 && from.device < 0) [[unlikely]] {
+    // Both sluice pinned memory: the vendors run a host-to-host copy on the
+    // calling thread once the stream has drained (CUDA "API synchronization
+    // behavior"; seen on 2x H200: a held stream deadlocked the caller). Here it
+    // is a host task on the stream instead: ordered, and the call returns at
+    // once (MEM-2). Traced as a copy with path "host".
+    detail::copy_on_host(st, dst, src, bytes, api, SLUICE_CALL_SITE());
+    return;
+  }
   detail::end_host_batch(st);
+  // The stream's device is made current for the call: CUDA 13 refused a copy
+  // from pool memory of device 1 on a stream of device 1 while device 0 was
+  // current (cudaErrorInvalidValue, 2x H200). Costs one cudaGetDevice otherwise.
+  const detail::scoped_device on(st.device);
   detail::traced_op traced(st, "copy", bytes);
   detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes,
                 " bytes on a stream of device ", st.device);
@@ -319,6 +346,7 @@ void fill(stream_ref s, void* dst, unsigned char value, std::size_t bytes) {
     std::memset(dst, value, bytes);
     return;
   }
+  const detail::scoped_device on(st.device);  // as in copy: pool memory of another device
   detail::traced_op traced(st, "fill", bytes);
   detail::check(gpu::api::memset_async(dst, value, bytes, st.native), api, ": ", bytes,
                 " bytes on a stream of device ", st.device);

@@ -193,17 +193,23 @@ void stream_ref::enqueue_host_task(std::unique_ptr<detail::host_task> task) cons
   auto& s = checked(*this, api);
   if (detail::trace::enabled()) [[unlikely]]
     task = detail::traced_host_task(s, std::move(task));
-  std::lock_guard<detail::spin_mutex> lock(s.enqueue_m);
+  detail::enqueue_host(s, std::move(task), api);
+}
+
+namespace detail {
+
+void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* api_name) {
+  std::lock_guard<spin_mutex> lock(s.enqueue_m);
   if (!s.native_escaped.load(std::memory_order_relaxed)) {
     // Join the batch of the host function enqueued just before, if it is still
     // running or waiting: its gate opens only after this one has run too.
     std::lock_guard<std::mutex> batch_lock(s.batch_m);
-    if (detail::host_batch* open = s.open_batch.load(std::memory_order_relaxed)) {
+    if (host_batch* open = s.open_batch.load(std::memory_order_relaxed)) {
       open->tasks.push_back(std::move(task));
       return;
     }
   }
-  auto batch = std::make_unique<detail::host_batch>();
+  auto batch = std::make_unique<host_batch>();
   batch->tasks.push_back(std::move(task));
   batch->stream = &s;
   // The ticket is read from here on, never from `batch`: once launched, the
@@ -219,11 +225,11 @@ void stream_ref::enqueue_host_task(std::unique_ptr<detail::host_task> task) cons
   // The callback only hands over; the stream then waits until the batch has
   // run and opened the gate (so later work waits for it: HOST-1).
   s.add_ref();
-  const auto launched = gpu::api::launch_host_func<detail::hand_over>(s.native, batch.get());
+  const auto launched = gpu::api::launch_host_func<hand_over>(s.native, batch.get());
   if (!launched.ok()) {
-    detail::end_host_batch(s);
+    end_host_batch(s);
     s.release();
-    detail::check(launched, api, ": stream on device ", s.device);
+    check(launched, api_name, ": stream on device ", s.device);
   }
   (void)batch.release();  // owned by the callback now
   s.host_functions = ticket;
@@ -232,11 +238,13 @@ void stream_ref::enqueue_host_task(std::unique_ptr<detail::host_task> task) cons
   if (!held.ok()) {
     // The functions still run (the callback is enqueued) but later work would
     // not wait for them: report it, the stream is broken.
-    detail::end_host_batch(s);
-    detail::check(held, api, ": holding the stream on device ", s.device,
-                  " until the host function returns");
+    end_host_batch(s);
+    check(held, api_name, ": holding the stream on device ", s.device,
+          " until the host function returns");
   }
 }
+
+}  // namespace detail
 
 void stream_ref::write_value(flag& f, std::uint32_t v) const {
   auto& s = checked(*this, "sluice::stream_ref::write_value");

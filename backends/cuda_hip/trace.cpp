@@ -401,13 +401,16 @@ struct traced_task final : host_task {
 
 }  // namespace
 
-std::unique_ptr<host_task> traced_host_task(stream_state& s, std::unique_ptr<host_task> task) {
+std::unique_ptr<host_task> traced_host_task(stream_state& s, std::unique_ptr<host_task> task,
+                                            const char* kind, std::size_t bytes, const char* path) {
   {
     // Its callback and gate wait lie between the operations before and after it.
     const std::lock_guard<std::mutex> lock(s.trace_m);
     the_tracer().break_chain(s);
   }
-  return std::make_unique<traced_task>(std::move(task), new_record(s, "host_func", 0));
+  trace::record r = new_record(s, kind, bytes);
+  r.path = path;
+  return std::make_unique<traced_task>(std::move(task), std::move(r));
 }
 
 bool trace_supported() noexcept { return true; }

@@ -2,6 +2,7 @@
 #include "support.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -235,6 +236,36 @@ TEST(Memory, MEM_2__pinned_device_copies_never_block_the_caller) {
   g.release();
   s.synchronize();
   EXPECT_EQ(first_pattern_mismatch(out.data(), n, 11), n);
+}
+
+// Pinned to pinned: CUDA and HIP copy host memory to host memory on the
+// calling thread once the stream has drained, so a held stream would hold the
+// caller (seen on 2x H200, 2026-11-23). sluice orders it on the stream instead.
+TEST(Memory, MEM_2__copies_between_pinned_buffers_never_block_and_stay_ordered) {
+  const sluice::device dev{0};
+  sluice::stream s{dev};
+  constexpr std::size_t n = 1 * mib + 3;
+  sluice::pinned_buffer<byte> a{n}, b{n}, c{n};
+  write_pattern(a.data(), n, 13);
+  std::fill(b.begin(), b.end(), byte{0});
+  std::fill(c.begin(), c.end(), byte{0});
+  sluice::device_buffer<byte> d{dev, n};
+  std::atomic<std::size_t> seen{0};
+
+  gate g;
+  g.hold(s);
+  EXPECT_TRUE(returns_while_held(g, [&] { sluice::copy(s, b.data(), a.data(), n); }))
+      << "pinned -> pinned blocked";
+  // Ordered both ways: device work after it reads what it wrote, and a host
+  // function after it sees the data.
+  sluice::copy(s, d.data(), b.data(), n);
+  EXPECT_TRUE(returns_while_held(g, [&] { sluice::copy(s, c.data(), d.data(), n); }));
+  s.host_func([&] { seen = first_pattern_mismatch(b.data(), n, 13); });
+  EXPECT_TRUE(stays_false([&] { return s.ready() || b[0] != 0; }));
+  g.release();
+  s.synchronize();
+  EXPECT_EQ(seen.load(), n);
+  EXPECT_EQ(first_pattern_mismatch(c.data(), n, 13), n);
 }
 
 // The same while the stream is held by a host function that has not returned

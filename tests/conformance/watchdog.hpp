@@ -16,6 +16,8 @@
 #include <string>
 #include <thread>
 
+#include <unistd.h>
+
 namespace sluice::conformance {
 
 class test_watchdog : public ::testing::EmptyTestEventListener {
@@ -69,6 +71,16 @@ class test_watchdog : public ::testing::EmptyTestEventListener {
           static_cast<long long>(std::chrono::duration_cast<std::chrono::seconds>(ran).count()),
           static_cast<long long>(limit_.count()));
       std::fflush(stderr);
+      // SLUICE_CONFORMANCE_HANG_COMMAND: run before exiting, "%p" replaced by
+      // this process's id (scripts/gpu-check prints every thread's stack with gdb).
+      if (const char* cmd = std::getenv("SLUICE_CONFORMANCE_HANG_COMMAND");
+          cmd != nullptr && *cmd != '\0') {
+        std::string line = cmd;
+        const std::string pid = std::to_string(static_cast<long long>(::getpid()));
+        for (std::size_t at = line.find("%p"); at != std::string::npos; at = line.find("%p", at))
+          line.replace(at, 2, pid);
+        (void)std::system(line.c_str());
+      }
       std::_Exit(124);
     }
   }

@@ -1,0 +1,193 @@
+// sluice-probe-xdev: raw CUDA only (no sluice code). What the CUDA runtime does
+// with the calls sluice makes when the stream's device is not the calling
+// thread's current device, and with host-to-host copies behind a held stream.
+// Each line is one check with the vendor's result; nothing is asserted.
+//
+//   1. cudaMemcpyAsync pinned -> pinned on a stream held by a stream memory
+//      wait (cuStreamWaitValue64 on mapped pinned memory, as a sluice gate):
+//      does the call return while the stream is held? A helper thread
+//      releases the stream after --hold-ms and the call's duration is printed.
+//   2. (2+ devices) With device 0 current, on a stream of device 1, with
+//      memory from a memory pool of device 1 (cudaMallocFromPoolAsync, no
+//      access granted to device 0): cudaMemcpyAsync device -> pinned,
+//      pinned -> device, cudaMemsetAsync, cudaEventRecord, cudaFreeAsync.
+//      The same with device 1 current, and with cudaMalloc memory.
+//
+//   sluice-probe-xdev [--hold-ms=MS]
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+
+namespace {
+
+using wait_fn = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+using clock_type = std::chrono::steady_clock;
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "sluice-probe-xdev: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(2);
+  }
+}
+
+wait_fn wait_entry() {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  check(cudaGetDriverEntryPointByVersion("cuStreamWaitValue64", &fn, 12000, cudaEnableDefault,
+                                         &found),
+        "cudaGetDriverEntryPointByVersion");
+  if (found != cudaDriverEntryPointSuccess || fn == nullptr) {
+    std::fprintf(stderr, "sluice-probe-xdev: cuStreamWaitValue64 not found\n");
+    std::exit(2);
+  }
+  return reinterpret_cast<wait_fn>(fn);
+}
+
+double ms_since(clock_type::time_point t0) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+}
+
+//! One line per vendor call: its name, the conditions, the result.
+void report(const char* what, cudaError_t e) {
+  std::printf("  %-72s %s%s%s\n", what, cudaGetErrorName(e), e == cudaSuccess ? "" : ": ",
+              e == cudaSuccess ? "" : cudaGetErrorString(e));
+  (void)cudaGetLastError();  // no stale error for the next line
+}
+
+void host_to_host_behind_a_hold(int hold_ms) {
+  std::printf("1. pinned -> pinned cudaMemcpyAsync on a held stream (device 0)\n");
+  check(cudaSetDevice(0), "cudaSetDevice(0)");
+  const wait_fn wait = wait_entry();
+  cudaStream_t s{};
+  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  void* word = nullptr;
+  check(cudaHostAlloc(&word, 8, cudaHostAllocPortable | cudaHostAllocMapped), "cudaHostAlloc");
+  std::memset(word, 0, 8);
+  void* dev_word = nullptr;
+  check(cudaHostGetDevicePointer(&dev_word, word, 0), "cudaHostGetDevicePointer");
+  constexpr std::size_t n = 1 << 20;
+  void* a = nullptr;
+  void* b = nullptr;
+  check(cudaHostAlloc(&a, n, cudaHostAllocPortable | cudaHostAllocMapped), "cudaHostAlloc");
+  check(cudaHostAlloc(&b, n, cudaHostAllocPortable | cudaHostAllocMapped), "cudaHostAlloc");
+  std::memset(a, 0x5A, n);
+  std::memset(b, 0, n);
+  if (wait(s, reinterpret_cast<CUdeviceptr>(dev_word), 1, CU_STREAM_WAIT_VALUE_GEQ) !=
+      CUDA_SUCCESS) {
+    std::printf("  cuStreamWaitValue64 failed: not checked\n");
+    return;
+  }
+  const auto t0 = clock_type::now();
+  std::atomic<double> released_at{-1.0};
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));
+    released_at = ms_since(t0);
+    static_cast<std::atomic<std::uint64_t>*>(word)->store(1);
+  });
+  const cudaError_t e = cudaMemcpyAsync(b, a, n, cudaMemcpyDefault, s);
+  const double returned = ms_since(t0);
+  const bool copied_on_return = static_cast<unsigned char*>(b)[0] == 0x5A;
+  releaser.join();
+  check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+  std::printf(
+      "  cudaMemcpyAsync(pinned, pinned, 1 MiB, cudaMemcpyDefault): %s; returned after "
+      "%.1f ms, the stream was released at %.1f ms (held for %d ms): %s; data copied when "
+      "it returned: %s\n",
+      cudaGetErrorName(e), returned, released_at.load(), hold_ms,
+      returned >= released_at.load() && released_at.load() >= 0
+          ? "BLOCKED until the stream was released"
+          : "returned while the stream was held",
+      copied_on_return ? "yes" : "no");
+  (void)cudaFreeHost(a);
+  (void)cudaFreeHost(b);
+  (void)cudaFreeHost(word);
+  (void)cudaStreamDestroy(s);
+}
+
+void another_current_device() {
+  int count = 0;
+  check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+  std::printf("2. calls on a stream of device 1 with another device current\n");
+  if (count < 2) {
+    std::printf("  needs 2 devices, found %d: not checked\n", count);
+    return;
+  }
+  check(cudaSetDevice(1), "cudaSetDevice(1)");
+  cudaStream_t s1{};
+  check(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  cudaEvent_t e1{};
+  check(cudaEventCreateWithFlags(&e1, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = 1;
+  cudaMemPool_t pool{};
+  check(cudaMemPoolCreate(&pool, &props), "cudaMemPoolCreate");
+  constexpr std::size_t n = 256 * 1024 + 7;
+  void* pooled = nullptr;
+  check(cudaMallocFromPoolAsync(&pooled, n, pool, s1), "cudaMallocFromPoolAsync");
+  check(cudaStreamSynchronize(s1), "cudaStreamSynchronize");
+  void* plain = nullptr;
+  check(cudaMalloc(&plain, n), "cudaMalloc");
+  void* pinned = nullptr;
+  check(cudaHostAlloc(&pinned, n, cudaHostAllocPortable | cudaHostAllocMapped), "cudaHostAlloc");
+
+  for (const int current : {0, 1}) {
+    check(cudaSetDevice(current), "cudaSetDevice");
+    std::printf(" device %d current:\n", current);
+    report("cudaMemcpyAsync(pinned <- pool memory of device 1, stream of device 1)",
+           cudaMemcpyAsync(pinned, pooled, n, cudaMemcpyDefault, s1));
+    report("cudaMemcpyAsync(pool memory of device 1 <- pinned, stream of device 1)",
+           cudaMemcpyAsync(pooled, pinned, n, cudaMemcpyDefault, s1));
+    report("cudaMemsetAsync(pool memory of device 1, stream of device 1)",
+           cudaMemsetAsync(pooled, 0, n, s1));
+    report("cudaMemcpyAsync(pinned <- cudaMalloc memory of device 1, stream of device 1)",
+           cudaMemcpyAsync(pinned, plain, n, cudaMemcpyDefault, s1));
+    report("cudaEventRecord(event of device 1, stream of device 1)", cudaEventRecord(e1, s1));
+    report("cudaStreamSynchronize(stream of device 1)", cudaStreamSynchronize(s1));
+    void* extra = nullptr;
+    report("cudaMallocFromPoolAsync(pool of device 1, stream of device 1)",
+           cudaMallocFromPoolAsync(&extra, 4096, pool, s1));
+    if (extra != nullptr)
+      report("cudaFreeAsync(that memory, stream of device 1)", cudaFreeAsync(extra, s1));
+    report("cudaStreamSynchronize(stream of device 1)", cudaStreamSynchronize(s1));
+  }
+  check(cudaSetDevice(1), "cudaSetDevice(1)");
+  (void)cudaFreeAsync(pooled, s1);
+  (void)cudaStreamSynchronize(s1);
+  (void)cudaFree(plain);
+  (void)cudaFreeHost(pinned);
+  (void)cudaEventDestroy(e1);
+  (void)cudaStreamDestroy(s1);
+  (void)cudaMemPoolDestroy(pool);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int hold_ms = 1000;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--hold-ms=", 0) == 0) {
+      hold_ms = std::atoi(arg.c_str() + 10);
+    } else {
+      std::fprintf(stderr, "usage: sluice-probe-xdev [--hold-ms=MS]\n");
+      return 2;
+    }
+  }
+  int runtime = 0, driver = 0;
+  (void)cudaRuntimeGetVersion(&runtime);
+  (void)cudaDriverGetVersion(&driver);
+  std::printf("sluice-probe-xdev: raw CUDA (runtime %d, driver API %d)\n", runtime, driver);
+  host_to_host_behind_a_hold(hold_ms);
+  another_current_device();
+  return 0;
+}
