@@ -17,6 +17,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -25,6 +26,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -140,6 +142,30 @@ void another_current_device() {
   void* pinned = nullptr;
   check(cudaHostAlloc(&pinned, n, cudaHostAllocPortable | cudaHostAllocMapped), "cudaHostAlloc");
 
+  {
+    // The same copies with device 0 current, other ways: explicit kinds, and
+    // the driver's cuMemcpyAsync.
+    check(cudaSetDevice(0), "cudaSetDevice");
+    std::printf(" device 0 current, other ways:\n");
+    report("cudaMemcpyAsync(pinned <- pool memory of device 1, DeviceToHost, stream of dev 1)",
+           cudaMemcpyAsync(pinned, pooled, n, cudaMemcpyDeviceToHost, s1));
+    report("cudaMemcpyAsync(pool memory of device 1 <- pinned, HostToDevice, stream of dev 1)",
+           cudaMemcpyAsync(pooled, pinned, n, cudaMemcpyHostToDevice, s1));
+    using memcpy_fn = CUresult (*)(CUdeviceptr, CUdeviceptr, std::size_t, CUstream);
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuMemcpyAsync", &fn, 12000, cudaEnableDefault, &found) ==
+            cudaSuccess &&
+        found == cudaDriverEntryPointSuccess && fn != nullptr) {
+      const CUresult r = reinterpret_cast<memcpy_fn>(fn)(
+          reinterpret_cast<CUdeviceptr>(pinned), reinterpret_cast<CUdeviceptr>(pooled), n, s1);
+      report("cuMemcpyAsync(pinned <- pool memory of device 1, stream of device 1)",
+             static_cast<cudaError_t>(r));
+    } else {
+      std::printf("  cuMemcpyAsync: no entry point\n");
+    }
+    report("cudaStreamSynchronize(stream of device 1)", cudaStreamSynchronize(s1));
+  }
   for (const int current : {0, 1}) {
     check(cudaSetDevice(current), "cudaSetDevice");
     std::printf(" device %d current:\n", current);
@@ -170,6 +196,52 @@ void another_current_device() {
   (void)cudaMemPoolDestroy(pool);
 }
 
+//! What finding out the current device costs (median of 21 runs of 100000 calls).
+void cost_of_current_device_queries() {
+  std::printf("3. cost of asking for the current device (ns per call, median of 21 x 100000)\n");
+  check(cudaSetDevice(0), "cudaSetDevice");
+  cudaStream_t s{};
+  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  using ctx_fn = CUresult (*)(CUcontext*);
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  ctx_fn get_ctx = nullptr;
+  if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &found) ==
+          cudaSuccess &&
+      found == cudaDriverEntryPointSuccess)
+    get_ctx = reinterpret_cast<ctx_fn>(fn);
+  const auto median_ns = [](auto&& call) {
+    std::vector<double> runs;
+    for (int r = 0; r < 21; ++r) {
+      const auto t0 = clock_type::now();
+      for (int i = 0; i < 100000; ++i) call();
+      runs.push_back(std::chrono::duration<double, std::nano>(clock_type::now() - t0).count() /
+                     100000.0);
+    }
+    std::sort(runs.begin(), runs.end());
+    return runs[runs.size() / 2];
+  };
+  volatile int sink = 0;
+  std::printf("  cudaGetDevice          %.1f\n", median_ns([&] {
+                int d = 0;
+                (void)cudaGetDevice(&d);
+                sink = sink + d;
+              }));
+  std::printf("  cudaStreamGetDevice    %.1f\n", median_ns([&] {
+                int d = 0;
+                (void)cudaStreamGetDevice(s, &d);
+                sink = sink + d;
+              }));
+  if (get_ctx != nullptr) {
+    std::printf("  cuCtxGetCurrent        %.1f\n", median_ns([&] {
+                  CUcontext c{};
+                  (void)get_ctx(&c);
+                  sink = sink + (c != nullptr ? 1 : 0);
+                }));
+  }
+  (void)cudaStreamDestroy(s);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -189,5 +261,6 @@ int main(int argc, char** argv) {
   std::printf("sluice-probe-xdev: raw CUDA (runtime %d, driver API %d)\n", runtime, driver);
   host_to_host_behind_a_hold(hold_ms);
   another_current_device();
+  cost_of_current_device_queries();
   return 0;
 }

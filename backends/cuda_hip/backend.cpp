@@ -79,12 +79,19 @@ void worker_pool::thread_main() {
     auto f = std::move(queue_.front());
     queue_.pop_front();
     --idle_;
+    ++running_;
     lock.unlock();
     f();  // never throws: callers wrap their work
     f = nullptr;
     lock.lock();
     ++idle_;
+    if (--running_ == 0 && queue_.empty()) idle_cv_.notify_all();
   }
+}
+
+bool worker_pool::drain(std::chrono::milliseconds limit) {
+  std::unique_lock<std::mutex> lock(m_);
+  return idle_cv_.wait_for(lock, limit, [this] { return queue_.empty() && running_ == 0; });
 }
 
 // --- host-mapped words -------------------------------------------------------------
@@ -172,6 +179,12 @@ engine_t& engine() {
     startup r;
     try {
       r.instance = new engine_t();
+      // At exit, before the vendor runtime unloads (it registered its own exit
+      // work when engine_t() first called it, so this runs first): let the
+      // frees that buffers destroyed at the end of main handed to the reaper
+      // finish, rather than run into the unloading runtime (a segfault at exit
+      // on 2x H200). Bounded: a free may wait for a stream that never ends.
+      std::atexit([] { (void)engine().reaper.drain(std::chrono::seconds(2)); });
     } catch (...) {
       r.failure = std::current_exception();
     }
@@ -335,6 +348,7 @@ void when_streams_pass(const std::vector<stream_state*>& streams,
       auto& eng = engine();
       std::vector<std::pair<int, api::event_t>> marks;  // (device of the event, event)
       std::string failure;  // the first failure: what failed, on which device, the vendor's words
+      bool unloading = false;  // the vendor runtime is unloading (process exit)
       const auto failed = [&failure](const char* what, int device, api::error_t code) {
         if (!failure.empty()) return;
         failure = concat(what, " on device ", device, ": ", api::error_name(code), " (",
@@ -346,6 +360,10 @@ void when_streams_pass(const std::vector<stream_state*>& streams,
           // idle stream gets no work it did not ask for (its ready() stays true).
           const api::status q = api::stream_query(s->native);
           if (q.ok()) continue;
+          if (api::means_shutdown(q.code)) {
+            unloading = true;  // the process is ending: nothing to free or report
+            continue;
+          }
           if (q.code != api::not_ready) {
             failed(q.api, s->device, q.code);
             continue;
@@ -360,7 +378,10 @@ void when_streams_pass(const std::vector<stream_state*>& streams,
           }
           std::lock_guard<spin_mutex> lock(s->enqueue_m);
           const api::status r = api::event_record(ev, s->native);
-          if (!r.ok()) failed(r.api, s->device, r.code);
+          if (api::means_shutdown(r.code))
+            unloading = true;
+          else if (!r.ok())
+            failed(r.api, s->device, r.code);
         } catch (const error& x) {
           if (failure.empty()) failure = x.what();
         } catch (...) {
@@ -368,11 +389,12 @@ void when_streams_pass(const std::vector<stream_state*>& streams,
         }
       }
       for (auto* s : held) s->release();
-      bool unloading = false;
       for (const auto& [device, ev] : marks) {
         const api::status st = api::event_synchronize(ev);
-        if (!st.ok()) failed(st.api, device, st.code);
-        unloading = unloading || api::means_shutdown(st.code);
+        if (api::means_shutdown(st.code))
+          unloading = true;
+        else if (!st.ok())
+          failed(st.api, device, st.code);
         eng.give_event(eng.devices[static_cast<std::size_t>(device)], ev);
       }
       if (!unloading) then(failure);

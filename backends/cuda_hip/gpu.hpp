@@ -40,6 +40,7 @@
 #include <sluice/stream.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -323,13 +324,18 @@ struct device_state {
 class worker_pool {
  public:
   void submit(std::function<void()> f);
+  //! Waits until no function is queued or running, at most `limit`; false if
+  //! some still were (at exit: a free waiting for a stream that never ends).
+  bool drain(std::chrono::milliseconds limit);
 
  private:
   void thread_main();
   std::mutex m_;
   std::condition_variable cv_;
+  std::condition_variable idle_cv_;
   std::deque<std::function<void()>> queue_;
   int idle_ = 0;
+  int running_ = 0;
 };
 
 struct engine_t {
