@@ -213,6 +213,9 @@ device_state& engine_t::dev(int id, const char* api_name) {
           d.id);
     check(api::stream_create(&d.alloc_stream, d.range.least),
           "sluice::device: creating an internal stream on device ", d.id);
+    // The device's context is current here (the stream was made in it): copies
+    // compare the calling thread's against it (api::device_is_current).
+    d.context = api::current_context();
   });
   return d;
 }

@@ -94,6 +94,32 @@ struct cuda_api {
     return {cudaGetDeviceCount(n), "cudaGetDeviceCount"};
   }
   static status get_device(int* d) noexcept { return {cudaGetDevice(d), "cudaGetDevice"}; }
+  //! The calling thread's current context (the driver's; null if none or not
+  //! found). cuCtxGetCurrent cost 8 ns where cudaGetDevice cost 42 ns (2x H200,
+  //! sluice-probe-xdev, 2026-11-23): copies use it to see whether the stream's
+  //! device is current.
+  using context_t = void*;
+  static context_t current_context() noexcept {
+    using fn_t = CUresult (*)(CUcontext*);
+    static const fn_t get = [] {
+      void* fn = nullptr;
+      cudaDriverEntryPointQueryResult found{};
+      if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault,
+                                           &found) != cudaSuccess ||
+          found != cudaDriverEntryPointSuccess) {
+        (void)cudaGetLastError();
+        return fn_t{nullptr};
+      }
+      return reinterpret_cast<fn_t>(fn);
+    }();
+    CUcontext c{};
+    if (get == nullptr || get(&c) != CUDA_SUCCESS) return nullptr;
+    return c;
+  }
+  //! Whether device d (whose context is `ctx`) is the calling thread's current device.
+  static bool device_is_current(int /*d*/, context_t ctx) noexcept {
+    return ctx != nullptr && current_context() == ctx;
+  }
   static status set_device(int d) noexcept { return {cudaSetDevice(d), "cudaSetDevice"}; }
   static status device_synchronize() noexcept {
     return {cudaDeviceSynchronize(), "cudaDeviceSynchronize"};

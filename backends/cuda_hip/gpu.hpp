@@ -47,6 +47,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -308,6 +309,7 @@ struct device_state {
   priority_range range{0, 0};
   int hardware_queues = 1;
   api::pool_t pool{};
+  api::context_t context{};  // the vendor context of this device (CUDA: its primary context)
   api::stream_t
       alloc_stream{};  // synchronous device_buffer allocations and their frees; never waits
 
@@ -363,6 +365,23 @@ struct engine_t {
 };
 
 engine_t& engine();
+
+//! Makes the stream's device current for the scope when it is not. CUDA 13
+//! refused cudaMemcpyAsync on pool memory of device 1, on a stream of device 1,
+//! while device 0 was current (cudaErrorInvalidValue; explicit kinds and
+//! cuMemcpyAsync too: 2x H200, sluice-probe-xdev). When the device is current
+//! this costs one context query (CUDA: cuCtxGetCurrent, 8 ns there).
+class device_current {
+ public:
+  explicit device_current(const stream_state& s) {
+    const device_state& d = engine().devices[static_cast<std::size_t>(s.device)];
+    if (!api::device_is_current(d.id, d.context)) [[unlikely]]
+      guard_.emplace(d.id);
+  }
+
+ private:
+  std::optional<scoped_device> guard_;
+};
 
 //! On a sluice thread: marks the end of each stream that is not idle (a pooled
 //! event, recorded under the stream's enqueue lock), waits on the host until

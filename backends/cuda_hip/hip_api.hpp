@@ -93,6 +93,13 @@ struct hip_api {
     return {hipGetDeviceCount(n), "hipGetDeviceCount"};
   }
   static status get_device(int* d) noexcept { return {hipGetDevice(d), "hipGetDevice"}; }
+  //! HIP: no context to compare; device_is_current asks hipGetDevice.
+  using context_t = void*;
+  static context_t current_context() noexcept { return nullptr; }
+  static bool device_is_current(int d, context_t /*ctx*/) noexcept {
+    int current = -1;
+    return hipGetDevice(&current) == hipSuccess && current == d;
+  }
   static status set_device(int d) noexcept { return {hipSetDevice(d), "hipSetDevice"}; }
   static status device_synchronize() noexcept {
     return {hipDeviceSynchronize(), "hipDeviceSynchronize"};

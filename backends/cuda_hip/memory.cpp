@@ -57,7 +57,6 @@ void* allocate_device_async(stream_ref s, std::size_t bytes, allocation** out) {
   a->bytes = bytes;
   a->device = dev.id;
   end_host_batch(st);
-  const scoped_device on(dev.id);  // as in copy: pool calls with another device current
   if (bytes > 0)
     check(api::malloc_from_pool(&a->ptr, bytes, dev.pool, st.native),
           "sluice::device_buffer: allocating ", bytes, " bytes on a stream of device ", dev.id);
@@ -313,10 +312,9 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
     return;
   }
   detail::end_host_batch(st);
-  // The stream's device is made current for the call: CUDA 13 refused a copy
-  // from pool memory of device 1 on a stream of device 1 while device 0 was
-  // current (cudaErrorInvalidValue, 2x H200). Costs one cudaGetDevice otherwise.
-  const detail::scoped_device on(st.device);
+  // The stream's device is made current for the call when it is not (pool
+  // memory of device 1 with device 0 current: cudaErrorInvalidValue; gpu.hpp).
+  const detail::device_current on(st);
   detail::traced_op traced(st, "copy", bytes);
   detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes,
                 " bytes on a stream of device ", st.device);
@@ -346,7 +344,8 @@ void fill(stream_ref s, void* dst, unsigned char value, std::size_t bytes) {
     std::memset(dst, value, bytes);
     return;
   }
-  const detail::scoped_device on(st.device);  // as in copy: pool memory of another device
+  // No device_current here: cudaMemsetAsync took pool memory of device 1 with
+  // device 0 current (2x H200, sluice-probe-xdev), unlike cudaMemcpyAsync.
   detail::traced_op traced(st, "fill", bytes);
   detail::check(gpu::api::memset_async(dst, value, bytes, st.native), api, ": ", bytes,
                 " bytes on a stream of device ", st.device);

@@ -90,7 +90,7 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), bytes,
                                    to_string(path), gpu::api::peer_push_preferred);
   detail::end_host_batch(st);
-  const detail::scoped_device on(own);  // as in copy: pool memory of another device
+  const detail::device_current on(st);  // as in copy: pool memory of another device
   detail::traced_op traced(st, "copy_peer", bytes);
   traced.path(to_string(path));
   if (path == copy_path::local)

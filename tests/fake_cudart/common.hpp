@@ -20,6 +20,14 @@ thread_local cudaError_t last_error = cudaSuccess;
 
 inline bool valid_device(int d) { return d >= 0 && d < device_count(); }
 
+//! cuCtxGetCurrent: one distinct token per device stands for its primary
+//! context; the current device's is current (as after cudaSetDevice).
+inline char context_tokens[64];
+inline CUresult ctx_get_current(CUcontext* c) {
+  *c = reinterpret_cast<CUcontext>(&context_tokens[current_device]);
+  return CUDA_SUCCESS;
+}
+
 //! A failing call: remembered for cudaGetLastError, as the runtime does.
 inline cudaError_t failed(cudaError_t e) {
   last_error = e;
@@ -30,11 +38,34 @@ inline cudaError_t failed(cudaError_t e) {
 
 extern "C" {
 
+// CUDA's names and strings for the errors the fakes return: messages read as on a GPU.
 const char* cudaGetErrorName(cudaError_t e) {
-  return e == cudaSuccess ? "cudaSuccess" : "fake error";
+  switch (e) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
+    case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
+    case cudaErrorSymbolNotFound: return "cudaErrorSymbolNotFound";
+    case cudaErrorNotReady: return "cudaErrorNotReady";
+    case cudaErrorPeerAccessAlreadyEnabled: return "cudaErrorPeerAccessAlreadyEnabled";
+    case cudaErrorNotSupported: return "cudaErrorNotSupported";
+    default: return "fake error";
+  }
 }
 const char* cudaGetErrorString(cudaError_t e) {
-  return e == cudaSuccess ? "no error" : "error of a fake CUDA runtime";
+  switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
+    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
+    case cudaErrorSymbolNotFound: return "named symbol not found";
+    case cudaErrorNotReady: return "device not ready";
+    case cudaErrorPeerAccessAlreadyEnabled: return "peer access is already enabled";
+    case cudaErrorNotSupported: return "operation not supported";
+    default: return "error of a fake CUDA runtime";
+  }
 }
 cudaError_t cudaGetLastError() {
   const cudaError_t e = fake::last_error;
@@ -86,6 +117,8 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** fn, unsi
     *fn = reinterpret_cast<void*>(&fake::wait_value64);
   else if (std::strcmp(symbol, "cuStreamWriteValue64") == 0)
     *fn = reinterpret_cast<void*>(&fake::write_value64);
+  else if (std::strcmp(symbol, "cuCtxGetCurrent") == 0)
+    *fn = reinterpret_cast<void*>(&fake::ctx_get_current);
   if (status != nullptr)
     *status = *fn != nullptr ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
   return *fn != nullptr ? cudaSuccess : fake::failed(cudaErrorSymbolNotFound);
