@@ -51,7 +51,7 @@ inline constexpr rule rules[] = {
     {"PRIO-4", level::may, "high-priority work overtakes a backlog of low-priority work"},
     {"MEM-1", level::must,
      "copy/fill are stream-ordered; zero bytes no-op; null pointers rejected"},
-    {"MEM-2", level::must, "pinned <-> device copies never block the caller"},
+    {"MEM-2", level::must, "pinned <-> device and pinned <-> pinned copies never block the caller"},
     {"MEM-3", level::must,
      "pageable copies return once the source may be reused / the data arrived"},
     {"MEM-4", level::must, "stream-ordered allocation and free"},
