@@ -4,9 +4,12 @@
 // a queue run in order by a thread of its own, events complete when their stream reaches them,
 // stream waits block that stream's thread, stream memory waits poll host memory, host functions run
 // on one shared callback thread (as CUDA's do) and hold their stream until they return, copies that
-// touch memory the runtime did not allocate (pageable) return only once done, and cudaFreeHost
-// waits for every device. It is a model of the documented CUDA behaviour sluice relies on, not
-// CUDA: no priorities (every stream runs at once), no kernels, no faults.
+// touch memory the runtime did not allocate (pageable) return only once done, a copy from host
+// memory to host memory is done on the calling thread once its stream has drained, a copy touching
+// pool memory of a device other than the current one is refused unless the pool granted that
+// device access, and cudaFreeHost waits for every device. It is a model of the documented CUDA
+// behaviour sluice relies on, and of what CUDA was seen to do, not CUDA: no priorities (every
+// stream runs at once), no kernels, no faults.
 //
 // SLUICE_SIM_DEVICES=N (1..8, default 2): the number of devices.
 #include "common.hpp"
@@ -73,9 +76,29 @@ struct event_model {
   std::shared_ptr<capture> last;  // under mu(); null: never recorded
 };
 
+//! A memory pool of one device, and the other devices it has granted access to.
+struct pool_model {
+  int device = 0;
+  bool access[8] = {};  // under mu(); the pool's own device always has access
+};
+
+enum class memory_kind {
+  device,  // cudaMalloc
+  host,    // cudaHostAlloc: pinned, mapped, one address space with the devices
+  pool,    // cudaMallocFromPoolAsync
+};
+
+//! One allocation of the runtime.
+struct block {
+  std::size_t n = 0;
+  memory_kind kind = memory_kind::device;
+  int device = 0;  // the device it belongs to (host memory: current at allocation)
+  const pool_model* pool = nullptr;  // pool memory: its pool
+};
+
 struct registry {
   std::vector<std::shared_ptr<stream_model>> streams;  // every live or draining stream
-  std::map<std::uintptr_t, std::size_t> memory;        // what the runtime allocated
+  std::map<std::uintptr_t, block> memory;              // what the runtime allocated
   bool peer_enabled[8][8] = {};
 };
 registry& reg() {
@@ -162,21 +185,47 @@ void wait_for(const std::shared_ptr<stream_model>& s, std::uint64_t at) {
   wait_until([&] { return s->completed >= at; });
 }
 
-bool runtime_memory(const void* p) {
+//! The allocation p lies in; null: memory the runtime did not allocate (pageable). Under mu().
+const block* block_of(const void* p) {
   const auto x = reinterpret_cast<std::uintptr_t>(p);
-  std::lock_guard<std::mutex> lock(mu());
-  auto& m = reg().memory;
+  const auto& m = reg().memory;
   auto it = m.upper_bound(x);
-  if (it == m.begin()) return false;
+  if (it == m.begin()) return nullptr;
   --it;
-  return x < it->first + it->second;
+  return x < it->first + it->second.n ? &it->second : nullptr;
 }
 
-void* allocate(std::size_t n) {
+bool runtime_memory(const void* p) {
+  std::lock_guard<std::mutex> lock(mu());
+  return block_of(p) != nullptr;
+}
+
+//! Pinned or pageable: memory of the host.
+bool host_memory(const void* p) {
+  std::lock_guard<std::mutex> lock(mu());
+  const block* b = block_of(p);
+  return b == nullptr || b->kind == memory_kind::host;
+}
+
+//! Memory from a pool of a device other than the current one that has not granted the current
+//! device access. Observed on 2x H200, CUDA 13.0, driver 580.159.04, 2026-11-23 (conformance
+//! PEER_2's read_back, on a stream of device 1 while device 0 was current): cudaMemcpyAsync
+//! touching such memory returns cudaErrorInvalidValue, whatever the stream's device.
+//! cudaMemsetAsync, cudaMallocFromPoolAsync and cudaFreeAsync on it succeeded there
+//! (sluice-probe-xdev, docs/conformance/README.md), and so they do here.
+bool pool_memory_out_of_reach(const void* p) {
+  std::lock_guard<std::mutex> lock(mu());
+  const block* b = block_of(p);
+  return b != nullptr && b->kind == memory_kind::pool && b->pool->device != current_device &&
+         !b->pool->access[current_device];
+}
+
+void* allocate(std::size_t n, block b) {
   void* p = std::aligned_alloc(256, (n + 255) / 256 * 256 + 256);
   if (p != nullptr) {
+    b.n = n == 0 ? 1 : n;
     std::lock_guard<std::mutex> lock(mu());
-    reg().memory[reinterpret_cast<std::uintptr_t>(p)] = n == 0 ? 1 : n;
+    reg().memory[reinterpret_cast<std::uintptr_t>(p)] = b;
   }
   return p;
 }
@@ -244,6 +293,13 @@ cudaError_t cudaDeviceSynchronize() {
 
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t* h, unsigned int, int) {
   *h = reinterpret_cast<cudaStream_t>(new stream_handle{new_stream(current_device)});
+  return cudaSuccess;
+}
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* h, unsigned int flags) {
+  return cudaStreamCreateWithPriority(h, flags, 0);
+}
+cudaError_t cudaStreamGetDevice(cudaStream_t h, int* d) {
+  *d = stream_of(h)->device;
   return cudaSuccess;
 }
 cudaError_t cudaStreamDestroy(cudaStream_t h) {
@@ -345,29 +401,65 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
   return cudaSuccess;
 }
 
-cudaError_t cudaMalloc(void** p, size_t n) {
-  *p = allocate(n);
+namespace {
+cudaError_t allocate(void** p, size_t n, memory_kind kind, int device,
+                     const pool_model* pool = nullptr) {
+  block b;
+  b.kind = kind;
+  b.device = device;
+  b.pool = pool;
+  *p = allocate(n, b);
   return *p != nullptr ? cudaSuccess : failed(cudaErrorMemoryAllocation);
+}
+}  // namespace
+
+cudaError_t cudaMalloc(void** p, size_t n) {
+  return allocate(p, n, memory_kind::device, current_device);
 }
 cudaError_t cudaFree(void* p) {
   release(p);
   return cudaSuccess;
 }
-cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps*) {
-  *pool = reinterpret_cast<cudaMemPool_t>(new int(current_device));
+cudaError_t cudaMemPoolCreate(cudaMemPool_t* pool, const cudaMemPoolProps* props) {
+  auto* m = new pool_model;  // never deleted: memory from it may outlive cudaMemPoolDestroy
+  m->device = props != nullptr && props->location.type == cudaMemLocationTypeDevice
+                  ? props->location.id
+                  : current_device;
+  if (!valid_device(m->device)) {
+    delete m;
+    return failed(cudaErrorInvalidValue);
+  }
+  *pool = reinterpret_cast<cudaMemPool_t>(m);
   return cudaSuccess;
 }
-cudaError_t cudaMemPoolSetAccess(cudaMemPool_t, const cudaMemAccessDesc*, size_t) {
+cudaError_t cudaMemPoolDestroy(cudaMemPool_t) {
+  return cudaSuccess;  // the model stays: memory not yet freed still names it (CUDA defers too)
+}
+cudaError_t cudaMemPoolSetAccess(cudaMemPool_t pool, const cudaMemAccessDesc* map, size_t count) {
+  auto* m = reinterpret_cast<pool_model*>(pool);
+  for (size_t i = 0; i < count; ++i)
+    if (map[i].location.type != cudaMemLocationTypeDevice || !valid_device(map[i].location.id))
+      return failed(cudaErrorInvalidValue);
+  std::lock_guard<std::mutex> lock(mu());
+  for (size_t i = 0; i < count; ++i)
+    m->access[map[i].location.id] = map[i].flags == cudaMemAccessFlagsProtReadWrite;
   return cudaSuccess;
 }
-cudaError_t cudaMallocFromPoolAsync(void** p, size_t n, cudaMemPool_t, cudaStream_t) {
-  return cudaMalloc(p, n);  // available at once: stream order is trivially kept
+cudaError_t cudaMallocFromPoolAsync(void** p, size_t n, cudaMemPool_t pool, cudaStream_t) {
+  // Available at once: stream order is trivially kept.
+  const auto* m = reinterpret_cast<const pool_model*>(pool);
+  return allocate(p, n, memory_kind::pool, m->device, m);
 }
 cudaError_t cudaFreeAsync(void* p, cudaStream_t h) {
   enqueue(h, [p] { release(p); });
   return cudaSuccess;
 }
-cudaError_t cudaHostAlloc(void** p, size_t n, unsigned int) { return cudaMalloc(p, n); }
+cudaError_t cudaHostAlloc(void** p, size_t n, unsigned int) {
+  return allocate(p, n, memory_kind::host, current_device);
+}
+cudaError_t cudaMallocHost(void** p, size_t n) {
+  return allocate(p, n, memory_kind::host, current_device);
+}
 cudaError_t cudaFreeHost(void* p) {
   // Documented to synchronize the device: here, every device.
   wait_until([] {
@@ -380,7 +472,19 @@ cudaError_t cudaFreeHost(void* p) {
 }
 cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
   std::memset(a, 0, sizeof *a);
-  a->type = runtime_memory(p) ? cudaMemoryTypeDevice : cudaMemoryTypeUnregistered;
+  a->type = cudaMemoryTypeUnregistered;
+  a->device = -2;  // as CUDA for memory it does not know
+  std::lock_guard<std::mutex> lock(mu());
+  if (const block* b = block_of(p)) {
+    a->device = b->device;
+    a->devicePointer = const_cast<void*>(p);  // one address space
+    if (b->kind == memory_kind::host) {
+      a->type = cudaMemoryTypeHost;
+      a->hostPointer = const_cast<void*>(p);
+    } else {
+      a->type = cudaMemoryTypeDevice;
+    }
+  }
   return cudaSuccess;
 }
 
@@ -393,12 +497,47 @@ cudaError_t copy(void* dst, const void* src, size_t n, cudaStream_t h) {
   if (!runtime_memory(dst) || !runtime_memory(src)) wait_for(s, at);
   return cudaSuccess;
 }
+
+//! From host memory to host memory, pinned or pageable: "fully synchronous with respect to the
+//! host" (CUDA runtime API, "API synchronization behavior"). The calling thread waits until the
+//! stream has run its earlier work, copies, and only then lets the stream go on to later work.
+//! A stream held until the host writes a word holds the caller too (seen on 2x H200).
+cudaError_t copy_on_caller(void* dst, const void* src, size_t n, cudaStream_t h) {
+  struct handoff {
+    bool reached = false, copied = false;  // under mu()
+  };
+  auto x = std::make_shared<handoff>();
+  std::shared_ptr<stream_model> s;
+  const std::uint64_t at = enqueue(
+      h,
+      [x] {
+        std::unique_lock<std::mutex> lock(mu());
+        x->reached = true;
+        changed().notify_all();
+        changed().wait(lock, [&] { return x->copied; });
+      },
+      &s);
+  wait_until([&] { return x->reached; });
+  std::memcpy(dst, src, n);
+  {
+    std::lock_guard<std::mutex> lock(mu());
+    x->copied = true;
+    changed().notify_all();
+  }
+  wait_for(s, at);  // the stream is past the copy when the call returns
+  return cudaSuccess;
+}
 }  // namespace
 
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind, cudaStream_t h) {
+  if (pool_memory_out_of_reach(dst) || pool_memory_out_of_reach(src))
+    return failed(cudaErrorInvalidValue);
+  if (host_memory(dst) && host_memory(src)) return copy_on_caller(dst, src, n, h);
   return copy(dst, src, n, h);
 }
 cudaError_t cudaMemcpyPeerAsync(void* dst, int, const void* src, int, size_t n, cudaStream_t h) {
+  // Device memory at both ends: no host-to-host rule. Pool memory of a device neither current nor
+  // granted was copied without error on 2x H200 (PEER-2 at 9911caf): no pool access check.
   return copy(dst, src, n, h);
 }
 cudaError_t cudaMemsetAsync(void* dst, int value, size_t n, cudaStream_t h) {
