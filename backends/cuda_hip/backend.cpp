@@ -252,6 +252,7 @@ stream_state* engine_t::new_stream(device_state& d, int native_priority) {
   s->open_batch.store(nullptr, std::memory_order_relaxed);
   s->native_escaped.store(false, std::memory_order_relaxed);
   s->device = d.id;
+  s->context = d.context;
   s->native_priority = native_priority;
   s->trace_id = trace::new_stream_id();
   s->trace_seq.store(0, std::memory_order_relaxed);

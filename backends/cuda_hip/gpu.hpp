@@ -115,6 +115,7 @@ struct stream_state {
   api::stream_t native{};
   int device = 0;
   int native_priority = 0;
+  api::context_t context{};  // its device's (device_current: no lookup in the engine)
   std::atomic<std::uint32_t> generation{1};
   std::atomic<int> refs{0};
   // Consecutive host functions share one vendor callback and one gate wait:
@@ -374,9 +375,8 @@ engine_t& engine();
 class device_current {
  public:
   explicit device_current(const stream_state& s) {
-    const device_state& d = engine().devices[static_cast<std::size_t>(s.device)];
-    if (!api::device_is_current(d.id, d.context)) [[unlikely]]
-      guard_.emplace(d.id);
+    if (!api::device_is_current(s.device, s.context)) [[unlikely]]
+      guard_.emplace(s.device);
   }
 
  private:
