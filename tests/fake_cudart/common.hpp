@@ -6,6 +6,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
 #include <cstring>
 
 namespace fake {
@@ -83,6 +84,12 @@ cudaError_t cudaGetDevice(int* d) {
 cudaError_t cudaSetDevice(int d) {
   if (!fake::valid_device(d)) return fake::failed(cudaErrorInvalidDevice);
   fake::current_device = d;
+  return cudaSuccess;
+}
+cudaError_t cudaDeviceGetPCIBusId(char* id, int len, int d) {
+  if (!fake::valid_device(d)) return fake::failed(cudaErrorInvalidDevice);
+  if (len < 13) return fake::failed(cudaErrorInvalidValue);
+  std::snprintf(id, static_cast<std::size_t>(len), "0000:%02x:00.0", 0x10 + d);
   return cudaSuccess;
 }
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int d) {
