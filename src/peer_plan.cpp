@@ -3,6 +3,10 @@
 #include "checks.hpp"
 #include "range_map.hpp"
 
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
 namespace sluice::detail {
 
 namespace {
@@ -46,6 +50,59 @@ copy_path plan_copy_peer(int own, void* dst, device dst_dev, const void* src, de
     check_end(d, bytes, dst_dev.id(), only_sluice_memory, "dst");
     check_end(from, bytes, src_dev.id(), only_sluice_memory, "src");
   }
+  return path;
+}
+
+copy_path plan_copy_peer_batch(int own, device dst_dev, device src_dev, const peer_piece* pieces,
+                               std::size_t count, bool only_sluice_memory,
+                               std::size_t* total_bytes) {
+  constexpr const char* api = "sluice::copy_peer_batch";
+  if (pieces == nullptr && count > 0)
+    fail(errc::invalid_argument, api, "pieces is null with a count of ", count);
+  copy_path path = plan_copy_peer(own, nullptr, dst_dev, nullptr, src_dev, 0, only_sluice_memory);
+  struct range {
+    std::uintptr_t begin, end;
+    std::size_t piece;
+    bool written;
+  };
+  std::vector<range> ranges;
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const peer_piece& p = pieces[i];
+    if (p.bytes == 0) continue;
+    try {
+      path = plan_copy_peer(own, p.dst, dst_dev, p.src, src_dev, p.bytes, only_sluice_memory);
+    } catch (const error& e) {
+      fail(e.code(), api, "piece ", i, ": ", e.what());
+    }
+    if (total > SIZE_MAX - p.bytes)
+      fail(errc::invalid_argument, api, "the pieces' sizes overflow std::size_t");
+    total += p.bytes;
+    const auto d = reinterpret_cast<std::uintptr_t>(p.dst);
+    const auto s = reinterpret_cast<std::uintptr_t>(p.src);
+    ranges.push_back({d, d + p.bytes, i, true});
+    ranges.push_back({s, s + p.bytes, i, false});
+  }
+  // The pieces run in no particular order: a range written by one piece must
+  // not meet a range another piece reads or writes. Sorted by start, a range
+  // overlaps an earlier one exactly when it starts before the largest end so
+  // far: of the written ranges for a read, of all ranges for a write.
+  std::sort(ranges.begin(), ranges.end(),
+            [](const range& a, const range& b) { return a.begin < b.begin; });
+  const range* furthest = nullptr;          // the earlier range that ends last
+  const range* furthest_written = nullptr;  // the earlier written range that ends last
+  for (const range& r : ranges) {
+    const range* hit = r.written ? furthest : furthest_written;
+    if (hit != nullptr && r.begin < hit->end && hit->piece != r.piece)
+      fail(errc::invalid_argument, api, "piece ", std::min(hit->piece, r.piece), " and piece ",
+           std::max(hit->piece, r.piece), " overlap where ",
+           hit->written && r.written ? "both write" : "one writes and the other reads",
+           " (the pieces of a batch run in no particular order)");
+    if (furthest == nullptr || r.end > furthest->end) furthest = &r;
+    if (r.written && (furthest_written == nullptr || r.end > furthest_written->end))
+      furthest_written = &r;
+  }
+  *total_bytes = total;
   return path;
 }
 

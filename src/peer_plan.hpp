@@ -17,4 +17,11 @@ namespace sluice::detail {
 copy_path plan_copy_peer(int own, void* dst, device dst_dev, const void* src, device src_dev,
                          std::size_t bytes, bool only_sluice_memory);
 
+//! copy_peer_batch's checks: pieces is null only when count is 0; each piece as
+//! plan_copy_peer checks it; no piece's destination overlaps any other piece's
+//! source or destination. Returns the path and the total of the bytes.
+copy_path plan_copy_peer_batch(int own, device dst_dev, device src_dev, const peer_piece* pieces,
+                               std::size_t count, bool only_sluice_memory,
+                               std::size_t* total_bytes);
+
 }  // namespace sluice::detail

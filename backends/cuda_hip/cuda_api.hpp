@@ -251,6 +251,21 @@ struct cuda_api {
   static status memset_async(void* dst, int value, std::size_t n, stream_t s) noexcept {
     return {cudaMemsetAsync(dst, value, n, s), "cudaMemsetAsync"};
   }
+  //! Pieces from device src_dev to device dst_dev as one operation on s, in no order among
+  //! themselves (cudaMemcpyBatchAsync, CUDA 12.8 and later; the source read in stream order).
+  static status memcpy_peer_batch_async(void* const* dsts, const void* const* srcs,
+                                        const std::size_t* sizes, std::size_t count, int dst_dev,
+                                        int src_dev, stream_t s) noexcept {
+    cudaMemcpyAttributes a{};
+    a.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+    a.srcLocHint.type = cudaMemLocationTypeDevice;
+    a.srcLocHint.id = src_dev;
+    a.dstLocHint.type = cudaMemLocationTypeDevice;
+    a.dstLocHint.id = dst_dev;
+    std::size_t first = 0;
+    return {cudaMemcpyBatchAsync(dsts, srcs, sizes, count, &a, &first, 1, s),
+            "cudaMemcpyBatchAsync"};
+  }
   static status memcpy_peer_async(void* dst, int dst_dev, const void* src, int src_dev,
                                   std::size_t n, stream_t s) noexcept {
     return {cudaMemcpyPeerAsync(dst, dst_dev, src, src_dev, n, s), "cudaMemcpyPeerAsync"};

@@ -244,6 +244,17 @@ struct hip_api {
   static status memset_async(void* dst, int value, std::size_t n, stream_t s) noexcept {
     return {hipMemsetAsync(dst, value, n, s), "hipMemsetAsync"};
   }
+  //! HIP 5.2 has no batched copy: one hipMemcpyPeerAsync per piece, the first failure returned
+  //! (sluice checked every piece before, so a failure is the device's or the runtime's).
+  static status memcpy_peer_batch_async(void* const* dsts, const void* const* srcs,
+                                        const std::size_t* sizes, std::size_t count, int dst_dev,
+                                        int src_dev, stream_t s) noexcept {
+    for (std::size_t i = 0; i < count; ++i) {
+      const hipError_t e = hipMemcpyPeerAsync(dsts[i], dst_dev, srcs[i], src_dev, sizes[i], s);
+      if (e != hipSuccess) return {e, "hipMemcpyPeerAsync"};
+    }
+    return {hipSuccess, "hipMemcpyPeerAsync"};
+  }
   static status memcpy_peer_async(void* dst, int dst_dev, const void* src, int src_dev,
                                   std::size_t n, stream_t s) noexcept {
     return {hipMemcpyPeerAsync(dst, dst_dev, src, src_dev, n, s), "hipMemcpyPeerAsync"};

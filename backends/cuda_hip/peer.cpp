@@ -106,4 +106,49 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   return path;
 }
 
+copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device src_dev,
+                          const peer_piece* pieces, std::size_t count) {
+  constexpr const char* api = "sluice::copy_peer_batch";
+  auto& st = detail::checked(s, api);
+  const int own = st.device;
+  std::size_t total = 0;
+  const copy_path path =
+      detail::plan_copy_peer_batch(own, dst_dev, src_dev, pieces, count, false, &total);
+  if (total == 0) return path;
+  detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), total,
+                                   to_string(path), gpu::api::peer_push_preferred);
+  std::vector<void*> dsts;
+  std::vector<const void*> srcs;
+  std::vector<std::size_t> sizes;
+  dsts.reserve(count);
+  srcs.reserve(count);
+  sizes.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (pieces[i].bytes == 0) continue;
+    dsts.push_back(pieces[i].dst);
+    srcs.push_back(pieces[i].src);
+    sizes.push_back(pieces[i].bytes);
+  }
+  detail::end_host_batch(st);
+  const detail::device_current on(st);
+  detail::traced_op traced(st, "copy_peer_batch", total);
+  traced.path(to_string(path));
+  if (path == copy_path::staged) {
+    // Without peer access: one staged peer copy per piece (the vendor stages each).
+    for (std::size_t i = 0; i < dsts.size(); ++i)
+      detail::check(gpu::api::memcpy_peer_async(dsts[i], dst_dev.id(), srcs[i], src_dev.id(),
+                                                sizes[i], st.native),
+                    api, ": piece of ", sizes[i], " bytes from device ", src_dev.id(),
+                    " to device ", dst_dev.id(), " (staged)");
+  } else {
+    detail::check(
+        gpu::api::memcpy_peer_batch_async(dsts.data(), srcs.data(), sizes.data(), dsts.size(),
+                                          dst_dev.id(), src_dev.id(), st.native),
+        api, ": ", dsts.size(), " pieces, ", total, " bytes from device ", src_dev.id(),
+        " to device ", dst_dev.id(), " (", to_string(path), ")");
+  }
+  traced.done();
+  return path;
+}
+
 }  // namespace sluice

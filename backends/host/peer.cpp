@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <vector>
 
 namespace sluice {
 
@@ -45,6 +47,37 @@ struct staged_copy_op final : op {
   std::size_t bytes;
 };
 
+//! A batched peer copy: every piece in one operation (staged pieces go
+//! through a bounce buffer, as staged_copy_op does).
+struct batch_copy_op final : op {
+  batch_copy_op(std::vector<peer_piece> p, copy_path how, std::size_t bytes)
+      : pieces(std::move(p)), path(how), total(bytes) {}
+  void describe(trace::record& r) const override {
+    r.kind = "copy_peer_batch";
+    r.path = to_string(path);
+    r.bytes = total;
+  }
+  step run(stream_state&) override {
+    std::unique_ptr<unsigned char[]> bounce;
+    for (const peer_piece& p : pieces) {
+      if (path != copy_path::staged) {
+        std::memcpy(p.dst, p.src, p.bytes);
+        continue;
+      }
+      if (!bounce) bounce = std::make_unique<unsigned char[]>(staged_copy_op::chunk);
+      for (std::size_t done = 0; done < p.bytes; done += staged_copy_op::chunk) {
+        const std::size_t n = std::min(staged_copy_op::chunk, p.bytes - done);
+        std::memcpy(bounce.get(), static_cast<const unsigned char*>(p.src) + done, n);
+        std::memcpy(static_cast<unsigned char*>(p.dst) + done, bounce.get(), n);
+      }
+    }
+    return step::done;
+  }
+  std::vector<peer_piece> pieces;
+  copy_path path;
+  std::size_t total;
+};
+
 }  // namespace
 }  // namespace detail
 
@@ -80,6 +113,25 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
     detail::enqueue(st, new detail::staged_copy_op(dst, src, bytes));
   else
     detail::enqueue_copy(st, dst, src, bytes, false, api, to_string(path));
+  return path;
+}
+
+copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device src_dev,
+                          const peer_piece* pieces, std::size_t count) {
+  constexpr const char* api = "sluice::copy_peer_batch";
+  auto& st = detail::checked(s, api);
+  const int own = st.dev->id;
+  std::size_t total = 0;
+  const copy_path path =
+      detail::plan_copy_peer_batch(own, dst_dev, src_dev, pieces, count, true, &total);
+  if (total == 0) return path;
+  detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), total,
+                                   to_string(path), false);
+  std::vector<peer_piece> kept;
+  kept.reserve(count);
+  for (std::size_t i = 0; i < count; ++i)
+    if (pieces[i].bytes > 0) kept.push_back(pieces[i]);
+  detail::enqueue(st, new detail::batch_copy_op(std::move(kept), path, total));
   return path;
 }
 

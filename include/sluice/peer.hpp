@@ -10,12 +10,16 @@
 //   enum class copy_path { local, direct, staged };
 //   copy_path copy_peer(stream_ref, void* dst, device dst_dev, const void* src,
 //                       device src_dev, std::size_t bytes);
+//   struct peer_piece { void* dst; const void* src; std::size_t bytes; };
+//   copy_path copy_peer_batch(stream_ref, device dst_dev, device src_dev,
+//                             const peer_piece* pieces, std::size_t count);
 #pragma once
 
 #include <sluice/device.hpp>
 #include <sluice/stream.hpp>
 
 #include <cstddef>
+#include <vector>
 
 namespace sluice {
 
@@ -51,5 +55,26 @@ const char* to_string(copy_path p) noexcept;
 //! copy is a no-op that reports the path it would have used.
 copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void* src,
                     sluice::device src_dev, std::size_t bytes);
+
+//! One piece of a batched peer copy: `bytes` from src to dst.
+struct peer_piece {
+  void* dst;
+  const void* src;
+  std::size_t bytes;
+};
+
+//! Copies every piece from memory of src_dev to memory of dst_dev as ONE
+//! operation on s (a halo exchange in one call): ordered on s only, after the
+//! work before it and before the work after it; the pieces among themselves
+//! run in no particular order. Every piece is checked as copy_peer checks its
+//! range, and no piece may write where another piece reads or writes
+//! (errc::invalid_argument, nothing enqueued). Returns the path, the same for
+//! every piece. count == 0 (or only zero-byte pieces) is a no-op.
+copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device src_dev,
+                          const peer_piece* pieces, std::size_t count);
+inline copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device src_dev,
+                                 const std::vector<peer_piece>& pieces) {
+  return copy_peer_batch(s, dst_dev, src_dev, pieces.data(), pieces.size());
+}
 
 }  // namespace sluice

@@ -90,6 +90,40 @@ void copy_both_ways_and_check(sluice::device a, sluice::device b) {
   }
 }
 
+//! A halo-exchange-like batch: 64 pieces of different sizes (odd ones too)
+//! gathered from shuffled places of a source on `from` into a destination on
+//! `to`, ordered on a stream of `on`; checks every byte, the gaps left
+//! untouched, and the path.
+void batch_and_check(sluice::device from, sluice::device to, sluice::device on, unsigned seed) {
+  constexpr std::size_t pieces = 64, slot = 20 * kib;
+  constexpr std::size_t n = pieces * slot;
+  sluice::device_buffer<byte> src = patterned_device_bytes(from, n, seed);
+  sluice::device_buffer<byte> dst = filled_device_bytes(to, n, 0);
+  std::vector<sluice::peer_piece> batch;
+  std::vector<std::size_t> want_from(pieces), sizes(pieces);
+  for (std::size_t i = 0; i < pieces; ++i) {
+    sizes[i] = 16 * kib + (i * 37) % 4096 + (i % 3);  // 16 KiB and a little more, odd ones too
+    want_from[i] = ((i * 29 + 7) % pieces) * slot;    // a permutation of the slots
+    batch.push_back({dst.data() + i * slot, src.data() + want_from[i], sizes[i]});
+  }
+  batch.push_back({dst.data(), src.data(), 0});  // a zero-byte piece is allowed and ignored
+  sluice::stream s{on};
+  const sluice::copy_path path = sluice::copy_peer_batch(s, to, from, batch);
+  const sluice::device other = on == from ? to : from;
+  EXPECT_TRUE(path_is_consistent(path, on, other));
+  s.synchronize();
+  const std::vector<byte> got = read_back(dst);
+  const std::vector<byte> want = read_back(src);
+  for (std::size_t i = 0; i < pieces; ++i) {
+    EXPECT_TRUE(std::equal(got.begin() + static_cast<std::ptrdiff_t>(i * slot),
+                           got.begin() + static_cast<std::ptrdiff_t>(i * slot + sizes[i]),
+                           want.begin() + static_cast<std::ptrdiff_t>(want_from[i])))
+        << "piece " << i << ", " << from.id() << " -> " << to.id() << " on a stream of " << on.id();
+    EXPECT_EQ(first_byte_not(got.data() + i * slot + sizes[i], slot - sizes[i], 0), slot - sizes[i])
+        << "wrote past piece " << i;
+  }
+}
+
 }  // namespace
 
 TEST(Peer, PEER_1__enabling_peer_access_to_itself_is_invalid) {
@@ -106,6 +140,15 @@ TEST(PeerMultiDevice, PEER_2__copy_peer_without_peer_access_is_staged_and_bit_ex
   SLUICE_REQUIRE_DEVICES(2);
   const int count = sluice::device_count();
   copy_both_ways_and_check(sluice::device{count - 2}, sluice::device{count - 1});
+}
+
+// Batched, without peer access (the last two devices, as above).
+TEST(PeerMultiDevice, PEER_2__copy_peer_batch_without_peer_access_copies_every_piece) {
+  SLUICE_REQUIRE_DEVICES(2);
+  const int count = sluice::device_count();
+  const sluice::device a{count - 2}, b{count - 1};
+  batch_and_check(a, b, a, 51);
+  batch_and_check(b, a, a, 52);
 }
 
 TEST(PeerMultiDevice, PEER_1__enable_peer_access_is_idempotent) {
@@ -186,6 +229,87 @@ TEST(PeerMultiDevice, PEER_2__copy_peer_after_enabling_peer_access) {
     }
   }
   copy_both_ways_and_check(d0, d1);
+}
+
+TEST(PeerMultiDevice, PEER_2__copy_peer_batch_after_enabling_peer_access) {
+  SLUICE_REQUIRE_DEVICES(2);
+  const sluice::device d0{0}, d1{1};
+  for (const auto& [from, to] : {std::pair{d0, d1}, std::pair{d1, d0}})
+    if (sluice::link(from, to).peer_access_possible) sluice::enable_peer_access(from, to);
+  batch_and_check(d0, d1, d0, 53);  // push
+  batch_and_check(d0, d1, d1, 54);  // pull
+  batch_and_check(d1, d0, d1, 55);
+}
+
+// Bad batches are refused before anything is enqueued, each with its reason.
+TEST(PeerMultiDevice, PEER_2__a_bad_batch_is_rejected_and_enqueues_nothing) {
+  SLUICE_REQUIRE_DEVICES(2);
+  const sluice::device d0{0}, d1{1};
+  constexpr std::size_t n = 64 * kib;
+  sluice::device_buffer<byte> src = filled_device_bytes(d0, n, 0x10);
+  sluice::device_buffer<byte> dst = filled_device_bytes(d1, n, 0x20);
+  sluice::stream s{d0};
+  byte* const d = dst.data();
+  const byte* const from = src.data();
+  const std::vector<std::pair<const char*, std::vector<sluice::peer_piece>>> bad = {
+      {"two pieces write overlapping ranges", {{d, from, 4096}, {d + 4095, from + 8192, 16}}},
+      {"a null destination", {{d, from, 64}, {nullptr, from, 64}}},
+      {"a piece runs past the destination", {{d + n - 32, from, 64}}},
+      {"a destination on the source's device", {{src.data() + 4096, from, 64}}},
+  };
+  for (const auto& [why, pieces] : bad) {
+    EXPECT_TRUE(throws_code(errc::invalid_argument, [&] {
+      (void)sluice::copy_peer_batch(s, d1, d0, pieces);
+    })) << why;
+  }
+  EXPECT_TRUE(throws_code(errc::invalid_argument, [&] {
+    (void)sluice::copy_peer_batch(s, d1, d0, nullptr, 3);
+  })) << "null pieces with a count";
+  // On one device (path local) a piece may read where another writes: refused.
+  byte* const on0 = src.data();
+  EXPECT_TRUE(throws_code(errc::invalid_argument, [&] {
+    (void)sluice::copy_peer_batch(s, d0, d0,
+                                  {{on0, on0 + 8192, 4096}, {on0 + 16384, on0 + 100, 64}});
+  })) << "a piece reads where another writes";
+  EXPECT_EQ(sluice::copy_peer_batch(s, d1, d0, nullptr, 0), sluice::peer_access_enabled(d0, d1)
+                                                                ? sluice::copy_path::direct
+                                                                : sluice::copy_path::staged)
+      << "an empty batch is a no-op that reports its path";
+  // Two pieces that read the same source range are fine (only writes conflict).
+  (void)sluice::copy_peer_batch(s, d1, d0, {{d, from, 64}, {d + 64, from, 64}});
+  s.synchronize();
+  EXPECT_EQ(first_byte_not(read_back(src).data(), n, 0x10), n)
+      << "a rejected batch wrote the source device";
+  const std::vector<byte> after = read_back(dst);
+  EXPECT_EQ(first_byte_not(after.data(), 128, 0x10), 128);
+  EXPECT_EQ(first_byte_not(after.data() + 128, n - 128, 0x20), n - 128)
+      << "a rejected batch wrote the destination";
+}
+
+// A batch is one operation of its stream: held, none of its pieces has run.
+TEST(PeerMultiDevice, PEER_3__copy_peer_batch_is_ordered_on_its_own_stream) {
+  SLUICE_REQUIRE_DEVICES(2);
+  const sluice::device d0{0}, d1{1};
+  constexpr std::size_t n = 64 * kib;
+  sluice::device_buffer<byte> src = filled_device_bytes(d0, n, 0);
+  sluice::device_buffer<byte> dst = filled_device_bytes(d1, n, 0x01);
+  sluice::stream s{d0}, reader{d1};
+  sluice::pinned_buffer<byte> early{n};
+  std::fill(early.begin(), early.end(), byte{0});
+  gate g;
+  g.hold(s);
+  sluice::fill(s, src.data(), 0x5C, n);
+  std::vector<sluice::peer_piece> halves = {{dst.data(), src.data(), n / 2},
+                                            {dst.data() + n / 2, src.data() + n / 2, n / 2}};
+  (void)sluice::copy_peer_batch(s, d1, d0, halves);
+  sluice::copy(reader, early.data(), dst.data(), n);
+  reader.synchronize();
+  EXPECT_EQ(first_byte_not(early.data(), n, 0x01), n) << "a piece ran ahead of its stream";
+  EXPECT_TRUE(stays_false([&] { return s.ready(); }));
+  g.release();
+  s.synchronize();
+  const std::vector<byte> got = read_back(dst);
+  EXPECT_EQ(first_byte_not(got.data(), n, 0x5C), n);
 }
 
 // A zero-byte copy enqueues nothing and reports the path it would have used.

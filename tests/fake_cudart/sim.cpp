@@ -540,6 +540,22 @@ cudaError_t cudaMemcpyPeerAsync(void* dst, int, const void* src, int, size_t n, 
   // granted was copied without error on 2x H200 (PEER-2 at 9911caf): no pool access check.
   return copy(dst, src, n, h);
 }
+//! One operation on the stream that does every copy (CUDA: "the batch as a whole executes in
+//! stream order"); device memory only here, as sluice's copy_peer_batch uses it.
+cudaError_t cudaMemcpyBatchAsync(void* const* dsts, const void* const* srcs, const size_t* sizes,
+                                 size_t count, cudaMemcpyAttributes* attrs, size_t* attrs_idxs,
+                                 size_t num_attrs, cudaStream_t h) {
+  if (count == 0 || dsts == nullptr || srcs == nullptr || sizes == nullptr || attrs == nullptr ||
+      attrs_idxs == nullptr || num_attrs == 0 || num_attrs > count || h == nullptr)
+    return failed(cudaErrorInvalidValue);
+  std::vector<void*> d(dsts, dsts + count);
+  std::vector<const void*> s(srcs, srcs + count);
+  std::vector<size_t> n(sizes, sizes + count);
+  enqueue(h, [d = std::move(d), s = std::move(s), n = std::move(n)] {
+    for (std::size_t i = 0; i < n.size(); ++i) std::memcpy(d[i], s[i], n[i]);
+  });
+  return cudaSuccess;
+}
 cudaError_t cudaMemsetAsync(void* dst, int value, size_t n, cudaStream_t h) {
   enqueue(h, [=] { std::memset(dst, value, n); });
   return cudaSuccess;

@@ -164,6 +164,18 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind
   std::memcpy(dst, src, n);
   return cudaSuccess;
 }
+cudaError_t cudaMemcpyPeerAsync(void* dst, int, const void* src, int, size_t n, cudaStream_t) {
+  evict();
+  std::memcpy(dst, src, n);
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpyBatchAsync(void* const* dsts, const void* const* srcs, const size_t* sizes,
+                                 size_t count, cudaMemcpyAttributes*, size_t*, size_t,
+                                 cudaStream_t) {
+  evict();
+  for (size_t i = 0; i < count; ++i) std::memcpy(dsts[i], srcs[i], sizes[i]);
+  return cudaSuccess;
+}
 cudaError_t cudaMemsetAsync(void* dst, int value, size_t n, cudaStream_t) {
   evict();
   std::memset(dst, value, n);
