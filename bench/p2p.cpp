@@ -1,0 +1,497 @@
+// sluice-bench-p2p-cuda: peer copies through sluice next to the raw CUDA calls,
+// in the same run, on every ordered pair of devices (at most --devices).
+//
+// Method (close to nvbandwidth's, ../shared/reference/anchors.md): the stream
+// is held on a host-mapped word (sluice: flag + wait_value; raw:
+// cuStreamWaitValue64, the same mechanism), a start event, `reps` copies and
+// an end event are enqueued behind the hold, the word is released, and the
+// device time between the events gives the bandwidth. sluice and raw trials
+// alternate; --trials of each; median (and min, max) of GB/s (1e9 bytes).
+// After the trials of a size the destination is read back and checked
+// against the source's pattern (sluice's and raw's buffers both).
+//
+// Rows:
+//   staged      no peer access (run first: peer access, once enabled, stays):
+//               sluice::copy_peer (path staged) vs raw cudaMemcpyPeerAsync
+//   push/pull   peer access enabled, stream of the source (push, nvbandwidth's
+//               write_ce) or of the destination (pull, read_ce), sizes 4 KiB-1 GiB
+//   bidir       both directions at once (one pushing stream per device)
+//   batch       64 pieces of 16 KiB: copy_peer_batch vs 64 raw
+//               cudaMemcpyPeerAsync vs one raw cudaMemcpyBatchAsync; host wall
+//               time from the first enqueue to the end of synchronize()
+//   latency     16-byte copy_peer + synchronize vs raw, host wall time
+//
+//   sluice-bench-p2p-cuda [--max-mib=1024] [--trials=5] [--json=F] [--csv=F]
+#include <sluice/sluice.hpp>
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+using wait_fn = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "sluice-bench-p2p: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(2);
+  }
+}
+
+wait_fn wait_entry() {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  check(cudaGetDriverEntryPointByVersion("cuStreamWaitValue64", &fn, 12000, cudaEnableDefault,
+                                         &found),
+        "cudaGetDriverEntryPointByVersion");
+  if (found != cudaDriverEntryPointSuccess) {
+    std::fprintf(stderr, "sluice-bench-p2p: cuStreamWaitValue64 not found\n");
+    std::exit(2);
+  }
+  return reinterpret_cast<wait_fn>(fn);
+}
+
+struct stats {
+  double median = 0, min = 0, max = 0;
+};
+
+stats summarize(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return {v[v.size() / 2], v.front(), v.back()};
+}
+
+struct row {
+  std::string test;  // e.g. push, pull, staged, bidir, batch, latency
+  int from = 0, to = 0;
+  std::size_t bytes = 0;
+  std::string unit;              // "GB/s" or "us"
+  stats sluice, raw, raw_other;  // raw_other: raw cudaMemcpyBatchAsync for batch rows
+  std::string path;              // what copy_peer reported
+  bool verified = true;
+};
+
+unsigned char pattern(std::size_t i, unsigned seed) {
+  return static_cast<unsigned char>((i * 131 + seed * 7 + (i >> 12)) & 0xFF);
+}
+
+//! The raw side of a pair: its own streams, events, word and memory.
+struct raw_side {
+  int from, to;
+  cudaStream_t on_src{}, on_dst{};
+  cudaEvent_t start_src{}, end_src{}, start_dst{}, end_dst{};
+  void* src = nullptr;  // on `from`
+  void* dst = nullptr;  // on `to`
+  std::uint64_t* word = nullptr;
+  void* dev_word = nullptr;
+};
+
+class bench {
+ public:
+  bench(int from, int to, std::size_t max_bytes, int trials)
+      : a_(from),
+        b_(to),
+        max_(max_bytes),
+        trials_(trials),
+        wait_(wait_entry()),
+        src_(a_, max_bytes),
+        dst_(b_, max_bytes) {
+    sluice::pinned_buffer<unsigned char> staging(max_);
+    for (std::size_t i = 0; i < max_; ++i) staging.data()[i] = pattern(i, 1);
+    sluice::stream s(a_);
+    sluice::copy(s, src_.data(), staging.data(), max_);
+    s.synchronize();
+
+    r_.from = from;
+    r_.to = to;
+    check(cudaSetDevice(from), "cudaSetDevice");
+    check(cudaStreamCreateWithFlags(&r_.on_src, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cudaEventCreateWithFlags(&r_.start_src, cudaEventDefault), "cudaEventCreateWithFlags");
+    check(cudaEventCreateWithFlags(&r_.end_src, cudaEventDefault), "cudaEventCreateWithFlags");
+    check(cudaMalloc(&r_.src, max_), "cudaMalloc");
+    check(cudaMemcpyAsync(r_.src, staging.data(), max_, cudaMemcpyDefault, r_.on_src),
+          "cudaMemcpyAsync");
+    check(cudaStreamSynchronize(r_.on_src), "cudaStreamSynchronize");
+    check(cudaSetDevice(to), "cudaSetDevice");
+    check(cudaStreamCreateWithFlags(&r_.on_dst, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cudaEventCreateWithFlags(&r_.start_dst, cudaEventDefault), "cudaEventCreateWithFlags");
+    check(cudaEventCreateWithFlags(&r_.end_dst, cudaEventDefault), "cudaEventCreateWithFlags");
+    check(cudaMalloc(&r_.dst, max_), "cudaMalloc");
+    check(cudaHostAlloc(reinterpret_cast<void**>(&r_.word), 8,
+                        cudaHostAllocPortable | cudaHostAllocMapped),
+          "cudaHostAlloc");
+    check(cudaHostGetDevicePointer(&r_.dev_word, r_.word, 0), "cudaHostGetDevicePointer");
+    check(cudaSetDevice(0), "cudaSetDevice");
+  }
+
+  //! GB/s of `reps` copies of `bytes` on a held stream, sluice's and raw's.
+  row copies(const std::string& test, std::size_t bytes, bool on_source) {
+    const int reps =
+        static_cast<int>(std::clamp<std::size_t>((std::size_t{512} << 20) / bytes, 4, 64));
+    std::vector<double> s_gbps, r_gbps;
+    row out{test, a_.id(), b_.id(), bytes, "GB/s", {}, {}, {}, "", true};
+    sluice::stream s(on_source ? a_ : b_);
+    sluice::event start(s.device(), {true, false}), end(s.device(), {true, false});
+    const cudaStream_t rs = on_source ? r_.on_src : r_.on_dst;
+    const cudaEvent_t rstart = on_source ? r_.start_src : r_.start_dst;
+    const cudaEvent_t rend = on_source ? r_.end_src : r_.end_dst;
+    for (int t = 0; t < trials_ + 1; ++t) {  // the first trial of each side warms up
+      {
+        sluice::flag f(0);
+        s.wait_value(f, 1);
+        start.record(s);
+        for (int i = 0; i < reps; ++i)
+          out.path = to_string(sluice::copy_peer(s, dst_.data(), b_, src_.data(), a_, bytes));
+        end.record(s);
+        f.store(1);
+        end.synchronize();
+        const double ms = sluice::elapsed(start, end).count();
+        if (t > 0) s_gbps.push_back(static_cast<double>(bytes) * reps / (ms * 1e6));
+      }
+      {
+        __atomic_store_n(r_.word, std::uint64_t{0}, __ATOMIC_RELEASE);
+        if (wait_(reinterpret_cast<CUstream>(rs), reinterpret_cast<CUdeviceptr>(r_.dev_word), 1,
+                  CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
+          check(cudaErrorUnknown, "cuStreamWaitValue64");
+        check(cudaEventRecord(rstart, rs), "cudaEventRecord");
+        for (int i = 0; i < reps; ++i)
+          check(cudaMemcpyPeerAsync(r_.dst, b_.id(), r_.src, a_.id(), bytes, rs),
+                "cudaMemcpyPeerAsync");
+        check(cudaEventRecord(rend, rs), "cudaEventRecord");
+        __atomic_store_n(r_.word, std::uint64_t{1}, __ATOMIC_RELEASE);
+        check(cudaEventSynchronize(rend), "cudaEventSynchronize");
+        float ms = 0;
+        check(cudaEventElapsedTime(&ms, rstart, rend), "cudaEventElapsedTime");
+        if (t > 0) r_gbps.push_back(static_cast<double>(bytes) * reps / (ms * 1e6));
+      }
+    }
+    out.sluice = summarize(s_gbps);
+    out.raw = summarize(r_gbps);
+    out.verified = verify(bytes);
+    return out;
+  }
+
+  //! Both directions at once: sluice pushes a->b and b->a on one stream of each
+  //! device, held by one flag; raw the same with its own objects. GB/s in all.
+  row bidirectional(std::size_t bytes) {
+    const int reps = 4;
+    row out{"bidir", a_.id(), b_.id(), bytes, "GB/s", {}, {}, {}, "", true};
+    sluice::device_buffer<unsigned char> back_src(b_, bytes), back_dst(a_, bytes);
+    sluice::stream sa(a_), sb(b_);
+    sluice::event st_a(a_, {true, false}), en_a(a_, {true, false});
+    sluice::event st_b(b_, {true, false}), en_b(b_, {true, false});
+    void* raw_back_src = nullptr;
+    void* raw_back_dst = nullptr;
+    check(cudaSetDevice(b_.id()), "cudaSetDevice");
+    check(cudaMalloc(&raw_back_src, bytes), "cudaMalloc");
+    check(cudaSetDevice(a_.id()), "cudaSetDevice");
+    check(cudaMalloc(&raw_back_dst, bytes), "cudaMalloc");
+    std::vector<double> s_gbps, r_gbps;
+    for (int t = 0; t < trials_ + 1; ++t) {
+      {
+        sluice::flag f(0);
+        sa.wait_value(f, 1);
+        sb.wait_value(f, 1);
+        st_a.record(sa);
+        st_b.record(sb);
+        for (int i = 0; i < reps; ++i) {
+          out.path = to_string(sluice::copy_peer(sa, dst_.data(), b_, src_.data(), a_, bytes));
+          (void)sluice::copy_peer(sb, back_dst.data(), a_, back_src.data(), b_, bytes);
+        }
+        en_a.record(sa);
+        en_b.record(sb);
+        f.store(1);
+        en_a.synchronize();
+        en_b.synchronize();
+        const double ms =
+            std::max(sluice::elapsed(st_a, en_a).count(), sluice::elapsed(st_b, en_b).count());
+        if (t > 0) s_gbps.push_back(2.0 * static_cast<double>(bytes) * reps / (ms * 1e6));
+      }
+      {
+        __atomic_store_n(r_.word, std::uint64_t{0}, __ATOMIC_RELEASE);
+        for (const cudaStream_t rs : {r_.on_src, r_.on_dst})
+          if (wait_(reinterpret_cast<CUstream>(rs), reinterpret_cast<CUdeviceptr>(r_.dev_word), 1,
+                    CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
+            check(cudaErrorUnknown, "cuStreamWaitValue64");
+        check(cudaEventRecord(r_.start_src, r_.on_src), "cudaEventRecord");
+        check(cudaEventRecord(r_.start_dst, r_.on_dst), "cudaEventRecord");
+        for (int i = 0; i < reps; ++i) {
+          check(cudaMemcpyPeerAsync(r_.dst, b_.id(), r_.src, a_.id(), bytes, r_.on_src),
+                "cudaMemcpyPeerAsync");
+          check(cudaMemcpyPeerAsync(raw_back_dst, a_.id(), raw_back_src, b_.id(), bytes, r_.on_dst),
+                "cudaMemcpyPeerAsync");
+        }
+        check(cudaEventRecord(r_.end_src, r_.on_src), "cudaEventRecord");
+        check(cudaEventRecord(r_.end_dst, r_.on_dst), "cudaEventRecord");
+        __atomic_store_n(r_.word, std::uint64_t{1}, __ATOMIC_RELEASE);
+        check(cudaEventSynchronize(r_.end_src), "cudaEventSynchronize");
+        check(cudaEventSynchronize(r_.end_dst), "cudaEventSynchronize");
+        float ms_a = 0, ms_b = 0;
+        check(cudaEventElapsedTime(&ms_a, r_.start_src, r_.end_src), "cudaEventElapsedTime");
+        check(cudaEventElapsedTime(&ms_b, r_.start_dst, r_.end_dst), "cudaEventElapsedTime");
+        const double ms = std::max(ms_a, ms_b);
+        if (t > 0) r_gbps.push_back(2.0 * static_cast<double>(bytes) * reps / (ms * 1e6));
+      }
+    }
+    (void)cudaFree(raw_back_src);
+    (void)cudaFree(raw_back_dst);
+    check(cudaSetDevice(0), "cudaSetDevice");
+    out.sluice = summarize(s_gbps);
+    out.raw = summarize(r_gbps);
+    out.verified = verify(bytes);
+    return out;
+  }
+
+  //! 64 pieces of 16 KiB (every other 16 KiB slot of 2 MiB), host wall time in
+  //! us from the first enqueue to the end of synchronize().
+  row batch(int rounds) {
+    constexpr std::size_t pieces = 64, piece = 16 * 1024;
+    row out{"batch", a_.id(), b_.id(), pieces * piece, "us", {}, {}, {}, "", true};
+    std::vector<sluice::peer_piece> batch;
+    std::vector<void*> rd;
+    std::vector<const void*> rs;
+    std::vector<std::size_t> sizes(pieces, piece);
+    for (std::size_t i = 0; i < pieces; ++i) {
+      batch.push_back({dst_.data() + 2 * i * piece, src_.data() + 2 * i * piece, piece});
+      rd.push_back(static_cast<unsigned char*>(r_.dst) + 2 * i * piece);
+      rs.push_back(static_cast<const unsigned char*>(r_.src) + 2 * i * piece);
+    }
+    sluice::stream s(a_);
+    std::vector<double> s_us, r_us, rb_us;
+    cudaMemcpyAttributes attr{};
+    attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
+    attr.srcLocHint.type = cudaMemLocationTypeDevice;
+    attr.srcLocHint.id = a_.id();
+    attr.dstLocHint.type = cudaMemLocationTypeDevice;
+    attr.dstLocHint.id = b_.id();
+    std::size_t first = 0;
+    check(cudaSetDevice(a_.id()), "cudaSetDevice");
+    for (int t = 0; t < rounds + 5; ++t) {
+      auto t0 = clock_type::now();
+      out.path = to_string(sluice::copy_peer_batch(s, b_, a_, batch));
+      s.synchronize();
+      const double su = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
+      t0 = clock_type::now();
+      for (std::size_t i = 0; i < pieces; ++i)
+        check(cudaMemcpyPeerAsync(rd[i], b_.id(), rs[i], a_.id(), piece, r_.on_src),
+              "cudaMemcpyPeerAsync");
+      check(cudaStreamSynchronize(r_.on_src), "cudaStreamSynchronize");
+      const double ru = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
+      t0 = clock_type::now();
+      check(cudaMemcpyBatchAsync(rd.data(), rs.data(), sizes.data(), pieces, &attr, &first, 1,
+                                 r_.on_src),
+            "cudaMemcpyBatchAsync");
+      check(cudaStreamSynchronize(r_.on_src), "cudaStreamSynchronize");
+      const double rbu = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
+      if (t >= 5) {
+        s_us.push_back(su);
+        r_us.push_back(ru);
+        rb_us.push_back(rbu);
+      }
+    }
+    check(cudaSetDevice(0), "cudaSetDevice");
+    out.sluice = summarize(s_us);
+    out.raw = summarize(r_us);
+    out.raw_other = summarize(rb_us);
+    // Check the pieces of both sides.
+    std::vector<unsigned char> got(2 * pieces * piece), raw_got(2 * pieces * piece);
+    read_back(got.data(), raw_got.data(), got.size());
+    for (std::size_t i = 0; i < pieces && out.verified; ++i)
+      for (std::size_t k = 2 * i * piece; k < (2 * i + 1) * piece; ++k)
+        if (got[k] != pattern(k, 1) || raw_got[k] != pattern(k, 1)) {
+          out.verified = false;
+          break;
+        }
+    return out;
+  }
+
+  //! 16-byte copy + synchronize, host wall time in us.
+  row latency(int rounds) {
+    row out{"latency", a_.id(), b_.id(), 16, "us", {}, {}, {}, "", true};
+    sluice::stream s(a_);
+    std::vector<double> s_us, r_us;
+    check(cudaSetDevice(a_.id()), "cudaSetDevice");
+    for (int t = 0; t < rounds + 10; ++t) {
+      auto t0 = clock_type::now();
+      out.path = to_string(sluice::copy_peer(s, dst_.data(), b_, src_.data(), a_, 16));
+      s.synchronize();
+      const double su = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
+      t0 = clock_type::now();
+      check(cudaMemcpyPeerAsync(r_.dst, b_.id(), r_.src, a_.id(), 16, r_.on_src),
+            "cudaMemcpyPeerAsync");
+      check(cudaStreamSynchronize(r_.on_src), "cudaStreamSynchronize");
+      const double ru = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
+      if (t >= 10) {
+        s_us.push_back(su);
+        r_us.push_back(ru);
+      }
+    }
+    check(cudaSetDevice(0), "cudaSetDevice");
+    out.sluice = summarize(s_us);
+    out.raw = summarize(r_us);
+    out.verified = verify(16);
+    return out;
+  }
+
+ private:
+  //! The first `bytes` of both destinations hold the source's pattern.
+  bool verify(std::size_t bytes) {
+    const std::size_t n = std::min<std::size_t>(bytes, std::size_t{256} << 20);
+    std::vector<unsigned char> got(n), raw_got(n);
+    read_back(got.data(), raw_got.data(), n);
+    for (std::size_t i = 0; i < n; ++i)
+      if (got[i] != pattern(i, 1) || raw_got[i] != pattern(i, 1)) return false;
+    return true;
+  }
+
+  //! The first n bytes of sluice's and raw's destinations, on a stream of the
+  //! destination's device with that device current (its pool memory needs it).
+  void read_back(unsigned char* got, unsigned char* raw_got, std::size_t n) {
+    check(cudaSetDevice(b_.id()), "cudaSetDevice");
+    check(cudaMemcpyAsync(got, dst_.data(), n, cudaMemcpyDefault, r_.on_dst), "cudaMemcpyAsync");
+    check(cudaMemcpyAsync(raw_got, r_.dst, n, cudaMemcpyDefault, r_.on_dst), "cudaMemcpyAsync");
+    check(cudaStreamSynchronize(r_.on_dst), "cudaStreamSynchronize");
+    check(cudaSetDevice(0), "cudaSetDevice");
+  }
+
+  sluice::device a_, b_;
+  std::size_t max_;
+  int trials_;
+  wait_fn wait_;
+  sluice::device_buffer<unsigned char> src_, dst_;
+  raw_side r_{};
+};
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::size_t max_mib = 1024;
+  int trials = 5;
+  std::string json_path, csv_path;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--max-mib=", 0) == 0)
+      max_mib = std::strtoull(a.c_str() + 10, nullptr, 10);
+    else if (a.rfind("--trials=", 0) == 0)
+      trials = std::atoi(a.c_str() + 9);
+    else if (a.rfind("--json=", 0) == 0)
+      json_path = a.substr(7);
+    else if (a.rfind("--csv=", 0) == 0)
+      csv_path = a.substr(6);
+    else {
+      std::fprintf(stderr,
+                   "usage: sluice-bench-p2p-cuda [--max-mib=1024] [--trials=5] [--json=F] "
+                   "[--csv=F]\n");
+      return 2;
+    }
+  }
+  if (max_mib < 2 || trials < 1) {
+    std::fprintf(stderr,
+                 "sluice-bench-p2p: --max-mib must be at least 2 (the batch rows use 2 MiB), "
+                 "--trials at least 1\n");
+    return 2;
+  }
+  const int count = sluice::device_count();
+  if (count < 2) {
+    std::printf("sluice-bench-p2p: needs 2 devices, found %d: nothing measured\n", count);
+    return 77;
+  }
+  const std::size_t max_bytes = max_mib << 20;
+  std::printf("sluice P2P bench: sluice vs raw CUDA in the same run\n");
+  std::printf("backend: %s\n", sluice::backend_version().c_str());
+  for (int d = 0; d < count; ++d)
+    std::printf("device %d: %s\n", d, sluice::device{d}.name().c_str());
+  std::printf(
+      "method: held stream (host-mapped word), start event, copies, end event; %d "
+      "trials per side after one warm-up, alternating; median [min, max]; GB = 1e9 B; "
+      "data checked after each size\n\n",
+      trials);
+
+  std::vector<row> rows;
+  std::vector<std::unique_ptr<bench>> pairs;
+  for (int a = 0; a < count; ++a)
+    for (int b = 0; b < count; ++b)
+      if (a != b) pairs.push_back(std::make_unique<bench>(a, b, max_bytes, trials));
+  // Staged first: peer access, once enabled, stays enabled for the process.
+  for (auto& p : pairs)
+    rows.push_back(p->copies("staged", std::min<std::size_t>(max_bytes, 64 << 20), true));
+  for (int a = 0; a < count; ++a)
+    for (int b = 0; b < count; ++b)
+      if (a != b && sluice::link(sluice::device{a}, sluice::device{b}).peer_access_possible)
+        sluice::enable_peer_access(sluice::device{a}, sluice::device{b});
+  for (auto& p : pairs) {
+    for (std::size_t bytes = 4096; bytes <= max_bytes; bytes *= 4) {
+      rows.push_back(p->copies("push", bytes, true));
+      rows.push_back(p->copies("pull", bytes, false));
+    }
+  }
+  rows.push_back(pairs.front()->bidirectional(std::min<std::size_t>(max_bytes, 256 << 20)));
+  for (auto& p : pairs) rows.push_back(p->batch(200));
+  for (auto& p : pairs) rows.push_back(p->latency(1000));
+
+  std::printf("%-8s %4s %4s %12s %8s %9s %9s %7s %8s  %s\n", "test", "from", "to", "bytes", "unit",
+              "sluice", "raw", "ratio", "path", "data");
+  bool all_ok = true;
+  for (const row& r : rows) {
+    // For GB/s higher is better: ratio sluice/raw; for us lower is better: raw/sluice.
+    const double ratio =
+        r.unit == "GB/s" ? r.sluice.median / r.raw.median : r.raw.median / r.sluice.median;
+    std::printf("%-8s %4d %4d %12zu %8s %9s %9s %7.3f %8s  %s", r.test.c_str(), r.from, r.to,
+                r.bytes, r.unit.c_str(), number(r.sluice.median).c_str(),
+                number(r.raw.median).c_str(), ratio, r.path.c_str(),
+                r.verified ? "ok" : "MISMATCH");
+    if (r.test == "batch")
+      std::printf("  (raw cudaMemcpyBatchAsync %s us; 64 raw cudaMemcpyPeerAsync / sluice = %.2fx)",
+                  number(r.raw_other.median).c_str(), r.raw.median / r.sluice.median);
+    std::printf("\n");
+    all_ok = all_ok && r.verified;
+  }
+  std::printf("(ratio: sluice/raw for GB/s, raw/sluice for us: above 1 means sluice is faster)\n");
+  if (!csv_path.empty()) {
+    std::ofstream csv(csv_path);
+    csv << "test,from,to,bytes,unit,sluice_median,sluice_min,sluice_max,raw_median,raw_min,"
+           "raw_max,raw_batch_median,path,verified\n";
+    for (const row& r : rows)
+      csv << r.test << ',' << r.from << ',' << r.to << ',' << r.bytes << ',' << r.unit << ','
+          << r.sluice.median << ',' << r.sluice.min << ',' << r.sluice.max << ',' << r.raw.median
+          << ',' << r.raw.min << ',' << r.raw.max << ',' << r.raw_other.median << ',' << r.path
+          << ',' << (r.verified ? "yes" : "no") << '\n';
+    std::printf("csv:  %s\n", csv_path.c_str());
+  }
+  if (!json_path.empty()) {
+    std::ofstream js(json_path);
+    js << "{\n  \"bench\": \"sluice-bench-p2p\",\n  \"backend\": \"" << sluice::backend_version()
+       << "\",\n  \"trials\": " << trials << ",\n  \"rows\": [\n";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const row& r = rows[i];
+      js << "    {\"test\": \"" << r.test << "\", \"from\": " << r.from << ", \"to\": " << r.to
+         << ", \"bytes\": " << r.bytes << ", \"unit\": \"" << r.unit
+         << "\", \"sluice\": {\"median\": " << r.sluice.median << ", \"min\": " << r.sluice.min
+         << ", \"max\": " << r.sluice.max << "}, \"raw\": {\"median\": " << r.raw.median
+         << ", \"min\": " << r.raw.min << ", \"max\": " << r.raw.max
+         << "}, \"raw_batch_median\": " << r.raw_other.median << ", \"path\": \"" << r.path
+         << "\", \"verified\": " << (r.verified ? "true" : "false") << "}"
+         << (i + 1 < rows.size() ? "," : "") << "\n";
+    }
+    js << "  ]\n}\n";
+    std::printf("json: %s\n", json_path.c_str());
+  }
+  return all_ok ? 0 : 1;
+}
