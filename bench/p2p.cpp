@@ -29,13 +29,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -63,6 +67,50 @@ wait_fn wait_entry() {
   return reinterpret_cast<wait_fn>(fn);
 }
 
+//! Releases a held stream after `limit` if the bench has not done so itself:
+//! a copy call that waits for its own held stream would otherwise deadlock the
+//! bench. fired() says that happened (the row is marked "blocked": the call
+//! did not return while its stream was held).
+class hold_guard {
+ public:
+  hold_guard(std::function<void()> release, std::chrono::milliseconds limit)
+      : release_(std::move(release)), thread_([this, limit] {
+          std::unique_lock<std::mutex> lock(m_);
+          if (!cv_.wait_for(lock, limit, [this] { return done_; })) {
+            fired_ = true;
+            release_();
+          }
+        }) {}
+  ~hold_guard() { release_now(); }
+  hold_guard(const hold_guard&) = delete;
+  hold_guard& operator=(const hold_guard&) = delete;
+  //! The bench's own release (once).
+  void release_now() {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      if (done_) return;
+      done_ = true;
+      if (!fired_) release_();
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  bool fired() {
+    std::lock_guard<std::mutex> lock(m_);
+    return fired_;
+  }
+
+ private:
+  std::function<void()> release_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  bool fired_ = false;
+  std::thread thread_;
+};
+
+constexpr std::chrono::seconds hold_limit{5};
+
 struct stats {
   double median = 0, min = 0, max = 0;
 };
@@ -80,6 +128,8 @@ struct row {
   stats sluice, raw, raw_other;  // raw_other: raw cudaMemcpyBatchAsync for batch rows
   std::string path;              // what copy_peer reported
   bool verified = true;
+  bool blocked = false;      // a sluice copy call returned only after hold_guard released
+  bool raw_blocked = false;  // the same for the raw call
 };
 
 unsigned char pattern(std::size_t i, unsigned seed) {
@@ -140,7 +190,8 @@ class bench {
     const int reps =
         static_cast<int>(std::clamp<std::size_t>((std::size_t{512} << 20) / bytes, 4, 64));
     std::vector<double> s_gbps, r_gbps;
-    row out{test, a_.id(), b_.id(), bytes, "GB/s", {}, {}, {}, "", true};
+    row out{test, a_.id(), b_.id(), bytes, "GB/s", {}, {}, {}, "", true, false, false};
+    raw_blocked_ = false;
     sluice::stream s(on_source ? a_ : b_);
     sluice::event start(s.device(), {true, false}), end(s.device(), {true, false});
     const cudaStream_t rs = on_source ? r_.on_src : r_.on_dst;
@@ -151,10 +202,12 @@ class bench {
         sluice::flag f(0);
         s.wait_value(f, 1);
         start.record(s);
+        hold_guard guard([&f] { f.store(1); }, hold_limit);
         for (int i = 0; i < reps; ++i)
           out.path = to_string(sluice::copy_peer(s, dst_.data(), b_, src_.data(), a_, bytes));
         end.record(s);
-        f.store(1);
+        out.blocked = out.blocked || guard.fired();
+        guard.release_now();
         end.synchronize();
         const double ms = sluice::elapsed(start, end).count();
         if (t > 0) s_gbps.push_back(static_cast<double>(bytes) * reps / (ms * 1e6));
@@ -165,11 +218,14 @@ class bench {
                   CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
           check(cudaErrorUnknown, "cuStreamWaitValue64");
         check(cudaEventRecord(rstart, rs), "cudaEventRecord");
+        hold_guard guard([this] { __atomic_store_n(r_.word, std::uint64_t{1}, __ATOMIC_RELEASE); },
+                         hold_limit);
         for (int i = 0; i < reps; ++i)
           check(cudaMemcpyPeerAsync(r_.dst, b_.id(), r_.src, a_.id(), bytes, rs),
                 "cudaMemcpyPeerAsync");
         check(cudaEventRecord(rend, rs), "cudaEventRecord");
-        __atomic_store_n(r_.word, std::uint64_t{1}, __ATOMIC_RELEASE);
+        raw_blocked_ = raw_blocked_ || guard.fired();
+        guard.release_now();
         check(cudaEventSynchronize(rend), "cudaEventSynchronize");
         float ms = 0;
         check(cudaEventElapsedTime(&ms, rstart, rend), "cudaEventElapsedTime");
@@ -178,6 +234,7 @@ class bench {
     }
     out.sluice = summarize(s_gbps);
     out.raw = summarize(r_gbps);
+    out.raw_blocked = raw_blocked_;
     out.verified = verify(bytes);
     return out;
   }
@@ -186,7 +243,7 @@ class bench {
   //! device, held by one flag; raw the same with its own objects. GB/s in all.
   row bidirectional(std::size_t bytes) {
     const int reps = 4;
-    row out{"bidir", a_.id(), b_.id(), bytes, "GB/s", {}, {}, {}, "", true};
+    row out{"bidir", a_.id(), b_.id(), bytes, "GB/s", {}, {}, {}, "", true, false, false};
     sluice::device_buffer<unsigned char> back_src(b_, bytes), back_dst(a_, bytes);
     sluice::stream sa(a_), sb(b_);
     sluice::event st_a(a_, {true, false}), en_a(a_, {true, false});
@@ -211,7 +268,7 @@ class bench {
         }
         en_a.record(sa);
         en_b.record(sb);
-        f.store(1);
+        f.store(1);  // (the direct path only: no call here waits for its stream)
         en_a.synchronize();
         en_b.synchronize();
         const double ms =
@@ -257,7 +314,7 @@ class bench {
   //! us from the first enqueue to the end of synchronize().
   row batch(int rounds) {
     constexpr std::size_t pieces = 64, piece = 16 * 1024;
-    row out{"batch", a_.id(), b_.id(), pieces * piece, "us", {}, {}, {}, "", true};
+    row out{"batch", a_.id(), b_.id(), pieces * piece, "us", {}, {}, {}, "", true, false, false};
     std::vector<sluice::peer_piece> batch;
     std::vector<void*> rd;
     std::vector<const void*> rs;
@@ -318,7 +375,7 @@ class bench {
 
   //! 16-byte copy + synchronize, host wall time in us.
   row latency(int rounds) {
-    row out{"latency", a_.id(), b_.id(), 16, "us", {}, {}, {}, "", true};
+    row out{"latency", a_.id(), b_.id(), 16, "us", {}, {}, {}, "", true, false, false};
     sluice::stream s(a_);
     std::vector<double> s_us, r_us;
     check(cudaSetDevice(a_.id()), "cudaSetDevice");
@@ -371,6 +428,7 @@ class bench {
   wait_fn wait_;
   sluice::device_buffer<unsigned char> src_, dst_;
   raw_side r_{};
+  bool raw_blocked_ = false;
 };
 
 std::string number(double v) {
@@ -424,32 +482,11 @@ int main(int argc, char** argv) {
       "data checked after each size\n\n",
       trials);
 
-  std::vector<row> rows;
-  std::vector<std::unique_ptr<bench>> pairs;
-  for (int a = 0; a < count; ++a)
-    for (int b = 0; b < count; ++b)
-      if (a != b) pairs.push_back(std::make_unique<bench>(a, b, max_bytes, trials));
-  // Staged first: peer access, once enabled, stays enabled for the process.
-  for (auto& p : pairs)
-    rows.push_back(p->copies("staged", std::min<std::size_t>(max_bytes, 64 << 20), true));
-  for (int a = 0; a < count; ++a)
-    for (int b = 0; b < count; ++b)
-      if (a != b && sluice::link(sluice::device{a}, sluice::device{b}).peer_access_possible)
-        sluice::enable_peer_access(sluice::device{a}, sluice::device{b});
-  for (auto& p : pairs) {
-    for (std::size_t bytes = 4096; bytes <= max_bytes; bytes *= 4) {
-      rows.push_back(p->copies("push", bytes, true));
-      rows.push_back(p->copies("pull", bytes, false));
-    }
-  }
-  rows.push_back(pairs.front()->bidirectional(std::min<std::size_t>(max_bytes, 256 << 20)));
-  for (auto& p : pairs) rows.push_back(p->batch(200));
-  for (auto& p : pairs) rows.push_back(p->latency(1000));
-
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each row as it is measured (a log to the end)
   std::printf("%-8s %4s %4s %12s %8s %9s %9s %7s %8s  %s\n", "test", "from", "to", "bytes", "unit",
               "sluice", "raw", "ratio", "path", "data");
   bool all_ok = true;
-  for (const row& r : rows) {
+  const auto print = [&all_ok](const row& r) {
     // For GB/s higher is better: ratio sluice/raw; for us lower is better: raw/sluice.
     const double ratio =
         r.unit == "GB/s" ? r.sluice.median / r.raw.median : r.raw.median / r.sluice.median;
@@ -457,22 +494,54 @@ int main(int argc, char** argv) {
                 r.bytes, r.unit.c_str(), number(r.sluice.median).c_str(),
                 number(r.raw.median).c_str(), ratio, r.path.c_str(),
                 r.verified ? "ok" : "MISMATCH");
+    if (r.blocked || r.raw_blocked)
+      std::printf("  BLOCKED: the %s copy call waited for its held stream (released after %lld s)",
+                  r.blocked && r.raw_blocked ? "sluice and the raw"
+                  : r.blocked                ? "sluice"
+                                             : "raw",
+                  static_cast<long long>(hold_limit.count()));
     if (r.test == "batch")
       std::printf("  (raw cudaMemcpyBatchAsync %s us; 64 raw cudaMemcpyPeerAsync / sluice = %.2fx)",
                   number(r.raw_other.median).c_str(), r.raw.median / r.sluice.median);
     std::printf("\n");
     all_ok = all_ok && r.verified;
+  };
+  std::vector<row> rows;
+  const auto add = [&](row r) {
+    print(r);
+    rows.push_back(std::move(r));
+  };
+  std::vector<std::unique_ptr<bench>> pairs;
+  for (int a = 0; a < count; ++a)
+    for (int b = 0; b < count; ++b)
+      if (a != b) pairs.push_back(std::make_unique<bench>(a, b, max_bytes, trials));
+  // Staged first: peer access, once enabled, stays enabled for the process.
+  for (auto& p : pairs) add(p->copies("staged", std::min<std::size_t>(max_bytes, 64 << 20), true));
+  for (int a = 0; a < count; ++a)
+    for (int b = 0; b < count; ++b)
+      if (a != b && sluice::link(sluice::device{a}, sluice::device{b}).peer_access_possible)
+        sluice::enable_peer_access(sluice::device{a}, sluice::device{b});
+  for (auto& p : pairs) {
+    for (std::size_t bytes = 4096; bytes <= max_bytes; bytes *= 4) {
+      add(p->copies("push", bytes, true));
+      add(p->copies("pull", bytes, false));
+    }
   }
+  add(pairs.front()->bidirectional(std::min<std::size_t>(max_bytes, 256 << 20)));
+  for (auto& p : pairs) add(p->batch(200));
+  for (auto& p : pairs) add(p->latency(1000));
+
   std::printf("(ratio: sluice/raw for GB/s, raw/sluice for us: above 1 means sluice is faster)\n");
   if (!csv_path.empty()) {
     std::ofstream csv(csv_path);
     csv << "test,from,to,bytes,unit,sluice_median,sluice_min,sluice_max,raw_median,raw_min,"
-           "raw_max,raw_batch_median,path,verified\n";
+           "raw_max,raw_batch_median,path,verified,sluice_blocked,raw_blocked\n";
     for (const row& r : rows)
       csv << r.test << ',' << r.from << ',' << r.to << ',' << r.bytes << ',' << r.unit << ','
           << r.sluice.median << ',' << r.sluice.min << ',' << r.sluice.max << ',' << r.raw.median
           << ',' << r.raw.min << ',' << r.raw.max << ',' << r.raw_other.median << ',' << r.path
-          << ',' << (r.verified ? "yes" : "no") << '\n';
+          << ',' << (r.verified ? "yes" : "no") << ',' << (r.blocked ? "yes" : "no") << ','
+          << (r.raw_blocked ? "yes" : "no") << '\n';
     std::printf("csv:  %s\n", csv_path.c_str());
   }
   if (!json_path.empty()) {
@@ -487,7 +556,9 @@ int main(int argc, char** argv) {
          << ", \"max\": " << r.sluice.max << "}, \"raw\": {\"median\": " << r.raw.median
          << ", \"min\": " << r.raw.min << ", \"max\": " << r.raw.max
          << "}, \"raw_batch_median\": " << r.raw_other.median << ", \"path\": \"" << r.path
-         << "\", \"verified\": " << (r.verified ? "true" : "false") << "}"
+         << "\", \"verified\": " << (r.verified ? "true" : "false")
+         << ", \"sluice_blocked\": " << (r.blocked ? "true" : "false")
+         << ", \"raw_blocked\": " << (r.raw_blocked ? "true" : "false") << "}"
          << (i + 1 < rows.size() ? "," : "") << "\n";
     }
     js << "  ]\n}\n";
