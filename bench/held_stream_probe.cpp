@@ -11,6 +11,8 @@
 // one warm-up at a time before the hold, to see which first use matters.
 //
 //   sluice-probe-held-stream [--warm=none|copy|wait|both] [--alloc-after-hold] [--seconds=S]
+#include "raw_cuda.hpp"
+
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -24,40 +26,15 @@
 
 namespace {
 
-using wait_fn = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "sluice-probe-held-stream: %s: %s\n", what, cudaGetErrorString(e));
-    std::exit(2);
-  }
-}
-
-wait_fn wait_entry() {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  check(cudaGetDriverEntryPointByVersion("cuStreamWaitValue64", &fn, 12000, cudaEnableDefault,
-                                         &found),
-        "cudaGetDriverEntryPointByVersion");
-  if (found != cudaDriverEntryPointSuccess || fn == nullptr) {
-    std::fprintf(stderr, "sluice-probe-held-stream: cuStreamWaitValue64 not found\n");
-    std::exit(2);
-  }
-  return reinterpret_cast<wait_fn>(fn);
-}
-
-void wait_value(wait_fn w, cudaStream_t s, void* dev_word, std::uint64_t v) {
-  const CUresult r = w(s, reinterpret_cast<CUdeviceptr>(dev_word), v, CU_STREAM_WAIT_VALUE_GEQ);
-  if (r != CUDA_SUCCESS) {
-    std::fprintf(stderr, "sluice-probe-held-stream: cuStreamWaitValue64 failed (%d)\n",
-                 static_cast<int>(r));
-    std::exit(2);
-  }
-}
+using raw_cuda::check;
+using raw_cuda::wait_entry;
+using raw_cuda::wait_fn;
+using raw_cuda::wait_value;
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  raw_cuda::program = "sluice-probe-held-stream";
   std::string warm = "none";
   bool alloc_after_hold = false;
   double seconds = 10;

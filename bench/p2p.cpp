@@ -22,6 +22,8 @@
 //   latency     16-byte copy_peer + synchronize vs raw, host wall time
 //
 //   sluice-bench-p2p-cuda [--max-mib=1024] [--trials=5] [--json=F] [--csv=F]
+#include "raw_cuda.hpp"
+
 #include <sluice/sluice.hpp>
 
 #include <cuda.h>
@@ -45,27 +47,9 @@
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-using wait_fn = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "sluice-bench-p2p: %s: %s\n", what, cudaGetErrorString(e));
-    std::exit(2);
-  }
-}
-
-wait_fn wait_entry() {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  check(cudaGetDriverEntryPointByVersion("cuStreamWaitValue64", &fn, 12000, cudaEnableDefault,
-                                         &found),
-        "cudaGetDriverEntryPointByVersion");
-  if (found != cudaDriverEntryPointSuccess) {
-    std::fprintf(stderr, "sluice-bench-p2p: cuStreamWaitValue64 not found\n");
-    std::exit(2);
-  }
-  return reinterpret_cast<wait_fn>(fn);
-}
+using raw_cuda::check;
+using raw_cuda::wait_entry;
+using raw_cuda::wait_fn;
 
 //! Releases a held stream after `limit` if the bench has not done so itself:
 //! a copy call that waits for its own held stream would otherwise deadlock the
@@ -214,9 +198,7 @@ class bench {
       }
       {
         __atomic_store_n(r_.word, std::uint64_t{0}, __ATOMIC_RELEASE);
-        if (wait_(reinterpret_cast<CUstream>(rs), reinterpret_cast<CUdeviceptr>(r_.dev_word), 1,
-                  CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
-          check(cudaErrorUnknown, "cuStreamWaitValue64");
+        raw_cuda::wait_value(wait_, rs, r_.dev_word, 1);
         check(cudaEventRecord(rstart, rs), "cudaEventRecord");
         hold_guard guard([this] { __atomic_store_n(r_.word, std::uint64_t{1}, __ATOMIC_RELEASE); },
                          hold_limit);
@@ -278,9 +260,7 @@ class bench {
       {
         __atomic_store_n(r_.word, std::uint64_t{0}, __ATOMIC_RELEASE);
         for (const cudaStream_t rs : {r_.on_src, r_.on_dst})
-          if (wait_(reinterpret_cast<CUstream>(rs), reinterpret_cast<CUdeviceptr>(r_.dev_word), 1,
-                    CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
-            check(cudaErrorUnknown, "cuStreamWaitValue64");
+          raw_cuda::wait_value(wait_, rs, r_.dev_word, 1);
         check(cudaEventRecord(r_.start_src, r_.on_src), "cudaEventRecord");
         check(cudaEventRecord(r_.start_dst, r_.on_dst), "cudaEventRecord");
         for (int i = 0; i < reps; ++i) {
@@ -440,6 +420,7 @@ std::string number(double v) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  raw_cuda::program = "sluice-bench-p2p";
   std::size_t max_mib = 1024;
   int trials = 5;
   std::string json_path, csv_path;

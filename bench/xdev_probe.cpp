@@ -14,6 +14,8 @@
 //      The same with device 1 current, and with cudaMalloc memory.
 //
 //   sluice-probe-xdev [--hold-ms=MS]
+#include "raw_cuda.hpp"
+
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -30,28 +32,10 @@
 
 namespace {
 
-using wait_fn = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+using raw_cuda::check;
+using raw_cuda::wait_entry;
+using raw_cuda::wait_fn;
 using clock_type = std::chrono::steady_clock;
-
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "sluice-probe-xdev: %s: %s\n", what, cudaGetErrorString(e));
-    std::exit(2);
-  }
-}
-
-wait_fn wait_entry() {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  check(cudaGetDriverEntryPointByVersion("cuStreamWaitValue64", &fn, 12000, cudaEnableDefault,
-                                         &found),
-        "cudaGetDriverEntryPointByVersion");
-  if (found != cudaDriverEntryPointSuccess || fn == nullptr) {
-    std::fprintf(stderr, "sluice-probe-xdev: cuStreamWaitValue64 not found\n");
-    std::exit(2);
-  }
-  return reinterpret_cast<wait_fn>(fn);
-}
 
 double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
@@ -245,6 +229,7 @@ void cost_of_current_device_queries() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  raw_cuda::program = "sluice-probe-xdev";
   int hold_ms = 1000;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
