@@ -46,6 +46,7 @@ const char* const help =
     "  conformance   run the conformance suite, one line per rule of docs/semantics.md\n"
     "  backends      list the backends that were built and which one is the default\n"
     "  trace report <file>  overlap, idle gaps, waits and critical path of a sluice trace\n"
+    "  bench p2p [options]  peer copies, sluice next to the raw vendor calls (CUDA, 2+ GPUs)\n"
     "\n"
     "The backend: --backend NAME, else $SLUICE_BACKEND, else the first GPU backend\n"
     "(cuda, hip) that was built and has a device, else host. Each backend is a\n"
@@ -213,7 +214,18 @@ int dispatch(int argc, char** argv) {
   if (args[0] == "backends") return list_backends(directory, explicit_choice);
 
   const choice chosen = explicit_choice ? *explicit_choice : default_backend(directory);
-  const std::string program = program_of(directory, chosen.backend);
+  std::string program = program_of(directory, chosen.backend);
+  if (args[0] == "bench") {
+    // `sluice bench p2p`: its own program, sluice-bench-p2p-<backend>, next to this one.
+    if (args.size() < 2 || args[1] != "p2p")
+      throw dispatch_error("usage: sluice [--backend NAME] bench p2p [options] (the only bench)");
+    program = directory + "/sluice-bench-p2p-" + chosen.backend;
+    if (access(program.c_str(), X_OK) != 0)
+      throw dispatch_error("no P2P bench for the " + chosen.backend + " backend (" + program +
+                           " was not built; it exists for cuda, built with "
+                           "-DSLUICE_ENABLE_CUDA=ON)");
+    args.erase(args.begin(), args.begin() + 2);
+  }
   std::vector<char*> child_argv;
   child_argv.push_back(const_cast<char*>(program.c_str()));
   for (auto& arg : args) child_argv.push_back(arg.data());
