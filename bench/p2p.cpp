@@ -169,6 +169,18 @@ class bench {
     check(cudaSetDevice(0), "cudaSetDevice");
   }
 
+  ~bench() {
+    // The raw side's objects (sluice's free themselves).
+    for (const cudaStream_t st : {r_.on_src, r_.on_dst}) (void)cudaStreamDestroy(st);
+    for (const cudaEvent_t e : {r_.start_src, r_.end_src, r_.start_dst, r_.end_dst})
+      (void)cudaEventDestroy(e);
+    (void)cudaFree(r_.src);
+    (void)cudaFree(r_.dst);
+    (void)cudaFreeHost(r_.word);
+  }
+  bench(const bench&) = delete;
+  bench& operator=(const bench&) = delete;
+
   //! GB/s of `reps` copies of `bytes` on a held stream, sluice's and raw's.
   row copies(const std::string& test, std::size_t bytes, bool on_source) {
     const int reps =
