@@ -116,8 +116,15 @@ struct row {
   bool raw_blocked = false;  // the same for the raw call
 };
 
+//! Byte i of the data of sample `seed`: never periodic, so a chunk copied to
+//! the wrong place or a stale chunk shows.
 unsigned char pattern(std::size_t i, unsigned seed) {
-  return static_cast<unsigned char>((i * 131 + seed * 7 + (i >> 12)) & 0xFF);
+  std::uint64_t h = static_cast<std::uint64_t>(i >> 3) * 0x9E3779B97F4A7C15ULL +
+                    (std::uint64_t{seed} + 1U) * 0xBF58476D1CE4E5B9ULL;
+  h ^= h >> 31;
+  h *= 0x94D049BB133111EBULL;
+  h ^= h >> 29;
+  return static_cast<unsigned char>(h >> (8U * (i & 7U)));
 }
 
 //! The raw side of a pair: its own streams, events, word and memory.

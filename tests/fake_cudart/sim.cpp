@@ -12,6 +12,11 @@
 // stream runs at once), no kernels, no faults.
 //
 // SLUICE_SIM_DEVICES=N (1..8, default 2): the number of devices.
+// SLUICE_SIM_JITTER=<seed>: a stream's thread pauses for a random 0-4 ms
+// before none, one in four, two in four, three in four or all of its
+// operations (chosen per stream, seeded), so that streams drift apart as far
+// as the ordering CUDA promises allows: work that is not ordered by an event
+// or a stream shows it.
 #include "common.hpp"
 
 #include <cuda.h>
@@ -28,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -111,13 +117,30 @@ std::int64_t now_ns() {
       .count();
 }
 
+//! SLUICE_SIM_JITTER's seed; 0 when unset (no pauses).
+unsigned jitter_seed() {
+  static const unsigned seed = [] {
+    const char* v = std::getenv("SLUICE_SIM_JITTER");
+    return v != nullptr ? static_cast<unsigned>(std::strtoul(v, nullptr, 10)) : 0U;
+  }();
+  return seed;
+}
+
 void run_stream(std::shared_ptr<stream_model> s) {
+  static std::atomic<unsigned> streams{0};
+  std::seed_seq seeds{jitter_seed(), streams.fetch_add(1)};
+  std::minstd_rand jitter(seeds);
+  // Streams differ: some never pause, some before one operation in four,
+  // two or four, some before every one.
+  const unsigned slowness = static_cast<unsigned>(jitter() % 5);
   std::unique_lock<std::mutex> lock(mu());
   for (;;) {
     changed().wait(lock, [&] { return !s->queue.empty() || s->destroyed; });
     if (s->queue.empty()) break;  // destroyed and drained
     op o = std::move(s->queue.front());
     lock.unlock();
+    if (jitter_seed() != 0 && jitter() % 4 < slowness)
+      std::this_thread::sleep_for(std::chrono::microseconds(jitter() % 4000));
     if (o.run) o.run();
     lock.lock();
     if (o.finish) o.finish();
