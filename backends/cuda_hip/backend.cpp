@@ -285,6 +285,7 @@ void engine_t::recycle(stream_state* s) noexcept {
         break;
       }
   }
+  recycle_staging(*s);
   // Destroying an event or stream with pending work returns at once on CUDA and
   // on HIP's events; the traits say where stream destruction blocks (LIFE-1).
   (void)api::event_destroy(s->position);

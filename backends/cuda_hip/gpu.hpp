@@ -106,7 +106,8 @@ void free_word(word w) noexcept;
 
 // --- streams -------------------------------------------------------------------
 
-struct host_batch;  // host functions behind one vendor callback and one gate wait (stream.cpp)
+struct staging_set;  // pinned slots, a helper stream and events of a staged peer copy (staging.cpp)
+struct host_batch;   // host functions behind one vendor callback and one gate wait (stream.cpp)
 
 //! What every enqueue reads comes first, in one cache line: the vendor's call
 //! in between evicts much of the caller's data, and each further line read
@@ -154,6 +155,11 @@ struct stream_state {
   // operation (the next one starts there) and the trace it belongs to.
   void* trace_last = nullptr;
   std::uint64_t trace_epoch = 0;
+
+  // Staged peer copies (staging.cpp): the sets this stream used, reused by
+  // its later staged copies and pooled when the stream is recycled.
+  std::mutex staging_m;
+  std::vector<staging_set*> staging;
 
   stream_state* pool_next = nullptr;
 
@@ -363,6 +369,9 @@ struct engine_t {
 
   std::mutex peer_m;
   std::unique_ptr<std::atomic<bool>[]> peer_enabled;  // [from * count + to]
+
+  std::mutex staging_m;
+  std::vector<staging_set*> staging_free;  // staging sets of recycled streams
 };
 
 engine_t& engine();
@@ -382,6 +391,14 @@ class device_current {
  private:
   std::optional<scoped_device> guard_;
 };
+
+//! Copies the pieces from device src_dev to device dst_dev through pinned host
+//! memory, as one operation of u (u is on one of the two devices): sluice's
+//! double-buffered pipeline (staging.cpp), for devices without peer access.
+void staged_copy(stream_state& u, int dst_dev, int src_dev, const peer_piece* pieces,
+                 std::size_t count, const char* api_name);
+//! Hands the staging sets of a recycled stream to the engine's pool.
+void recycle_staging(stream_state& s) noexcept;
 
 //! On a sluice thread: marks the end of each stream that is not idle (a pooled
 //! event, recorded under the stream's enqueue lock), waits on the host until

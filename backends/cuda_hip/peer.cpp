@@ -93,15 +93,19 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   const detail::device_current on(st);  // as in copy: pool memory of another device
   detail::traced_op traced(st, "copy_peer", bytes);
   traced.path(to_string(path));
-  if (path == copy_path::local)
+  if (path == copy_path::local) {
     detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes,
                   " bytes on device ", own);
-  else
-    // Without peer access the vendor stages through host memory itself.
+  } else if (path == copy_path::staged) {
+    // Without peer access: sluice's pipeline through pinned memory (staging.cpp).
+    const peer_piece piece{dst, src, bytes};
+    detail::staged_copy(st, dst_dev.id(), src_dev.id(), &piece, 1, api);
+  } else {
     detail::check(
         gpu::api::memcpy_peer_async(dst, dst_dev.id(), src, src_dev.id(), bytes, st.native), api,
         ": ", bytes, " bytes from device ", src_dev.id(), " to device ", dst_dev.id(), " (",
         to_string(path), ")");
+  }
   traced.done();
   return path;
 }
@@ -134,12 +138,8 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
   detail::traced_op traced(st, "copy_peer_batch", total);
   traced.path(to_string(path));
   if (path == copy_path::staged) {
-    // Without peer access: one staged peer copy per piece (the vendor stages each).
-    for (std::size_t i = 0; i < dsts.size(); ++i)
-      detail::check(gpu::api::memcpy_peer_async(dsts[i], dst_dev.id(), srcs[i], src_dev.id(),
-                                                sizes[i], st.native),
-                    api, ": piece of ", sizes[i], " bytes from device ", src_dev.id(),
-                    " to device ", dst_dev.id(), " (staged)");
+    // Without peer access: the pieces share the pinned slots of sluice's pipeline.
+    detail::staged_copy(st, dst_dev.id(), src_dev.id(), pieces, count, api);
   } else {
     detail::check(
         gpu::api::memcpy_peer_batch_async(dsts.data(), srcs.data(), sizes.data(), dsts.size(),

@@ -151,6 +151,93 @@ TEST(PeerMultiDevice, PEER_2__copy_peer_batch_without_peer_access_copies_every_p
   batch_and_check(b, a, a, 52);
 }
 
+// Large copies without peer access: more data than a staging pipeline holds
+// at once (sluice's GPU backend moves 4 slots of 8 MiB), both directions, on
+// a stream of either device, two copies back to back on one stream (the
+// second refills the slots the first is emptying). Work ordered after them by
+// an event, on the other device, sees all of both.
+TEST(PeerMultiDevice, PEER_2__large_staged_copies_are_bit_exact_and_ordered) {
+  SLUICE_REQUIRE_DEVICES(2);
+  const int count = sluice::device_count();
+  const sluice::device ends[2] = {sluice::device{count - 2}, sluice::device{count - 1}};
+  constexpr std::size_t n = 40 * kib * kib + 5, offset = 3, bytes = n - 2 * offset;
+  unsigned seed = 90;
+  for (int direction = 0; direction < 2; ++direction) {
+    const sluice::device src_dev = ends[direction], dst_dev = ends[1 - direction];
+    for (const sluice::device on : {src_dev, dst_dev}) {
+      const std::string where = std::to_string(src_dev.id()) + " -> " +
+                                std::to_string(dst_dev.id()) + " on a stream of device " +
+                                std::to_string(on.id());
+      const sluice::device other = on == src_dev ? dst_dev : src_dev;
+      sluice::stream s{on}, reader{dst_dev};
+      sluice::event copied{on};
+      std::vector<sluice::device_buffer<byte>> srcs, dsts;
+      for (int k = 0; k < 2; ++k) {
+        srcs.push_back(patterned_device_bytes(src_dev, n, ++seed));
+        dsts.push_back(filled_device_bytes(dst_dev, n, 0));
+      }
+      for (int k = 0; k < 2; ++k)
+        EXPECT_TRUE(path_is_consistent(sluice::copy_peer(s, dsts[k].data() + offset, dst_dev,
+                                                         srcs[k].data() + offset, src_dev, bytes),
+                                       on, other))
+            << where;
+      copied.record(s);
+      reader.wait(copied);  // read on the destination's device, ordered only by the event
+      for (int k = 0; k < 2; ++k) {
+        sluice::pinned_buffer<byte> seen{n};
+        sluice::copy(reader, seen.data(), dsts[k].data(), n);
+        reader.synchronize();
+        EXPECT_EQ(first_byte_not(seen.data(), offset, 0), offset) << where << ": wrote before";
+        EXPECT_EQ(first_byte_not(seen.data() + n - offset, offset, 0), offset)
+            << where << ": wrote past the range";
+        const std::vector<byte> want = read_back(srcs[k]);
+        std::size_t differ = offset;
+        while (differ < offset + bytes && seen.data()[differ] == want[differ]) ++differ;
+        EXPECT_EQ(differ, offset + bytes)
+            << where << ", copy " << k + 1 << ": byte " << differ << " differs";
+      }
+      s.synchronize();
+    }
+  }
+}
+
+// A staged batch whose pieces are larger than a staging slot and cross the
+// slots' boundaries, next to small ones.
+TEST(PeerMultiDevice, PEER_2__a_large_staged_batch_copies_every_piece) {
+  SLUICE_REQUIRE_DEVICES(2);
+  const int count = sluice::device_count();
+  const sluice::device a{count - 2}, b{count - 1};
+  const std::vector<std::size_t> sizes = {3 * kib * kib + 1, 17, 9 * kib * kib + 3, 5 * kib,
+                                          6 * kib * kib,     1,  8 * kib * kib,     12 * kib * kib};
+  std::size_t n = 0;
+  for (const std::size_t z : sizes) n += z;
+  for (const sluice::device on : {a, b}) {
+    sluice::device_buffer<byte> src = patterned_device_bytes(a, n, on == a ? 61 : 62);
+    sluice::device_buffer<byte> dst = filled_device_bytes(b, n, 0);
+    // Gathered in reverse: piece i goes where the pieces after it come from.
+    std::vector<sluice::peer_piece> batch;
+    std::vector<std::size_t> from, to;
+    std::size_t at_src = 0, at_dst = n;
+    for (const std::size_t z : sizes) {
+      at_dst -= z;
+      batch.push_back({dst.data() + at_dst, src.data() + at_src, z});
+      from.push_back(at_src);
+      to.push_back(at_dst);
+      at_src += z;
+    }
+    sluice::stream s{on};
+    EXPECT_TRUE(path_is_consistent(sluice::copy_peer_batch(s, b, a, batch), on, on == a ? b : a));
+    s.synchronize();
+    const std::vector<byte> got = read_back(dst);
+    const std::vector<byte> want = read_back(src);
+    for (std::size_t i = 0; i < sizes.size(); ++i)
+      EXPECT_TRUE(std::equal(got.begin() + static_cast<std::ptrdiff_t>(to[i]),
+                             got.begin() + static_cast<std::ptrdiff_t>(to[i] + sizes[i]),
+                             want.begin() + static_cast<std::ptrdiff_t>(from[i])))
+          << "piece " << i << " (" << sizes[i] << " bytes) on a stream of device " << on.id();
+  }
+}
+
 TEST(PeerMultiDevice, PEER_1__enable_peer_access_is_idempotent) {
   SLUICE_REQUIRE_DEVICES(2);
   const sluice::device d0{0}, d1{1};

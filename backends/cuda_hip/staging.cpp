@@ -1,0 +1,287 @@
+// The staged peer copy: sluice's own pipeline through pinned host memory for
+// devices without peer access, instead of the vendor's staged copy.
+//
+// A copy from device S to device D moves in chunks through a ring of pinned
+// slots. Chunk i: the stream on S copies it into slot i % slots (device to
+// host) and records filled[k]; the stream on D waits for filled[k], copies the
+// slot into place (host to device) and records drained[k]; before slot k is
+// filled again, the stream on S waits for drained[k]. So the copy engines of
+// both devices run at once, one chunk apart (the vendor's staged copy ran at
+// ~37 GB/s on 2x H200 where such a pipeline reached 53: anchors.md).
+//
+// One of the two streams is the caller's; the other is a helper stream of the
+// set, on the other device, with the caller's priority. The copy stays one
+// operation of the caller's stream:
+// - the caller's stream is on S: every step on D waits for a filled[k] recorded
+//   on the caller's stream after its earlier work; at the end the caller's
+//   stream waits for the last drained[k] (D runs in order: all of them);
+// - the caller's stream is on D: the helper on S first waits for a start event
+//   recorded on the caller's stream; the caller's stream does the last step.
+// Nothing waits on the host; no other stream is involved.
+//
+// Sets are remembered by the stream that used them (its next staged copy of
+// the same devices reuses them, ordered by the events above), and go to the
+// engine's pool when the stream is recycled; another stream takes one from
+// the pool only once its last use has completed (its `done` event), so no
+// stream ever waits for another's staged copy. Sets are never freed (like
+// stream states): a set is 4 x 8 MiB of pinned memory, a helper stream and
+// 2 x 4 + 2 events, one per stream and direction that staged a copy.
+#include "environment.hpp"
+#include "gpu.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace sluice::detail {
+
+namespace {
+
+constexpr std::size_t slots = 4;
+
+//! Bytes per slot: 8 MiB (a pipeline of 4 x 8 MiB reached 53 GB/s on 2x H200,
+//! anchors.md), or SLUICE_STAGING_CHUNK_KIB (4 .. 262144) for tuning, and for
+//! tests that need many chunks per copy.
+std::size_t chunk_bytes() {
+  static const std::size_t bytes =
+      std::size_t{1024} * static_cast<std::size_t>(integer_from_environment(
+                              "SLUICE_STAGING_CHUNK_KIB", 8 * 1024, 4, 256 * 1024));
+  return bytes;
+}
+
+}  // namespace
+
+struct staging_set {
+  int src = 0;
+  int dst = 0;
+  bool helper_on_dst = false;  // the caller's stream is on src
+  int priority = 0;            // the caller stream's native priority
+  std::size_t chunk = 0;       // bytes per slot
+
+  api::stream_t helper{};
+  unsigned char* host = nullptr;              // slots * chunk bytes, pinned
+  std::array<api::event_t, slots> filled{};   // device src
+  std::array<api::event_t, slots> drained{};  // device dst
+  std::array<bool, slots> used{};
+  api::event_t start{};  // the caller's device (helper on src: where it starts)
+  api::event_t done{};   // the caller's device: after everything of the last use
+  bool ever_used = false;
+  std::size_t next = 0;  // the next slot to fill
+
+  std::mutex m;  // one enqueue at a time (several threads may share a stream)
+};
+
+namespace {
+
+void destroy_parts(staging_set& s) noexcept {
+  for (auto e : s.filled)
+    if (e != api::event_t{}) (void)api::event_destroy(e);
+  for (auto e : s.drained)
+    if (e != api::event_t{}) (void)api::event_destroy(e);
+  if (s.start != api::event_t{}) (void)api::event_destroy(s.start);
+  if (s.done != api::event_t{}) (void)api::event_destroy(s.done);
+  if (s.helper != api::stream_t{}) (void)api::stream_destroy(s.helper);
+  if (s.host != nullptr) (void)api::free_host(s.host);
+}
+
+std::unique_ptr<staging_set> create_set(int src, int dst, bool helper_on_dst, int priority) {
+  constexpr const char* api_name = "sluice::copy_peer (staged)";
+  auto set = std::make_unique<staging_set>();
+  set->src = src;
+  set->dst = dst;
+  set->helper_on_dst = helper_on_dst;
+  set->priority = priority;
+  set->chunk = chunk_bytes();
+  const std::size_t chunk = set->chunk;
+  const int own = helper_on_dst ? src : dst;
+  try {
+    void* host = nullptr;
+    check(api::host_alloc(&host, slots * chunk), api_name, ": ", slots * chunk,
+          " bytes of pinned staging memory");
+    set->host = static_cast<unsigned char*>(host);
+    {
+      const scoped_device on(helper_on_dst ? dst : src);
+      check(api::stream_create(&set->helper, priority), api_name, ": a helper stream on device ",
+            helper_on_dst ? dst : src);
+    }
+    {
+      const scoped_device on(src);
+      for (auto& e : set->filled)
+        check(api::event_create(&e, false, false), api_name, ": an event on device ", src);
+    }
+    {
+      const scoped_device on(dst);
+      for (auto& e : set->drained)
+        check(api::event_create(&e, false, false), api_name, ": an event on device ", dst);
+    }
+    const scoped_device on(own);
+    check(api::event_create(&set->start, false, false), api_name, ": an event on device ", own);
+    check(api::event_create(&set->done, false, false), api_name, ": an event on device ", own);
+  } catch (...) {
+    destroy_parts(*set);
+    throw;
+  }
+  return set;
+}
+
+bool matches(const staging_set& s, int src, int dst, bool helper_on_dst, int priority) noexcept {
+  return s.src == src && s.dst == dst && s.helper_on_dst == helper_on_dst && s.priority == priority;
+}
+
+//! The caller stream's set for this copy: its own from an earlier copy, an
+//! idle one from the pool, or a new one.
+staging_set& acquire(stream_state& u, int src, int dst) {
+  const bool helper_on_dst = u.device == src;
+  {
+    std::lock_guard<std::mutex> lock(u.staging_m);
+    for (staging_set* s : u.staging)
+      if (matches(*s, src, dst, helper_on_dst, u.native_priority)) return *s;
+  }
+  auto& e = engine();
+  staging_set* found = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(e.staging_m);
+    auto& pool = e.staging_free;
+    for (std::size_t i = 0; i < pool.size(); ++i) {
+      staging_set* s = pool[i];
+      if (!matches(*s, src, dst, helper_on_dst, u.native_priority)) continue;
+      // Only once its last use is over: never wait for another stream's copy.
+      if (s->ever_used && !api::event_query(s->done).ok()) continue;
+      found = s;
+      pool[i] = pool.back();
+      pool.pop_back();
+      break;
+    }
+  }
+  std::unique_ptr<staging_set> fresh;
+  if (found == nullptr) {
+    fresh = create_set(src, dst, helper_on_dst, u.native_priority);
+    found = fresh.get();
+  }
+  try {
+    std::lock_guard<std::mutex> lock(u.staging_m);
+    u.staging.push_back(found);
+  } catch (...) {
+    if (!fresh) {
+      std::lock_guard<std::mutex> lock(e.staging_m);
+      e.staging_free.push_back(found);  // a reserved slot: see recycle_staging
+    } else {
+      destroy_parts(*fresh);
+    }
+    throw;
+  }
+  (void)fresh.release();
+  return *found;
+}
+
+}  // namespace
+
+void recycle_staging(stream_state& s) noexcept {
+  if (s.staging.empty()) return;
+  auto& e = engine();
+  std::lock_guard<std::mutex> lock(e.staging_m);
+  for (staging_set* set : s.staging) {
+    try {
+      e.staging_free.push_back(set);
+    } catch (...) {
+      // No memory to pool it: the set stays unused (never freed anyway).
+    }
+  }
+  s.staging.clear();
+}
+
+void staged_copy(stream_state& u, int dst_dev, int src_dev, const peer_piece* pieces,
+                 std::size_t count, const char* api_name) {
+  staging_set& set = acquire(u, src_dev, dst_dev);
+  std::lock_guard<std::mutex> lock(set.m);
+  const std::size_t chunk = set.chunk;
+  const api::stream_t on_src = set.helper_on_dst ? u.native : set.helper;
+  const api::stream_t on_dst = set.helper_on_dst ? set.helper : u.native;
+  // The caller's current device is restored at the end (XDEV-2); in between
+  // the device of each step's memory is current (pool memory needs it: see
+  // device_current).
+  struct devices {
+    const char* api_name;
+    int original = 0;
+    int current = 0;
+    explicit devices(const char* a) : api_name(a) {
+      check(api::get_device(&original), api_name, ": reading the current device");
+      current = original;
+    }
+    devices(const devices&) = delete;
+    devices& operator=(const devices&) = delete;
+    ~devices() {
+      if (current != original) (void)api::set_device(original);
+    }
+    void select(int d) {
+      if (current == d) return;
+      check(api::set_device(d), api_name, ": selecting device ", d);
+      current = d;
+    }
+  } on(api_name);
+  if (!set.helper_on_dst) {
+    // The helper on src starts after the caller's earlier work.
+    check(api::event_record(set.start, u.native), api_name, ": recording on device ", dst_dev);
+    check(api::stream_wait_event(on_src, set.start), api_name, ": device ", src_dev,
+          " waiting for device ", dst_dev);
+  }
+  struct part {
+    unsigned char* dst;
+    const unsigned char* src;
+    std::size_t bytes;
+    std::size_t at;  // offset in the slot
+  };
+  std::vector<part> parts;
+  std::size_t i = 0;
+  std::size_t offset = 0;  // into pieces[i]
+  std::size_t last = slots;
+  for (;;) {
+    while (i < count && pieces[i].bytes == 0) ++i;
+    if (i == count) break;
+    // The next chunk: as much of the remaining pieces as one slot holds.
+    parts.clear();
+    std::size_t filled = 0;
+    while (i < count && filled < chunk) {
+      const peer_piece& p = pieces[i];
+      const std::size_t n = std::min(p.bytes - offset, chunk - filled);
+      if (n > 0)
+        parts.push_back({static_cast<unsigned char*>(p.dst) + offset,
+                         static_cast<const unsigned char*>(p.src) + offset, n, filled});
+      filled += n;
+      offset += n;
+      if (offset == p.bytes) {
+        ++i;
+        offset = 0;
+      }
+    }
+    const std::size_t k = set.next;
+    unsigned char* slot = set.host + k * chunk;
+    on.select(src_dev);
+    if (set.used[k])
+      check(api::stream_wait_event(on_src, set.drained[k]), api_name, ": device ", src_dev,
+            " waiting until device ", dst_dev, " has emptied a staging slot");
+    for (const part& p : parts)
+      check(api::memcpy_async(slot + p.at, p.src, p.bytes, on_src), api_name, ": ", p.bytes,
+            " bytes from device ", src_dev, " to pinned staging memory");
+    check(api::event_record(set.filled[k], on_src), api_name, ": recording on device ", src_dev);
+    on.select(dst_dev);
+    check(api::stream_wait_event(on_dst, set.filled[k]), api_name, ": device ", dst_dev,
+          " waiting for device ", src_dev, " to fill a staging slot");
+    for (const part& p : parts)
+      check(api::memcpy_async(p.dst, slot + p.at, p.bytes, on_dst), api_name, ": ", p.bytes,
+            " bytes from pinned staging memory to device ", dst_dev);
+    check(api::event_record(set.drained[k], on_dst), api_name, ": recording on device ", dst_dev);
+    set.used[k] = true;
+    set.next = (k + 1) % slots;
+    last = k;
+  }
+  if (last == slots) return;  // nothing to copy
+  if (set.helper_on_dst)
+    // The caller's stream (on src) ends after the helper's last step; D runs
+    // in order, so the last drained covers every earlier one.
+    check(api::stream_wait_event(u.native, set.drained[last]), api_name, ": device ", src_dev,
+          " waiting for device ", dst_dev, " to finish the staged copy");
+  check(api::event_record(set.done, u.native), api_name, ": recording on device ", u.device);
+  set.ever_used = true;
+}
+
+}  // namespace sluice::detail
