@@ -11,8 +11,10 @@
 // against the source's pattern (sluice's and raw's buffers both).
 //
 // Rows:
-//   staged      no peer access (run first: peer access, once enabled, stays):
-//               sluice::copy_peer (path staged) vs raw cudaMemcpyPeerAsync
+//   staged_push no peer access (run first: peer access, once enabled, stays):
+//   staged_pull sluice::copy_peer (path staged: sluice's pinned pipeline) vs raw
+//               cudaMemcpyPeerAsync (the driver stages), on a stream of the
+//               source (push) or of the destination (pull), 1 MiB-256 MiB
 //   push/pull   peer access enabled, stream of the source (push, nvbandwidth's
 //               write_ce) or of the destination (pull, read_ce), sizes 4 KiB-1 GiB
 //   bidir       both directions at once (one pushing stream per device)
@@ -20,6 +22,11 @@
 //               cudaMemcpyPeerAsync vs one raw cudaMemcpyBatchAsync; host wall
 //               time from the first enqueue to the end of synchronize()
 //   latency     16-byte copy_peer + synchronize vs raw, host wall time
+//
+// Each row also names the nvbandwidth test it corresponds to, where there is
+// one (push: device_to_device_memcpy_write_ce, pull: ..._read_ce, bidir:
+// device_to_device_bidirectional_memcpy_write_ce). At the end, device x device
+// matrices of push and pull at the largest size: sluice GB/s, raw GB/s, ratio.
 //
 //   sluice-bench-p2p-cuda [--max-mib=1024] [--trials=5] [--json=F] [--csv=F]
 #include "raw_cuda.hpp"
@@ -105,7 +112,7 @@ stats summarize(std::vector<double> v) {
 }
 
 struct row {
-  std::string test;  // e.g. push, pull, staged, bidir, batch, latency
+  std::string test;  // e.g. push, pull, staged_push, staged_pull, bidir, batch, latency
   int from = 0, to = 0;
   std::size_t bytes = 0;
   std::string unit;              // "GB/s" or "us"
@@ -118,6 +125,14 @@ struct row {
 
 //! Byte i of the data of sample `seed`: never periodic, so a chunk copied to
 //! the wrong place or a stale chunk shows.
+//! The nvbandwidth test a row corresponds to, "-" where nvbandwidth has none.
+const char* nvbandwidth_name(const std::string& test) {
+  if (test == "push") return "device_to_device_memcpy_write_ce";
+  if (test == "pull") return "device_to_device_memcpy_read_ce";
+  if (test == "bidir") return "device_to_device_bidirectional_memcpy_write_ce";
+  return "-";
+}
+
 unsigned char pattern(std::size_t i, unsigned seed) {
   std::uint64_t h = static_cast<std::uint64_t>(i >> 3) * 0x9E3779B97F4A7C15ULL +
                     (std::uint64_t{seed} + 1U) * 0xBF58476D1CE4E5B9ULL;
@@ -438,6 +453,44 @@ std::string number(double v) {
 
 }  // namespace
 
+//! nvbandwidth-style device x device matrices (rows: source, columns:
+//! destination) of the push and pull rows at the largest size measured.
+void print_matrices(const std::vector<row>& rows, int count) {
+  for (const char* test : {"push", "pull"}) {
+    std::size_t largest = 0;
+    for (const row& r : rows)
+      if (r.test == test) largest = std::max(largest, r.bytes);
+    if (largest == 0) continue;
+    for (int what = 0; what < 3; ++what) {
+      std::printf("\n%s, %zu bytes, %s (%s): row = source, column = destination\n", test, largest,
+                  what == 0   ? "sluice GB/s"
+                  : what == 1 ? "raw cudaMemcpyPeerAsync GB/s"
+                              : "ratio sluice/raw",
+                  nvbandwidth_name(test));
+      std::printf("%6s", "");
+      for (int to = 0; to < count; ++to) std::printf(" %9d", to);
+      std::printf("\n");
+      for (int from = 0; from < count; ++from) {
+        std::printf("%6d", from);
+        for (int to = 0; to < count; ++to) {
+          const row* found = nullptr;
+          for (const row& r : rows)
+            if (r.test == test && r.bytes == largest && r.from == from && r.to == to) found = &r;
+          if (found == nullptr) {
+            std::printf(" %9s", "-");
+            continue;
+          }
+          const double v = what == 0   ? found->sluice.median
+                           : what == 1 ? found->raw.median
+                                       : found->sluice.median / found->raw.median;
+          std::printf(what == 2 ? " %9.3f" : " %9.1f", v);
+        }
+        std::printf("\n");
+      }
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   raw_cuda::program = "sluice-bench-p2p";
   std::size_t max_mib = 1024;
@@ -483,17 +536,17 @@ int main(int argc, char** argv) {
       trials);
 
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each row as it is measured (a log to the end)
-  std::printf("%-8s %4s %4s %12s %8s %9s %9s %7s %8s  %s\n", "test", "from", "to", "bytes", "unit",
-              "sluice", "raw", "ratio", "path", "data");
+  std::printf("%-11s %4s %4s %12s %8s %9s %9s %7s %8s  %-8s %s\n", "test", "from", "to", "bytes",
+              "unit", "sluice", "raw", "ratio", "path", "data", "nvbandwidth test");
   bool all_ok = true;
   const auto print = [&all_ok](const row& r) {
     // For GB/s higher is better: ratio sluice/raw; for us lower is better: raw/sluice.
     const double ratio =
         r.unit == "GB/s" ? r.sluice.median / r.raw.median : r.raw.median / r.sluice.median;
-    std::printf("%-8s %4d %4d %12zu %8s %9s %9s %7.3f %8s  %s", r.test.c_str(), r.from, r.to,
+    std::printf("%-11s %4d %4d %12zu %8s %9s %9s %7.3f %8s  %-8s %s", r.test.c_str(), r.from, r.to,
                 r.bytes, r.unit.c_str(), number(r.sluice.median).c_str(),
-                number(r.raw.median).c_str(), ratio, r.path.c_str(),
-                r.verified ? "ok" : "MISMATCH");
+                number(r.raw.median).c_str(), ratio, r.path.c_str(), r.verified ? "ok" : "MISMATCH",
+                nvbandwidth_name(r.test));
     if (r.blocked || r.raw_blocked)
       std::printf("  BLOCKED: the %s copy call waited for its held stream (released after %lld s)",
                   r.blocked && r.raw_blocked ? "sluice and the raw"
@@ -516,7 +569,13 @@ int main(int argc, char** argv) {
     for (int b = 0; b < count; ++b)
       if (a != b) pairs.push_back(std::make_unique<bench>(a, b, max_bytes, trials));
   // Staged first: peer access, once enabled, stays enabled for the process.
-  for (auto& p : pairs) add(p->copies("staged", std::min<std::size_t>(max_bytes, 64 << 20), true));
+  for (auto& p : pairs) {
+    for (std::size_t bytes = std::size_t{1} << 20;
+         bytes <= std::min<std::size_t>(max_bytes, 256 << 20); bytes *= 4) {
+      add(p->copies("staged_push", bytes, true));
+      add(p->copies("staged_pull", bytes, false));
+    }
+  }
   for (int a = 0; a < count; ++a)
     for (int b = 0; b < count; ++b)
       if (a != b && sluice::link(sluice::device{a}, sluice::device{b}).peer_access_possible)
@@ -532,16 +591,17 @@ int main(int argc, char** argv) {
   for (auto& p : pairs) add(p->latency(1000));
 
   std::printf("(ratio: sluice/raw for GB/s, raw/sluice for us: above 1 means sluice is faster)\n");
+  print_matrices(rows, count);
   if (!csv_path.empty()) {
     std::ofstream csv(csv_path);
     csv << "test,from,to,bytes,unit,sluice_median,sluice_min,sluice_max,raw_median,raw_min,"
-           "raw_max,raw_batch_median,path,verified,sluice_blocked,raw_blocked\n";
+           "raw_max,raw_batch_median,path,verified,sluice_blocked,raw_blocked,nvbandwidth\n";
     for (const row& r : rows)
       csv << r.test << ',' << r.from << ',' << r.to << ',' << r.bytes << ',' << r.unit << ','
           << r.sluice.median << ',' << r.sluice.min << ',' << r.sluice.max << ',' << r.raw.median
           << ',' << r.raw.min << ',' << r.raw.max << ',' << r.raw_other.median << ',' << r.path
           << ',' << (r.verified ? "yes" : "no") << ',' << (r.blocked ? "yes" : "no") << ','
-          << (r.raw_blocked ? "yes" : "no") << '\n';
+          << (r.raw_blocked ? "yes" : "no") << ',' << nvbandwidth_name(r.test) << '\n';
     std::printf("csv:  %s\n", csv_path.c_str());
   }
   if (!json_path.empty()) {
@@ -558,8 +618,8 @@ int main(int argc, char** argv) {
          << "}, \"raw_batch_median\": " << r.raw_other.median << ", \"path\": \"" << r.path
          << "\", \"verified\": " << (r.verified ? "true" : "false")
          << ", \"sluice_blocked\": " << (r.blocked ? "true" : "false")
-         << ", \"raw_blocked\": " << (r.raw_blocked ? "true" : "false") << "}"
-         << (i + 1 < rows.size() ? "," : "") << "\n";
+         << ", \"raw_blocked\": " << (r.raw_blocked ? "true" : "false") << ", \"nvbandwidth\": \""
+         << nvbandwidth_name(r.test) << "\"}" << (i + 1 < rows.size() ? "," : "") << "\n";
     }
     js << "  ]\n}\n";
     std::printf("json: %s\n", json_path.c_str());
