@@ -65,7 +65,10 @@ struct cuda_api {
       case cudaErrorNotReady: return errc::not_ready;
       case cudaErrorNotSupported: return errc::not_supported;
       case cudaErrorPeerAccessUnsupported:
-      case cudaErrorPeerAccessNotEnabled: return errc::peer_access_unavailable;
+      case cudaErrorPeerAccessNotEnabled:
+      // "The hardware resources required to enable peer access have been exhausted"
+      // (driver_types.h): the device is at its peer limit; copies stay staged.
+      case cudaErrorTooManyPeers: return errc::peer_access_unavailable;
       case cudaErrorInvalidResourceHandle: return errc::invalid_handle;
       case cudaErrorInvalidValue: return errc::invalid_argument;
       // The errors after which the CUDA context is unusable (cudaError_t docs: "the

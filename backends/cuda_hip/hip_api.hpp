@@ -67,6 +67,8 @@ struct hip_api {
       case hipErrorInsufficientDriver: return errc::invalid_device;
       case hipErrorNotReady: return errc::not_ready;
       case hipErrorNotSupported: return errc::not_supported;
+      // HIP 5.2 names hipErrorTooManyPeers in its documentation but defines no such
+      // code: a peer limit surfaces as whatever error ROCm returns (not seen here).
       case hipErrorPeerAccessUnsupported:
       case hipErrorPeerAccessNotEnabled: return errc::peer_access_unavailable;
       case hipErrorInvalidHandle: return errc::invalid_handle;

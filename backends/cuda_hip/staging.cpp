@@ -218,6 +218,9 @@ void staged_copy(stream_state& u, int dst_dev, int src_dev, const peer_piece* pi
       current = d;
     }
   } on(api_name);
+  // From here on the set may have work in flight: another stream takes it from
+  // the pool only once `done` has completed.
+  set.ever_used = true;
   if (!set.helper_on_dst) {
     // The helper on src starts after the caller's earlier work.
     check(api::event_record(set.start, u.native), api_name, ": recording on device ", dst_dev);
@@ -281,7 +284,6 @@ void staged_copy(stream_state& u, int dst_dev, int src_dev, const peer_piece* pi
     check(api::stream_wait_event(u.native, set.drained[last]), api_name, ": device ", src_dev,
           " waiting for device ", dst_dev, " to finish the staged copy");
   check(api::event_record(set.done, u.native), api_name, ": recording on device ", u.device);
-  set.ever_used = true;
 }
 
 }  // namespace sluice::detail

@@ -589,11 +589,27 @@ cudaError_t cudaDeviceCanAccessPeer(int* can, int d, int peer) {
   *can = d != peer ? 1 : 0;
   return cudaSuccess;
 }
+//! SLUICE_SIM_PEER_LIMIT (default 8): the most peers one device may enable. CUDA's
+//! programming guide: without NVSwitch "each device can support a system-wide maximum of
+//! eight peer connections"; beyond it, cudaErrorTooManyPeers ("the hardware resources
+//! required to enable peer access have been exhausted").
+static int peer_limit() {
+  static const int n = [] {
+    const char* v = std::getenv("SLUICE_SIM_PEER_LIMIT");
+    const int k = v != nullptr ? std::atoi(v) : 8;
+    return k >= 1 ? k : 8;
+  }();
+  return n;
+}
+
 cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int) {
   if (!valid_device(peer) || peer == current_device) return failed(cudaErrorInvalidDevice);
   std::lock_guard<std::mutex> lock(mu());
   bool& on = reg().peer_enabled[current_device][peer];
   if (on) return failed(cudaErrorPeerAccessAlreadyEnabled);  // as CUDA: an error, left as the last
+  int peers = 0;
+  for (const bool p : reg().peer_enabled[current_device]) peers += p ? 1 : 0;
+  if (peers >= peer_limit()) return failed(cudaErrorTooManyPeers);
   on = true;
   return cudaSuccess;
 }

@@ -1,0 +1,60 @@
+// What happens at the vendor's limit on peers per device, on sluice::cuda
+// against the simulated runtime with SLUICE_SIM_PEER_LIMIT=2 and 4 devices
+// (ctest sim.peer_limit.cuda): enable_peer_access beyond the limit throws
+// errc::peer_access_unavailable naming the vendor error, changes nothing, and
+// leaves no stale error; copy_peer between that pair keeps working, staged.
+#include <sluice/sluice.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+TEST(PeerLimit, EnablingBeyondTheLimitFailsClearlyAndCopiesStayStaged) {
+  const char* limit = std::getenv("SLUICE_SIM_PEER_LIMIT");
+  ASSERT_NE(limit, nullptr) << "run with SLUICE_SIM_PEER_LIMIT=2 (ctest sim.peer_limit.cuda)";
+  ASSERT_EQ(std::string(limit), "2");
+  ASSERT_GE(sluice::device_count(), 4);
+  const sluice::device d0{0}, d1{1}, d2{2}, d3{3};
+  sluice::enable_peer_access(d0, d1);
+  sluice::enable_peer_access(d0, d2);
+  sluice::enable_peer_access(d0, d1);  // again: idempotent, not a third peer
+  try {
+    sluice::enable_peer_access(d0, d3);
+    ADD_FAILURE() << "a third peer of device 0 was enabled past a limit of 2";
+  } catch (const sluice::error& e) {
+    EXPECT_EQ(e.code(), sluice::errc::peer_access_unavailable) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cudaDeviceEnablePeerAccess"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(sluice::peer_access_enabled(d0, d3));
+  EXPECT_TRUE(sluice::peer_access_enabled(d0, d1));
+  // Other devices are not at their limit.
+  sluice::enable_peer_access(d3, d0);
+  EXPECT_TRUE(sluice::peer_access_enabled(d3, d0));
+
+  // The copy 0 -> 3 on a stream of device 0 still works, staged, bit-exact.
+  constexpr std::size_t n = (std::size_t{3} << 20) + 11;
+  sluice::pinned_buffer<unsigned char> in{n}, out{n};
+  for (std::size_t i = 0; i < n; ++i) in.data()[i] = static_cast<unsigned char>(i * 7 + (i >> 9));
+  sluice::device_buffer<unsigned char> src{d0, n}, dst{d3, n};
+  sluice::stream s0{d0}, s3{d3};
+  sluice::copy(s0, src.data(), in.data(), n);
+  EXPECT_EQ(sluice::copy_peer(s0, dst.data(), d3, src.data(), d0, n), sluice::copy_path::staged);
+  sluice::event copied{d0};
+  copied.record(s0);
+  s3.wait(copied);
+  sluice::copy(s3, out.data(), dst.data(), n);
+  s3.synchronize();
+  std::size_t differ = 0;
+  while (differ < n && out.data()[differ] == in.data()[differ]) ++differ;
+  EXPECT_EQ(differ, n) << "the staged copy differs at byte " << differ;
+  // ... and on a stream of device 3, which has peer access to device 0: direct.
+  EXPECT_EQ(sluice::copy_peer(s3, dst.data(), d3, src.data(), d0, n), sluice::copy_path::direct);
+  s3.synchronize();
+}
+
+}  // namespace
