@@ -13,7 +13,7 @@
 
 namespace {
 
-TEST(PeerLimit, EnablingBeyondTheLimitFailsClearlyAndCopiesStayStaged) {
+TEST(PeerLimitTwo, EnablingBeyondTheLimitFailsClearlyAndCopiesStayStaged) {
   const char* limit = std::getenv("SLUICE_SIM_PEER_LIMIT");
   ASSERT_NE(limit, nullptr) << "run with SLUICE_SIM_PEER_LIMIT=2 (ctest sim.peer_limit.cuda)";
   ASSERT_EQ(std::string(limit), "2");
@@ -55,6 +55,46 @@ TEST(PeerLimit, EnablingBeyondTheLimitFailsClearlyAndCopiesStayStaged) {
   // ... and on a stream of device 3, which has peer access to device 0: direct.
   EXPECT_EQ(sluice::copy_peer(s3, dst.data(), d3, src.data(), d0, n), sluice::copy_path::direct);
   s3.synchronize();
+}
+
+}  // namespace
+
+namespace {
+
+// Every ordered pair of 8 devices with peer access enabled: 7 peers per
+// device, within CUDA's 8 (the simulated runtime's default limit); every
+// pair's copy is direct (ctest sim.peer_all_pairs.cuda, 8 devices).
+TEST(PeerLimitEight, AllPairsOfEightDevicesFitTheLimit) {
+  ASSERT_EQ(sluice::device_count(), 8) << "run with SLUICE_SIM_DEVICES=8";
+  constexpr std::size_t n = 4096;
+  for (int a = 0; a < 8; ++a)
+    for (int b = 0; b < 8; ++b)
+      if (a != b) sluice::enable_peer_access(sluice::device{a}, sluice::device{b});
+  for (int a = 0; a < 8; ++a) {
+    sluice::device_buffer<unsigned char> src{sluice::device{a}, n};
+    sluice::stream s{sluice::device{a}};
+    sluice::fill(s, src.data(), static_cast<unsigned char>(a + 1), n);
+    for (int b = 0; b < 8; ++b) {
+      if (a == b) continue;
+      EXPECT_TRUE(sluice::peer_access_enabled(sluice::device{a}, sluice::device{b}));
+      sluice::device_buffer<unsigned char> dst{sluice::device{b}, n};
+      EXPECT_EQ(
+          sluice::copy_peer(s, dst.data(), sluice::device{b}, src.data(), sluice::device{a}, n),
+          sluice::copy_path::direct)
+          << a << " -> " << b;
+      sluice::pinned_buffer<unsigned char> out{n};
+      sluice::event copied{sluice::device{a}};
+      copied.record(s);
+      sluice::stream r{sluice::device{b}};
+      r.wait(copied);
+      sluice::copy(r, out.data(), dst.data(), n);
+      r.synchronize();
+      std::size_t differ = 0;
+      while (differ < n && out.data()[differ] == a + 1) ++differ;
+      EXPECT_EQ(differ, n) << a << " -> " << b;
+    }
+    s.synchronize();
+  }
 }
 
 }  // namespace
