@@ -216,6 +216,13 @@ device_state& engine_t::dev(int id, const char* api_name) {
     // The device's context is current here (the stream was made in it): copies
     // compare the calling thread's against it (api::device_is_current).
     d.context = api::current_context();
+    // The SM copy kernel, launched once with nothing to copy: where it cannot
+    // run, small peer copies stay on the copy engine.
+    int multiprocessors = 0;
+    if (api::multiprocessor_count(&multiprocessors, d.id).ok() && multiprocessors > 0 &&
+        api::sm_copy(nullptr, nullptr, 0, d.alloc_stream, 1).ok())
+      d.sm_blocks = 4U * static_cast<unsigned>(multiprocessors);
+    api::clear_last_error();
   });
   return d;
 }

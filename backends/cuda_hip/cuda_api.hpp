@@ -5,6 +5,8 @@
 // name the failing call without a second table.
 #pragma once
 
+#include "sm_copy.hpp"
+
 #include <sluice/backend.hpp>
 #include <sluice/error.hpp>
 #include <sluice/peer.hpp>
@@ -272,6 +274,15 @@ struct cuda_api {
   static status memcpy_peer_async(void* dst, int dst_dev, const void* src, int src_dev,
                                   std::size_t n, stream_t s) noexcept {
     return {cudaMemcpyPeerAsync(dst, dst_dev, src, src_dev, n, s), "cudaMemcpyPeerAsync"};
+  }
+  //! sluice's SM copy kernel (sm_copy.cu, compiled by nvcc into this library).
+  static status sm_copy(void* dst, const void* src, std::size_t n, stream_t s,
+                        unsigned blocks) noexcept {
+    return {static_cast<cudaError_t>(::sluice::detail::sm_copy::launch(dst, src, n, s, blocks)),
+            "the SM copy kernel's launch"};
+  }
+  static status multiprocessor_count(int* n, int d) noexcept {
+    return {cudaDeviceGetAttribute(n, cudaDevAttrMultiProcessorCount, d), "cudaDeviceGetAttribute"};
   }
 
   // --- stream memory operations ------------------------------------------

@@ -317,6 +317,10 @@ struct device_state {
   int hardware_queues = 1;
   api::pool_t pool{};
   api::context_t context{};  // the vendor context of this device (CUDA: its primary context)
+  // Blocks of the SM copy kernel for a full-size launch (4 per multiprocessor);
+  // 0 when the kernel cannot run here (no code for this device, or a runtime
+  // without kernels): peer copies then always use the copy engine.
+  unsigned sm_blocks = 0;
   api::stream_t
       alloc_stream{};  // synchronous device_buffer allocations and their frees; never waits
 
@@ -391,6 +395,14 @@ class device_current {
  private:
   std::optional<scoped_device> guard_;
 };
+
+//! Peer copies over the link of at most this many bytes, 16-byte aligned at
+//! both ends, run as sluice's SM copy kernel (sm_copy.cu) rather than on a copy
+//! engine: SLUICE_PEER_SM_MAX_KIB (0 .. 1048576; 0: never), default
+//! sm_copy_default_kib. At 64 KiB on 2x H200 a raw SM push kernel moved 25 GB/s
+//! against 18.9 for the copy engine, at 1 MiB 194 against 209 (anchors.md).
+constexpr int sm_copy_default_kib = 64;
+std::size_t sm_copy_limit();
 
 //! Copies the pieces from device src_dev to device dst_dev through pinned host
 //! memory, as one operation of u (u is on one of the two devices): sluice's

@@ -5,6 +5,8 @@
 // 5.2.3's /usr/include/hip/hip_runtime_api.h (Debian libamdhip64-dev 5.2.3).
 #pragma once
 
+#include "sm_copy.hpp"
+
 #include <sluice/backend.hpp>
 #include <sluice/error.hpp>
 #include <sluice/peer.hpp>
@@ -260,6 +262,16 @@ struct hip_api {
   static status memcpy_peer_async(void* dst, int dst_dev, const void* src, int src_dev,
                                   std::size_t n, stream_t s) noexcept {
     return {hipMemcpyPeerAsync(dst, dst_dev, src, src_dev, n, s), "hipMemcpyPeerAsync"};
+  }
+  //! sluice's SM copy kernel (sm_copy.cu, compiled by hipcc into this library).
+  static status sm_copy(void* dst, const void* src, std::size_t n, stream_t s,
+                        unsigned blocks) noexcept {
+    return {static_cast<hipError_t>(::sluice::detail::sm_copy::launch(dst, src, n, s, blocks)),
+            "the SM copy kernel's launch"};
+  }
+  static status multiprocessor_count(int* n, int d) noexcept {
+    return {hipDeviceGetAttribute(n, hipDeviceAttributeMultiprocessorCount, d),
+            "hipDeviceGetAttribute"};
   }
 
   // --- stream memory operations ------------------------------------------

@@ -1,7 +1,11 @@
 // Peers on the GPU backend: link queries, peer access (idempotent, also over
 // sluice's memory pools), and copy_peer with the path it took.
+#include "environment.hpp"
 #include "gpu.hpp"
 #include "peer_plan.hpp"
+
+#include <algorithm>
+#include <cstdint>
 
 namespace sluice {
 
@@ -18,6 +22,17 @@ std::atomic<bool>& peer_flag(int from, int to) {
 }  // namespace detail
 
 using detail::engine;
+
+namespace detail {
+
+std::size_t sm_copy_limit() {
+  static const std::size_t bytes =
+      std::size_t{1024} * static_cast<std::size_t>(integer_from_environment(
+                              "SLUICE_PEER_SM_MAX_KIB", sm_copy_default_kib, 0, 1024 * 1024));
+  return bytes;
+}
+
+}  // namespace detail
 
 link_info link(sluice::device from, sluice::device to) {
   constexpr const char* api = "sluice::link";
@@ -85,15 +100,35 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   auto& st = detail::checked(s, api);
   const int own = st.device;
   // Memory from the vendor's own allocator is the vendor's to check.
-  const copy_path path = detail::plan_copy_peer(own, dst, dst_dev, src, src_dev, bytes, false);
+  copy_path path = detail::plan_copy_peer(own, dst, dst_dev, src, src_dev, bytes, false);
   if (bytes == 0) return path;
+  const std::size_t sm_limit = detail::sm_copy_limit();
+  unsigned sm_blocks = 0;
+  if (path == copy_path::direct && bytes <= sm_limit) {
+    const unsigned most = engine().devices[static_cast<std::size_t>(own)].sm_blocks;
+    const auto aligned = [](const void* p) {
+      return reinterpret_cast<std::uintptr_t>(p) % detail::sm_copy::alignment == 0;
+    };
+    if (most > 0 && aligned(dst) && aligned(src)) {
+      const std::size_t per_block =
+          std::size_t{detail::sm_copy::threads} * detail::sm_copy::alignment;
+      sm_blocks = static_cast<unsigned>(std::min<std::size_t>(
+          most, std::max<std::size_t>(1, (bytes + per_block - 1) / per_block)));
+      path = copy_path::direct_sm;
+    }
+  }
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), bytes,
                                    to_string(path), gpu::api::peer_push_preferred);
   detail::end_host_batch(st);
   const detail::device_current on(st);  // as in copy: pool memory of another device
   detail::traced_op traced(st, "copy_peer", bytes);
   traced.path(to_string(path));
-  if (path == copy_path::local) {
+  if (path == copy_path::direct_sm) {
+    // Small and aligned, over the link: sluice's SM copy kernel on the stream's
+    // device (a push from the source, a pull from the destination).
+    detail::check(gpu::api::sm_copy(dst, src, bytes, st.native, sm_blocks), api, ": ", bytes,
+                  " bytes from device ", src_dev.id(), " to device ", dst_dev.id(), " (direct_sm)");
+  } else if (path == copy_path::local) {
     detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes,
                   " bytes on device ", own);
   } else if (path == copy_path::staged) {

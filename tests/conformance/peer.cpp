@@ -34,7 +34,8 @@ constexpr std::size_t kib = 1024;
 
 //! The paths copy_peer may report for a copy ordered on a stream of `on`,
 //! reaching the `other` device: without peer access only staged; with it,
-//! direct (the host backend) or direct / staged (GPUs choose by hardware).
+//! direct (the host backend), or direct / direct_sm (GPUs: copy engine or
+//! sluice's SM copy kernel, by size and alignment).
 ::testing::AssertionResult path_is_consistent(sluice::copy_path path, sluice::device on,
                                               sluice::device other) {
   if (on == other) {
@@ -47,6 +48,9 @@ constexpr std::size_t kib = 1024;
   if (!enabled && path != sluice::copy_path::staged)
     return ::testing::AssertionFailure() << "peer access " << on.id() << " -> " << other.id()
                                          << " is not enabled, path " << sluice::to_string(path);
+  if (enabled && path == sluice::copy_path::staged)
+    return ::testing::AssertionFailure()
+           << "peer access " << on.id() << " -> " << other.id() << " is enabled, path staged";
   if (enabled && sluice::backend() == sluice::backend_kind::host &&
       path != sluice::copy_path::direct)
     return ::testing::AssertionFailure()
@@ -316,6 +320,55 @@ TEST(PeerMultiDevice, PEER_2__copy_peer_after_enabling_peer_access) {
     }
   }
   copy_both_ways_and_check(d0, d1);
+}
+
+// Small copies over the link (the sizes where a GPU backend may use an SM copy
+// kernel rather than a copy engine), at aligned and unaligned places, with
+// tails that are not a multiple of 16 bytes: exact, nothing written around,
+// both directions, on a stream of either device.
+TEST(PeerMultiDevice, PEER_2__small_copies_after_enabling_peer_access_are_exact) {
+  SLUICE_REQUIRE_DEVICES(2);
+  const sluice::device d0{0}, d1{1};
+  for (const auto& [from, to] : {std::pair{d0, d1}, std::pair{d1, d0}})
+    if (sluice::link(from, to).peer_access_possible) sluice::enable_peer_access(from, to);
+  constexpr std::size_t n = 72 * kib;
+  struct piece {
+    std::size_t offset, bytes;
+  };
+  const piece pieces[] = {{0, 16},           {0, 1},         {16, 4 * kib},       {0, 4 * kib + 3},
+                          {0, 64 * kib},     {16, 64 * kib}, {32, 64 * kib - 13}, {8, 64 * kib},
+                          {3, 16 * kib + 5}, {256, 60 * kib}};
+  unsigned seed = 300;
+  for (const auto& [src_dev, dst_dev] : {std::pair{d0, d1}, std::pair{d1, d0}}) {
+    for (const sluice::device on : {src_dev, dst_dev}) {
+      sluice::stream s{on};
+      const sluice::device other = on == src_dev ? dst_dev : src_dev;
+      for (const piece& p : pieces) {
+        ++seed;
+        sluice::device_buffer<byte> src = patterned_device_bytes(src_dev, n, seed);
+        sluice::device_buffer<byte> dst = filled_device_bytes(dst_dev, n, 0x5A);
+        const std::string where = std::to_string(src_dev.id()) + " -> " +
+                                  std::to_string(dst_dev.id()) + " on a stream of device " +
+                                  std::to_string(on.id()) + ", " + std::to_string(p.bytes) +
+                                  " bytes at offset " + std::to_string(p.offset);
+        EXPECT_TRUE(path_is_consistent(sluice::copy_peer(s, dst.data() + p.offset, dst_dev,
+                                                         src.data() + p.offset, src_dev, p.bytes),
+                                       on, other))
+            << where;
+        s.synchronize();
+        const std::vector<byte> got = read_back(dst);
+        const std::vector<byte> want = read_back(src);
+        EXPECT_EQ(first_byte_not(got.data(), p.offset, 0x5A), p.offset)
+            << where << ": wrote before";
+        const std::size_t end = p.offset + p.bytes;
+        EXPECT_EQ(first_byte_not(got.data() + end, n - end, 0x5A), n - end)
+            << where << ": wrote past";
+        std::size_t differ = p.offset;
+        while (differ < end && got[differ] == want[differ]) ++differ;
+        EXPECT_EQ(differ, end) << where << ": byte " << differ << " differs";
+      }
+    }
+  }
 }
 
 TEST(PeerMultiDevice, PEER_2__copy_peer_batch_after_enabling_peer_access) {

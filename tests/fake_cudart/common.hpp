@@ -68,6 +68,39 @@ const char* cudaGetErrorString(cudaError_t e) {
     default: return "error of a fake CUDA runtime";
   }
 }
+// What nvcc's host code calls for a program with device code (the conformance
+// suite's ERR-2 fault kernel, sluice::cuda's SM copy kernel): registration does
+// nothing; a launch fails (no kernels here), so sluice keeps peer copies on the
+// copy engine.
+void** __cudaRegisterFatBinary(void*) {
+  static void* handle = nullptr;
+  return &handle;
+}
+void __cudaRegisterFatBinaryEnd(void**) {}
+void __cudaUnregisterFatBinary(void**) {}
+void __cudaRegisterFunction(void**, const char*, char*, const char*, int, uint3*, uint3*, dim3*,
+                            dim3*, int*) {}
+unsigned __cudaPushCallConfiguration(dim3, dim3, size_t, CUstream_st*) { return 0; }
+cudaError_t __cudaPopCallConfiguration(dim3* grid, dim3* block, size_t* shared, void* stream) {
+  *grid = dim3();
+  *block = dim3();
+  *shared = 0;
+  *static_cast<cudaStream_t*>(stream) = nullptr;
+  return cudaSuccess;
+}
+cudaError_t __cudaGetKernel(cudaKernel_t* k, const void*) {
+  *k = nullptr;
+  return cudaSuccess;
+}
+cudaError_t __cudaLaunchKernel(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t) {
+  return fake::failed(cudaErrorNotSupported);
+}
+
+cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr attr, int d) {
+  if (!fake::valid_device(d)) return fake::failed(cudaErrorInvalidDevice);
+  *v = attr == cudaDevAttrMultiProcessorCount ? 132 : 0;
+  return cudaSuccess;
+}
 cudaError_t cudaGetLastError() {
   const cudaError_t e = fake::last_error;
   fake::last_error = cudaSuccess;

@@ -619,32 +619,6 @@ cudaError_t cudaDeviceGetP2PAttribute(int* v, cudaDeviceP2PAttr attr, int src, i
   return cudaSuccess;
 }
 
-// What nvcc's host code calls for a program with device code (the conformance
-// suite's ERR-2 fault kernel): registration does nothing; a launch fails.
-void** __cudaRegisterFatBinary(void*) {
-  static void* handle = nullptr;
-  return &handle;
-}
-void __cudaRegisterFatBinaryEnd(void**) {}
-void __cudaUnregisterFatBinary(void**) {}
-void __cudaRegisterFunction(void**, const char*, char*, const char*, int, uint3*, uint3*, dim3*,
-                            dim3*, int*) {}
-unsigned __cudaPushCallConfiguration(dim3, dim3, size_t, CUstream_st*) { return 0; }
-cudaError_t __cudaPopCallConfiguration(dim3* grid, dim3* block, size_t* shared, void* stream) {
-  *grid = dim3();
-  *block = dim3();
-  *shared = 0;
-  *static_cast<cudaStream_t*>(stream) = nullptr;
-  return cudaSuccess;
-}
-cudaError_t __cudaGetKernel(cudaKernel_t* k, const void*) {
-  *k = nullptr;
-  return cudaSuccess;
-}
-cudaError_t __cudaLaunchKernel(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t) {
-  return failed(cudaErrorNotSupported);
-}
-
 }  // extern "C"
 
 namespace fake {

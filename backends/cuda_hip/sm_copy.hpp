@@ -1,0 +1,22 @@
+// The SM copy kernel of the GPU backends (sm_copy.cu): device code, compiled by
+// nvcc into sluice::cuda and by hipcc into sluice::hip, called through the
+// traits (api::sm_copy). Small peer copies over NVLink finish sooner as a
+// kernel's stores than as a copy-engine transfer (64 KiB on 2x H200: 25 GB/s
+// against 18.9, ../shared/reference/anchors.md).
+#pragma once
+
+#include <sluice/native.hpp>
+
+#include <cstddef>
+
+namespace sluice::detail::sm_copy {
+
+//! Copies n bytes from src to dst on stream s with `blocks` blocks of
+//! `threads` threads, 16 bytes per thread and step; dst and src are 16-byte
+//! aligned. Returns the vendor's error code of the launch (0: launched).
+int launch(void* dst, const void* src, std::size_t n, native_stream_t s, unsigned blocks) noexcept;
+
+constexpr unsigned threads = 256;
+constexpr std::size_t alignment = 16;
+
+}  // namespace sluice::detail::sm_copy
