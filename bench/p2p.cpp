@@ -17,6 +17,10 @@
 //               source (push) or of the destination (pull), 1 MiB-256 MiB
 //   push/pull   peer access enabled, stream of the source (push, nvbandwidth's
 //               write_ce) or of the destination (pull, read_ce), sizes 4 KiB-1 GiB
+//               (sluice picks its copy engine or its SM kernel: the path column)
+//   push_sm     the same sluice copies against a raw SM copy kernel (p2p_sm.cu,
+//   pull_sm     nvbandwidth's write_sm / read_sm) instead of the copy engine;
+//               skipped where the runtime runs no kernels (the simulated one)
 //   bidir       both directions at once (one pushing stream per device)
 //   batch       64 pieces of 16 KiB: copy_peer_batch vs 64 raw
 //               cudaMemcpyPeerAsync vs one raw cudaMemcpyBatchAsync; host wall
@@ -29,6 +33,7 @@
 // matrices of push and pull at the largest size: sluice GB/s, raw GB/s, ratio.
 //
 //   sluice-bench-p2p-cuda [--max-mib=1024] [--trials=5] [--json=F] [--csv=F]
+#include "p2p_sm.hpp"
 #include "raw_cuda.hpp"
 
 #include <sluice/sluice.hpp>
@@ -139,6 +144,8 @@ struct row {
 const char* nvbandwidth_name(const std::string& test) {
   if (test == "push") return "device_to_device_memcpy_write_ce";
   if (test == "pull") return "device_to_device_memcpy_read_ce";
+  if (test == "push_sm") return "device_to_device_memcpy_write_sm";
+  if (test == "pull_sm") return "device_to_device_memcpy_read_sm";
   if (test == "bidir") return "device_to_device_bidirectional_memcpy_write_ce";
   return "-";
 }
@@ -198,6 +205,10 @@ class bench {
                         cudaHostAllocPortable | cudaHostAllocMapped),
           "cudaHostAlloc");
     check(cudaHostGetDevicePointer(&r_.dev_word, r_.word, 0), "cudaHostGetDevicePointer");
+    check(cudaDeviceGetAttribute(&sms_a_, cudaDevAttrMultiProcessorCount, from),
+          "cudaDeviceGetAttribute");
+    check(cudaDeviceGetAttribute(&sms_b_, cudaDevAttrMultiProcessorCount, to),
+          "cudaDeviceGetAttribute");
     check(cudaSetDevice(0), "cudaSetDevice");
   }
 
@@ -214,7 +225,9 @@ class bench {
   bench& operator=(const bench&) = delete;
 
   //! GB/s of `reps` copies of `bytes` on a held stream, sluice's and raw's.
-  row copies(const std::string& test, std::size_t bytes, bool on_source) {
+  //! raw_sm: the raw side is the bench's own SM copy kernel (p2p_sm.cu) on the
+  //! same stream side, instead of cudaMemcpyPeerAsync.
+  row copies(const std::string& test, std::size_t bytes, bool on_source, bool raw_sm = false) {
     const int reps =
         static_cast<int>(std::clamp<std::size_t>((std::size_t{512} << 20) / bytes, 4, 64));
     std::vector<double> s_gbps, r_gbps;
@@ -251,9 +264,18 @@ class bench {
         check(cudaEventRecord(rstart, rs), "cudaEventRecord");
         hold_guard guard([this] { __atomic_store_n(r_.word, std::uint64_t{1}, __ATOMIC_RELEASE); },
                          hold_limit);
-        for (int i = 0; i < reps; ++i)
-          check(cudaMemcpyPeerAsync(r_.dst, b_.id(), r_.src, a_.id(), bytes, rs),
-                "cudaMemcpyPeerAsync");
+        if (raw_sm) {
+          const int on = on_source ? a_.id() : b_.id();
+          check(cudaSetDevice(on), "cudaSetDevice");  // a launch goes to the current device
+          for (int i = 0; i < reps; ++i)
+            check(raw_sm_copy(r_.dst, r_.src, bytes, rs, on_source ? sms_a_ : sms_b_),
+                  "the raw SM copy kernel's launch");
+          check(cudaSetDevice(0), "cudaSetDevice");
+        } else {
+          for (int i = 0; i < reps; ++i)
+            check(cudaMemcpyPeerAsync(r_.dst, b_.id(), r_.src, a_.id(), bytes, rs),
+                  "cudaMemcpyPeerAsync");
+        }
         check(cudaEventRecord(rend, rs), "cudaEventRecord");
         if (guard.fired()) raw_call_blocks(test) = true;
         raw_blocked_ = raw_blocked_ || guard.fired() || !hold;
@@ -459,6 +481,7 @@ class bench {
   sluice::device_buffer<unsigned char> src_, dst_;
   raw_side r_{};
   bool raw_blocked_ = false;
+  int sms_a_ = 1, sms_b_ = 1;  // multiprocessors of the two devices (the raw SM kernel's grid)
 };
 
 std::string number(double v) {
@@ -598,10 +621,25 @@ int main(int argc, char** argv) {
     for (int b = 0; b < count; ++b)
       if (a != b && sluice::link(sluice::device{a}, sluice::device{b}).peer_access_possible)
         sluice::enable_peer_access(sluice::device{a}, sluice::device{b});
+  // The SM rows need a runtime that runs kernels (not the simulated one).
+  const bool kernels_run = [] {
+    void* scratch = nullptr;
+    check(cudaMalloc(&scratch, 16), "cudaMalloc");
+    const cudaError_t e = raw_sm_copy(scratch, scratch, 0, nullptr, 1);
+    (void)cudaGetLastError();
+    check(cudaFree(scratch), "cudaFree");
+    return e == cudaSuccess;
+  }();
+  if (!kernels_run)
+    std::printf("(push_sm, pull_sm: skipped, this CUDA runtime launches no kernels)\n");
   for (auto& p : pairs) {
     for (std::size_t bytes = 4096; bytes <= max_bytes; bytes *= 4) {
       add(p->copies("push", bytes, true));
       add(p->copies("pull", bytes, false));
+      if (kernels_run) {
+        add(p->copies("push_sm", bytes, true, true));
+        add(p->copies("pull_sm", bytes, false, true));
+      }
     }
   }
   add(pairs.front()->bidirectional(std::min<std::size_t>(max_bytes, 256 << 20)));
