@@ -281,6 +281,12 @@ struct cuda_api {
     return {static_cast<cudaError_t>(::sluice::detail::sm_copy::launch(dst, src, n, s, blocks)),
             "the SM copy kernel's launch"};
   }
+  static status sm_copy_batch(const ::sluice::detail::sm_copy::piece* pieces, unsigned count,
+                              stream_t s, unsigned blocks_per_piece) noexcept {
+    return {static_cast<cudaError_t>(
+                ::sluice::detail::sm_copy::launch_batch(pieces, count, s, blocks_per_piece)),
+            "the SM copy kernel's launch"};
+  }
   static status multiprocessor_count(int* n, int d) noexcept {
     return {cudaDeviceGetAttribute(n, cudaDevAttrMultiProcessorCount, d), "cudaDeviceGetAttribute"};
   }

@@ -25,6 +25,15 @@ using detail::engine;
 
 namespace detail {
 
+bool sm_aligned(const void* p) noexcept {
+  return reinterpret_cast<std::uintptr_t>(p) % sm_copy::alignment == 0;
+}
+
+std::size_t sm_blocks_for(std::size_t bytes) noexcept {
+  constexpr std::size_t per_block = std::size_t{sm_copy::threads} * sm_copy::alignment;
+  return std::max<std::size_t>(1, (bytes + per_block - 1) / per_block);
+}
+
 std::size_t sm_copy_limit() {
   static const std::size_t bytes =
       std::size_t{1024} * static_cast<std::size_t>(integer_from_environment(
@@ -106,14 +115,8 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   unsigned sm_blocks = 0;
   if (path == copy_path::direct && bytes <= sm_limit) {
     const unsigned most = engine().devices[static_cast<std::size_t>(own)].sm_blocks;
-    const auto aligned = [](const void* p) {
-      return reinterpret_cast<std::uintptr_t>(p) % detail::sm_copy::alignment == 0;
-    };
-    if (most > 0 && aligned(dst) && aligned(src)) {
-      const std::size_t per_block =
-          std::size_t{detail::sm_copy::threads} * detail::sm_copy::alignment;
-      sm_blocks = static_cast<unsigned>(std::min<std::size_t>(
-          most, std::max<std::size_t>(1, (bytes + per_block - 1) / per_block)));
+    if (most > 0 && detail::sm_aligned(dst) && detail::sm_aligned(src)) {
+      sm_blocks = static_cast<unsigned>(std::min<std::size_t>(most, detail::sm_blocks_for(bytes)));
       path = copy_path::direct_sm;
     }
   }
@@ -151,11 +154,49 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
   auto& st = detail::checked(s, api);
   const int own = st.device;
   std::size_t total = 0;
-  const copy_path path =
+  copy_path path =
       detail::plan_copy_peer_batch(own, dst_dev, src_dev, pieces, count, false, &total);
   if (total == 0) return path;
+  const unsigned most = engine().devices[static_cast<std::size_t>(own)].sm_blocks;
+  if (path == copy_path::direct && most > 0) {
+    // Every piece small and aligned: the SM kernel, 64 pieces per launch.
+    const std::size_t limit = detail::sm_copy_limit();
+    bool small = true;
+    for (std::size_t i = 0; i < count && small; ++i)
+      small =
+          pieces[i].bytes == 0 || (pieces[i].bytes <= limit && detail::sm_aligned(pieces[i].dst) &&
+                                   detail::sm_aligned(pieces[i].src));
+    if (small) path = copy_path::direct_sm;
+  }
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), total,
                                    to_string(path), gpu::api::peer_push_preferred);
+  if (path == copy_path::direct_sm) {
+    std::vector<detail::sm_copy::piece> group;
+    group.reserve(std::min<std::size_t>(count, detail::sm_copy::batch_pieces));
+    detail::end_host_batch(st);
+    const detail::device_current on(st);
+    detail::traced_op traced(st, "copy_peer_batch", total);
+    traced.path(to_string(path));
+    const auto launch = [&] {
+      std::size_t largest = 0;
+      for (const auto& p : group) largest = std::max(largest, p.bytes);
+      const auto n = static_cast<unsigned>(group.size());
+      const unsigned blocks = static_cast<unsigned>(
+          std::clamp<std::size_t>(detail::sm_blocks_for(largest), 1, std::max(1U, most / n)));
+      detail::check(gpu::api::sm_copy_batch(group.data(), n, st.native, blocks), api, ": ", n,
+                    " pieces from device ", src_dev.id(), " to device ", dst_dev.id(),
+                    " (direct_sm)");
+      group.clear();
+    };
+    for (std::size_t i = 0; i < count; ++i) {
+      if (pieces[i].bytes == 0) continue;
+      group.push_back({pieces[i].dst, pieces[i].src, pieces[i].bytes});
+      if (group.size() == detail::sm_copy::batch_pieces) launch();
+    }
+    if (!group.empty()) launch();
+    traced.done();
+    return path;
+  }
   std::vector<void*> dsts;
   std::vector<const void*> srcs;
   std::vector<std::size_t> sizes;

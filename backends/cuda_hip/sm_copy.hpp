@@ -19,4 +19,19 @@ int launch(void* dst, const void* src, std::size_t n, native_stream_t s, unsigne
 constexpr unsigned threads = 256;
 constexpr std::size_t alignment = 16;
 
+//! One piece of a batch: dst and src 16-byte aligned.
+struct piece {
+  void* dst;
+  const void* src;
+  std::size_t bytes;
+};
+//! Pieces per launch: they travel by value as the kernel's parameter (1.5 KiB,
+//! well within the 4 KiB every vendor allows).
+constexpr unsigned batch_pieces = 64;
+
+//! Copies count <= batch_pieces pieces in one launch: blocks_per_piece blocks
+//! for each piece (grid y: the piece). The vendor's error code of the launch.
+int launch_batch(const piece* pieces, unsigned count, native_stream_t s,
+                 unsigned blocks_per_piece) noexcept;
+
 }  // namespace sluice::detail::sm_copy
