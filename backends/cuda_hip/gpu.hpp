@@ -400,8 +400,10 @@ class device_current {
 //! both ends, run as sluice's SM copy kernel (sm_copy.cu) rather than on a copy
 //! engine: SLUICE_PEER_SM_MAX_KIB (0 .. 1048576; 0: never), default
 //! sm_copy_default_kib. At 64 KiB on 2x H200 a raw SM push kernel moved 25 GB/s
-//! against 18.9 for the copy engine, at 1 MiB 194 against 209 (anchors.md).
-constexpr int sm_copy_default_kib = 64;
+//! against 18.9 for the copy engine, at 1 MiB 194 against 209 (anchors.md),
+//! which suggests 64; the default stays 0 (off) until sluice's kernel has been
+//! run and measured on a GPU (scripts/gpu-check runs it with 1024).
+constexpr int sm_copy_default_kib = 0;
 std::size_t sm_copy_limit();
 
 //! Copies the pieces from device src_dev to device dst_dev through pinned host
