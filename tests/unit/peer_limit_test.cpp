@@ -98,3 +98,39 @@ TEST(PeerLimitEight, AllPairsOfEightDevicesFitTheLimit) {
 }
 
 }  // namespace
+
+namespace {
+
+// A bad tuning variable of the peer copies (ctest sim.peer_environment.cuda:
+// SLUICE_PEER_SM_MAX_KIB=-1): copy_peer throws errc::invalid_argument naming
+// the variable, and the destination is untouched.
+TEST(PeerEnvironment, BadValuesAreRejectedBeforeAnythingIsEnqueued) {
+  ASSERT_GE(sluice::device_count(), 2);
+  const sluice::device d0{0}, d1{1};
+  constexpr std::size_t n = 4096;
+  sluice::device_buffer<unsigned char> src{d0, n}, dst{d1, n};
+  sluice::stream s{d0};
+  sluice::fill(s, src.data(), 1, n);
+  sluice::stream s1{d1};
+  sluice::fill(s1, dst.data(), 2, n);
+  s1.synchronize();
+  const auto rejected = [&](const char* variable) {
+    try {
+      (void)sluice::copy_peer(s, dst.data(), d1, src.data(), d0, n);
+      ADD_FAILURE() << "copy_peer ran with a bad " << variable;
+    } catch (const sluice::error& e) {
+      EXPECT_EQ(e.code(), sluice::errc::invalid_argument) << e.what();
+      EXPECT_NE(std::string(e.what()).find(variable), std::string::npos) << e.what();
+    }
+  };
+  rejected("SLUICE_PEER_SM_MAX_KIB");  // read by every copy_peer
+  s.synchronize();
+  sluice::pinned_buffer<unsigned char> out{n};
+  sluice::copy(s1, out.data(), dst.data(), n);
+  s1.synchronize();
+  std::size_t untouched = 0;
+  while (untouched < n && out.data()[untouched] == 2) ++untouched;
+  EXPECT_EQ(untouched, n) << "a rejected copy_peer wrote the destination";
+}
+
+}  // namespace
