@@ -163,7 +163,7 @@ staging_set& acquire(stream_state& u, int src, int dst) {
   } catch (...) {
     if (!fresh) {
       std::lock_guard<std::mutex> lock(e.staging_m);
-      e.staging_free.push_back(found);  // a reserved slot: see recycle_staging
+      e.staging_free.push_back(found);  // back to the pool it came from
     } else {
       destroy_parts(*fresh);
     }
