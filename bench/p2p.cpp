@@ -33,6 +33,7 @@
 // matrices of push and pull at the largest size: sluice GB/s, raw GB/s, ratio.
 //
 //   sluice-bench-p2p-cuda [--max-mib=1024] [--trials=5] [--json=F] [--csv=F]
+#include "../tests/pattern.hpp"
 #include "p2p_sm.hpp"
 #include "raw_cuda.hpp"
 
@@ -138,8 +139,6 @@ struct row {
   bool raw_blocked = false;  // the same for the raw call
 };
 
-//! Byte i of the data of sample `seed`: never periodic, so a chunk copied to
-//! the wrong place or a stale chunk shows.
 //! The nvbandwidth test a row corresponds to, "-" where nvbandwidth has none.
 const char* nvbandwidth_name(const std::string& test) {
   if (test == "push") return "device_to_device_memcpy_write_ce";
@@ -150,13 +149,10 @@ const char* nvbandwidth_name(const std::string& test) {
   return "-";
 }
 
+//! Byte i of the data of sample `seed` (tests/pattern.hpp: never periodic, so
+//! a chunk copied to the wrong place or a stale chunk shows).
 unsigned char pattern(std::size_t i, unsigned seed) {
-  std::uint64_t h = static_cast<std::uint64_t>(i >> 3) * 0x9E3779B97F4A7C15ULL +
-                    (std::uint64_t{seed} + 1U) * 0xBF58476D1CE4E5B9ULL;
-  h ^= h >> 31;
-  h *= 0x94D049BB133111EBULL;
-  h ^= h >> 29;
-  return static_cast<unsigned char>(h >> (8U * (i & 7U)));
+  return sluice::test_data::pattern_byte(i, seed);
 }
 
 //! The raw side of a pair: its own streams, events, word and memory.

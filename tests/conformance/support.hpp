@@ -6,6 +6,8 @@
 // which the runner reports as NOT OBSERVED (never as PASS).
 #pragma once
 
+#include "../pattern.hpp"
+
 #include <sluice/sluice.hpp>
 
 #include <gtest/gtest.h>
@@ -291,19 +293,8 @@ inline std::size_t first_byte_not(const void* p, std::size_t n, unsigned char va
   return n;
 }
 
-//! Byte i of a pattern that changes from byte to byte and with the seed, and
-//! never repeats with a period a copy could hide in: a shifted, partial or
-//! stale copy shows, also one that moved a whole staging chunk to the wrong
-//! place (the pattern before this one repeated every 64 KiB, and a staged
-//! copy with its slots overwritten too early passed).
-inline unsigned char pattern_byte(std::size_t i, unsigned seed) {
-  std::uint64_t h = static_cast<std::uint64_t>(i >> 3) * 0x9E3779B97F4A7C15ULL +
-                    (std::uint64_t{seed} + 1U) * 0xBF58476D1CE4E5B9ULL;
-  h ^= h >> 31;
-  h *= 0x94D049BB133111EBULL;
-  h ^= h >> 29;
-  return static_cast<unsigned char>(h >> (8U * (i & 7U)));
-}
+//! Byte i of the suite's test data (tests/pattern.hpp).
+using sluice::test_data::pattern_byte;
 inline void write_pattern(void* p, std::size_t n, unsigned seed) {
   auto* bytes = static_cast<unsigned char*>(p);
   for (std::size_t i = 0; i < n; ++i) bytes[i] = pattern_byte(i, seed);
