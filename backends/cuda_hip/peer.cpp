@@ -197,17 +197,20 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
     traced.done();
     return path;
   }
+  // The vendor's batched copy takes three arrays (made before anything is enqueued).
   std::vector<void*> dsts;
   std::vector<const void*> srcs;
   std::vector<std::size_t> sizes;
-  dsts.reserve(count);
-  srcs.reserve(count);
-  sizes.reserve(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    if (pieces[i].bytes == 0) continue;
-    dsts.push_back(pieces[i].dst);
-    srcs.push_back(pieces[i].src);
-    sizes.push_back(pieces[i].bytes);
+  if (path != copy_path::staged) {
+    dsts.reserve(count);
+    srcs.reserve(count);
+    sizes.reserve(count);
+    for (std::size_t i = 0; i < count; ++i) {
+      if (pieces[i].bytes == 0) continue;
+      dsts.push_back(pieces[i].dst);
+      srcs.push_back(pieces[i].src);
+      sizes.push_back(pieces[i].bytes);
+    }
   }
   detail::end_host_batch(st);
   const detail::device_current on(st);
