@@ -56,7 +56,7 @@ void event::record(stream_ref s) {
     detail::fail(errc::invalid_argument, api, "the event belongs to device ", e.device,
                  " but the stream to device ", st.device);
   detail::end_host_batch(st);
-  detail::traced_op traced(st, "record");
+  detail::traced_op traced(st, "record", 0, /*instant=*/true);
   detail::check(gpu::api::event_record(e.native, st.native), api, ": event of device ", e.device);
   e.trace_stream.store(traced.seq() != 0 ? st.trace_id : 0, std::memory_order_relaxed);
   e.trace_seq.store(traced.seq(), std::memory_order_relaxed);

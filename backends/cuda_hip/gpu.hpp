@@ -242,9 +242,12 @@ struct traced_op_state;
 //! is collected it costs one relaxed load.
 class traced_op {
  public:
-  traced_op(stream_state& s, const char* kind, std::size_t bytes = 0) {
+  //! instant: the operation takes no device time of its own (an event
+  //! record): it is timed where the stream's previous traced operation ended,
+  //! or when it was enqueued if later, without a timing event of its own.
+  traced_op(stream_state& s, const char* kind, std::size_t bytes = 0, bool instant = false) {
     if (trace::enabled()) [[unlikely]]
-      begin(s, kind, bytes);
+      begin(s, kind, bytes, instant);
   }
   ~traced_op() {
     if (state_ != nullptr) [[unlikely]]
@@ -265,7 +268,7 @@ class traced_op {
   }
 
  private:
-  void begin(stream_state& s, const char* kind, std::size_t bytes);
+  void begin(stream_state& s, const char* kind, std::size_t bytes, bool instant);
   void finish();
   void abandon() noexcept;
   traced_op_state* state_ = nullptr;

@@ -4,7 +4,10 @@
 // (timing events are not cheap to record). The first traced operation of a
 // stream, and every one on a stream whose native handle was taken (the user's
 // own work may lie between two sluice operations there), gets a second event
-// before it. Events live in slots, reference-counted by the operations that
+// before it. An event record takes no device time: it is an instant at the
+// stream's last slot (no event of its own) where there is one. No operation
+// is shown starting before the host enqueued it (the stream may have been
+// idle since its last slot). Events live in slots, reference-counted by the operations that
 // use them and by their stream while they are its last, and pooled per device.
 // Device times become host-clock times through a base event per device:
 // recorded on an idle stream of the tracer and waited for, its host time is the
@@ -18,6 +21,7 @@
 
 #include <sluice/trace.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -41,6 +45,7 @@ struct traced_op_state {
   trace::record r;
   trace_slot* start = nullptr;
   trace_slot* end = nullptr;
+  bool shared_end = false;  // an instant at the stream's last slot: nothing to record
 };
 
 namespace {
@@ -72,6 +77,17 @@ class tracer {
                        !s.native_escaped.load(std::memory_order_relaxed);
     *start = nullptr;
     *record_start = false;
+    if (end == nullptr) {
+      // An instant (an event record): it completes when the stream's earlier
+      // work has, so where the stream's last traced operation ended is its
+      // time, and it needs no event of its own (*start: that slot, shared);
+      // without such a slot, null: the caller times it as a marker.
+      if (chain) {
+        *start = last;
+        ++last->refs;
+      }
+      return;
+    }
     if (needs_start) {
       if (chain) {
         *start = last;
@@ -273,12 +289,17 @@ class tracer {
       if (timed) timed = time_of(p.end, &p.r.end_ns);
       if (timed) {
         if (p.start == nullptr)
-          p.r.start_ns = p.r.end_ns;  // a marker
+          p.r.start_ns = p.r.end_ns;  // a marker or an instant
         else
           timed = time_of(p.start, &p.r.start_ns);
       }
       if (timed) {
-        if (p.r.start_ns > p.r.end_ns) p.r.start_ns = p.r.end_ns;
+        // Nothing starts on the device before the host enqueued it: a stream
+        // idle since its previous operation ended (the slot this one starts
+        // at) shows the gap. Device times are mapped onto the host clock
+        // within the calibration window (under 20 us).
+        p.r.start_ns = std::max(p.r.start_ns, p.r.enqueue_ns);
+        p.r.end_ns = std::max(p.r.end_ns, p.r.start_ns);
         trace::submit(std::move(p.r));
       } else {
         ++dropped;
@@ -329,12 +350,18 @@ void record_slot(stream_state& s, trace_slot* slot, trace_slot* start, trace_slo
 
 }  // namespace
 
-void traced_op::begin(stream_state& s, const char* kind, std::size_t bytes) {
+void traced_op::begin(stream_state& s, const char* kind, std::size_t bytes, bool instant) {
   auto st = std::make_unique<traced_op_state>();
   st->stream = &s;
   st->lock = std::unique_lock<std::mutex>(s.trace_m);
   bool record_start = false;
-  the_tracer().begin_op(s, true, &st->start, &st->end, &record_start);
+  if (instant) the_tracer().begin_op(s, false, &st->end, nullptr, &record_start);
+  if (st->end != nullptr)
+    st->shared_end = true;  // an instant where the stream's last operation ended
+  else
+    // One event before it and one after (or, for an instant on a stream with
+    // no last slot, one event: a marker).
+    the_tracer().begin_op(s, !instant, &st->start, &st->end, &record_start);
   if (record_start) record_slot(s, st->start, st->start, st->end);
   st->r = new_record(s, kind, bytes);
   state_ = st.release();
@@ -357,6 +384,10 @@ void traced_op::finish() {
   std::unique_ptr<traced_op_state> st(state_);
   state_ = nullptr;
   stream_state& s = *st->stream;
+  if (st->shared_end) {
+    the_tracer().end_op(s, pending{std::move(st->r), nullptr, st->end});
+    return;
+  }
   // The operation is enqueued: a failure here must not make its call throw.
   const auto recorded = api::event_record(st->end->event, s.native);
   if (!recorded.ok()) {

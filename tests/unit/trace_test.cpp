@@ -170,7 +170,57 @@ std::vector<std::pair<double, double>> spans_of(const std::string& json, const s
   return out;
 }
 
+//! The "enqueued_us" argument of every complete operation named `name`.
+std::vector<double> enqueued_of(const std::string& json, const std::string& name) {
+  std::vector<double> out;
+  const std::string key = "\"name\": \"" + name + "\", \"cat\": \"op\", \"ph\": \"X\"";
+  for (auto at = json.find(key); at != std::string::npos; at = json.find(key, at + 1)) {
+    const auto enqueued = json.find("\"enqueued_us\": ", at);
+    out.push_back(std::stod(json.substr(enqueued + 15)));
+  }
+  return out;
+}
+
 }  // namespace
+
+// An operation cannot start on the device before the host enqueued it: after
+// a stream has been idle for 20 ms, the next operation (and an event record,
+// which takes no time of its own) starts no earlier than its enqueue, not where
+// the stream's previous operation ended (which would show the idle time as
+// busy and hide the gap from `sluice trace report`).
+TEST(Trace, AnOperationOnAnIdleStreamStartsNoEarlierThanItsEnqueue) {
+  const std::string path = temp_path("idle");
+  const sluice::device d0{0};
+  sluice::stream s{d0};
+  sluice::device_buffer<unsigned char> a{d0, 1 << 20};
+  sluice::event e{d0};
+  sluice::trace_begin(path);
+  sluice::fill(s, a.data(), 1, a.size());
+  s.synchronize();
+  busy_for(std::chrono::milliseconds(20), [] {});
+  e.record(s);
+  sluice::fill(s, a.data(), 2, a.size());
+  s.synchronize();
+  const std::string json = end_trace(path, 3U);
+  const auto fills = spans_of(json, "fill");
+  const auto fill_enqueued = enqueued_of(json, "fill");
+  const auto records = spans_of(json, "record");
+  const auto record_enqueued = enqueued_of(json, "record");
+  ASSERT_EQ(fills.size(), 2U) << json;
+  ASSERT_EQ(fill_enqueued.size(), 2U) << json;
+  ASSERT_EQ(records.size(), 1U) << json;
+  ASSERT_EQ(record_enqueued.size(), 1U) << json;
+  // The idle gap is there: the second fill was enqueued 20 ms after the first ended.
+  ASSERT_GE(fill_enqueued[1] - (fills[0].first + fills[0].second), 19000.0) << json;
+  // 100 us of slack: device times are mapped onto the host clock (a window under 20 us).
+  EXPECT_GE(records[0].first + 100.0, record_enqueued[0])
+      << "the record is shown " << record_enqueued[0] - records[0].first
+      << " us before it was enqueued";
+  EXPECT_GE(fills[1].first + 100.0, fill_enqueued[1])
+      << "the second fill is shown starting " << fill_enqueued[1] - fills[1].first
+      << " us before it was enqueued";
+  EXPECT_LT(fills[1].second, 10000.0) << "the second fill is shown lasting through the idle time";
+}
 
 // Times come from where the work ran: a stream held by a flag for a while
 // shows a wait_value that lasts until the host stored the flag, and the work
