@@ -49,12 +49,18 @@ double median(std::vector<double> v) {
 int main(int argc, char** argv) {
   int trials = 5;
   std::size_t max_mib = 1024;
+  std::size_t min_mib = 8;
+  std::size_t factor = 4;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--trials=", 0) == 0) trials = std::max(1, std::atoi(a.c_str() + 9));
     else if (a.rfind("--max-mib=", 0) == 0) max_mib = std::strtoull(a.c_str() + 10, nullptr, 10);
+    else if (a.rfind("--min-mib=", 0) == 0)
+      min_mib = std::max<std::size_t>(1, std::strtoull(a.c_str() + 10, nullptr, 10));
+    else if (a.rfind("--factor=", 0) == 0)
+      factor = std::max<std::size_t>(2, std::strtoull(a.c_str() + 9, nullptr, 10));
     else {
-      std::fprintf(stderr, "usage: sluice-probe-staging [--trials=N] [--max-mib=M]\n");
+      std::fprintf(stderr, "usage: sluice-probe-staging [--trials=N] [--min-mib=M] [--max-mib=M] [--factor=F]\n");
       return 2;
     }
   }
@@ -79,7 +85,7 @@ int main(int argc, char** argv) {
   for (cudaEvent_t* e : {&a, &b, &c, &d})
     ok(cudaEventCreateWithFlags(e, cudaEventDefault), "cudaEventCreateWithFlags");
   int status = 0;
-  for (std::size_t mib = 8; mib <= max_mib; mib *= 4) {
+  for (std::size_t mib = min_mib; mib <= max_mib; mib *= factor) {
     const std::size_t bytes = mib << 20;
     sluice::device_buffer<unsigned char> src{sluice::device{0}, bytes}, dst{sluice::device{0}, bytes},
         dst2{sluice::device{0}, bytes};
