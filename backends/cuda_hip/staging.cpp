@@ -48,6 +48,21 @@ std::size_t chunk_bytes() {
   return bytes;
 }
 
+//! Bytes per chunk of one copy: a sixteenth of the copy, at least 1 MiB and at
+//! most a slot. A small copy in one or two whole slots runs its two halves
+//! one after the other; in smaller chunks they overlap sooner, but each chunk
+//! costs two events and two waits. sluice-probe-staging on one H200
+//! (2026-11-25, docs/performance.md): 8 MiB moved at 26.1 GB/s in one 8 MiB
+//! chunk and at 37.5 in 1 MiB chunks; 64 MiB at 45.1 in 8 MiB chunks and at
+//! 46.5 in 4 MiB ones; 256 KiB chunks never passed 30.
+std::size_t chunk_for(const peer_piece* pieces, std::size_t count, std::size_t slot) {
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < count; ++i) total += pieces[i].bytes;
+  constexpr std::size_t granule = 64 * 1024;
+  const std::size_t sixteenth = (total / 16 + granule - 1) / granule * granule;
+  return std::clamp(sixteenth, std::min<std::size_t>(1024 * 1024, slot), slot);
+}
+
 }  // namespace
 
 struct staging_set {
@@ -193,7 +208,7 @@ void staged_copy(stream_state& u, int dst_dev, int src_dev, const peer_piece* pi
                  std::size_t count, const char* api_name) {
   staging_set& set = acquire(u, src_dev, dst_dev);
   std::lock_guard<std::mutex> lock(set.m);
-  const std::size_t chunk = set.chunk;
+  const std::size_t chunk = chunk_for(pieces, count, set.chunk);
   const api::stream_t on_src = set.helper_on_dst ? u.native : set.helper;
   const api::stream_t on_dst = set.helper_on_dst ? set.helper : u.native;
   // The caller's current device is restored at the end (XDEV-2); in between
