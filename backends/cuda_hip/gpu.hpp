@@ -408,6 +408,15 @@ class device_current {
 //! run and measured on a GPU (scripts/gpu-check runs it with 1024).
 constexpr int sm_copy_default_kib = 0;
 std::size_t sm_copy_limit();
+//! copy_peer_batch: when every piece is at most this many bytes (and 16-byte
+//! aligned), sluice's SM batch kernel moves them, 64 per launch:
+//! SLUICE_PEER_SM_BATCH_MAX_KIB (0 .. 1048576; 0: never), default 256. On one
+//! H200 (sluice-probe-batch, docs/performance.md) 64 pieces of 16, 64 and 256
+//! KiB took 12.2, 11.9 and 15.4 us against 333, 276 and 264 us for 64 raw
+//! cudaMemcpyPeerAsync calls and 313, 244 and 254 us for cudaMemcpyBatchAsync,
+//! which gains nothing over the calls; not yet measured between two GPUs.
+constexpr int sm_batch_default_kib = 256;
+std::size_t sm_batch_limit();
 
 //! Copies the pieces from device src_dev to device dst_dev through pinned host
 //! memory, as one operation of u (u is on one of the two devices): sluice's

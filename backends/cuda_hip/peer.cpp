@@ -41,6 +41,13 @@ std::size_t sm_copy_limit() {
   return bytes;
 }
 
+std::size_t sm_batch_limit() {
+  static const std::size_t bytes =
+      std::size_t{1024} * static_cast<std::size_t>(integer_from_environment(
+                              "SLUICE_PEER_SM_BATCH_MAX_KIB", sm_batch_default_kib, 0, 1024 * 1024));
+  return bytes;
+}
+
 }  // namespace detail
 
 link_info link(sluice::device from, sluice::device to) {
@@ -157,10 +164,10 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
   copy_path path =
       detail::plan_copy_peer_batch(own, dst_dev, src_dev, pieces, count, false, &total);
   if (total == 0) return path;
+  const std::size_t limit = detail::sm_batch_limit();  // read (and checked) by every batch
   const unsigned most = engine().devices[static_cast<std::size_t>(own)].sm_blocks;
-  if (path == copy_path::direct && most > 0) {
+  if (path == copy_path::direct && most > 0 && limit > 0) {
     // Every piece small and aligned: the SM kernel, 64 pieces per launch.
-    const std::size_t limit = detail::sm_copy_limit();
     bool small = true;
     for (std::size_t i = 0; i < count && small; ++i)
       small =

@@ -102,8 +102,9 @@ TEST(PeerLimitEight, AllPairsOfEightDevicesFitTheLimit) {
 namespace {
 
 // A bad tuning variable of the peer copies (ctest sim.peer_environment.cuda:
-// SLUICE_PEER_SM_MAX_KIB=-1): copy_peer throws errc::invalid_argument naming
-// the variable, and the destination is untouched.
+// SLUICE_PEER_SM_MAX_KIB=-1, SLUICE_PEER_SM_BATCH_MAX_KIB=banana): copy_peer and
+// copy_peer_batch throw errc::invalid_argument naming the variable, and the
+// destination is untouched.
 TEST(PeerEnvironment, BadValuesAreRejectedBeforeAnythingIsEnqueued) {
   ASSERT_GE(sluice::device_count(), 2);
   const sluice::device d0{0}, d1{1};
@@ -114,16 +115,23 @@ TEST(PeerEnvironment, BadValuesAreRejectedBeforeAnythingIsEnqueued) {
   sluice::stream s1{d1};
   sluice::fill(s1, dst.data(), 2, n);
   s1.synchronize();
-  const auto rejected = [&](const char* variable) {
+  const auto rejected = [&](const char* variable, bool batch) {
     try {
-      (void)sluice::copy_peer(s, dst.data(), d1, src.data(), d0, n);
-      ADD_FAILURE() << "copy_peer ran with a bad " << variable;
+      if (batch) {
+        const sluice::peer_piece pieces[] = {{dst.data(), src.data(), n / 2},
+                                             {dst.data() + n / 2, src.data() + n / 2, n / 2}};
+        (void)sluice::copy_peer_batch(s, d1, d0, pieces, 2);
+      } else {
+        (void)sluice::copy_peer(s, dst.data(), d1, src.data(), d0, n);
+      }
+      ADD_FAILURE() << (batch ? "copy_peer_batch" : "copy_peer") << " ran with a bad " << variable;
     } catch (const sluice::error& e) {
       EXPECT_EQ(e.code(), sluice::errc::invalid_argument) << e.what();
       EXPECT_NE(std::string(e.what()).find(variable), std::string::npos) << e.what();
     }
   };
-  rejected("SLUICE_PEER_SM_MAX_KIB");  // read by every copy_peer
+  rejected("SLUICE_PEER_SM_MAX_KIB", false);       // read by every copy_peer
+  rejected("SLUICE_PEER_SM_BATCH_MAX_KIB", true);  // read by every copy_peer_batch
   s.synchronize();
   sluice::pinned_buffer<unsigned char> out{n};
   sluice::copy(s1, out.data(), dst.data(), n);
