@@ -168,5 +168,6 @@ int main(int argc, char** argv) {
   for (const row& r : rows)
     std::printf("%-16s %12.1f %12.1f %18.2f%s\n", r.name, r.median, r.min, base / r.median,
                 r.data_ok ? "" : "  DATA WRONG");
+  ok(cudaStreamDestroy(raw), "cudaStreamDestroy");
   return status;
 }

@@ -146,5 +146,8 @@ int main(int argc, char** argv) {
                 same ? "" : "  DATA WRONG");
   }
   std::printf("(GB/s = 1e9 bytes per second; raw_both counts both buffers)\n");
+  for (cudaEvent_t e : {a, b, c, d}) ok(cudaEventDestroy(e), "cudaEventDestroy");
+  ok(cudaStreamDestroy(raw1), "cudaStreamDestroy");
+  ok(cudaStreamDestroy(raw2), "cudaStreamDestroy");
   return status;
 }
