@@ -226,7 +226,14 @@ struct event_state {
   // Tracing: the stream and position of the last traced record (for wait arrows).
   std::atomic<std::uint64_t> trace_stream{0};
   std::atomic<std::uint64_t> trace_seq{0};
+  // Tracing, under the tracer's lock: the slot whose time is the last traced
+  // record's (a wait on the event ends no earlier), in the trace `trace_mark_epoch`.
+  void* trace_mark = nullptr;
+  std::uint64_t trace_mark_epoch = 0;
 };
+
+//! Gives back the event's trace slot (from ~event, when it holds one).
+void trace_forget_event(event_state& e) noexcept;
 
 // --- tracing (trace.cpp) -------------------------------------------------------
 
@@ -249,6 +256,14 @@ class traced_op {
     if (trace::enabled()) [[unlikely]]
       begin(s, kind, bytes, instant);
   }
+  //! A wait of s for an event's last record or for another stream's work so
+  //! far (one of the two): on one device, where the trace knows when that
+  //! completes, it ends at the later of that and the stream's last traced
+  //! operation, without a timing event of its own.
+  traced_op(stream_state& s, event_state* waited_event, stream_state* waited_stream) {
+    if (trace::enabled()) [[unlikely]]
+      begin_wait(s, waited_event, waited_stream);
+  }
   ~traced_op() {
     if (state_ != nullptr) [[unlikely]]
       abandon();
@@ -261,6 +276,8 @@ class traced_op {
   void waits_for(std::uint64_t stream, std::uint64_t seq) noexcept;
   //! The position this operation got in its stream (0 when not traced).
   std::uint64_t seq() const noexcept;
+  //! This operation records e: waits on e end no earlier than it (see above).
+  void marks(event_state& e) noexcept;
   //! The operation was enqueued: time its end.
   void done() {
     if (state_ != nullptr) [[unlikely]]
@@ -269,6 +286,7 @@ class traced_op {
 
  private:
   void begin(stream_state& s, const char* kind, std::size_t bytes, bool instant);
+  void begin_wait(stream_state& s, event_state* waited_event, stream_state* waited_stream);
   void finish();
   void abandon() noexcept;
   traced_op_state* state_ = nullptr;

@@ -16,6 +16,12 @@
 // list grows, and at trace_end(), which leaves out (and says so) operations
 // whose end event has not completed. Host functions are timed by the host
 // clock on the sluice thread that runs them, so batching is unchanged.
+// A wait takes no event of its own either where the trace knows when what it
+// waits for completes (an event whose last record was traced, or a stream's
+// traced work, on the same device): it ends at a join, the later of the
+// stream's last slot and that one. Elsewhere it gets a timing event, except
+// for a wait on an event that has already completed or was never recorded,
+// which waits for nothing (an instant).
 #include "gpu.hpp"
 #include "host_functions.hpp"
 
@@ -37,6 +43,12 @@ struct trace_slot {
   trace_slot* next_last = nullptr;
   bool timed = false;   // ns is known
   std::int64_t ns = 0;  // host-clock time of the event
+  // A join (a wait's end) has no event: it completes when both a and b have,
+  // at the later of their times; it holds a reference to each.
+  bool join = false;
+  int depth = 0;  // joins below it, counting itself (bounded: see begin_wait)
+  trace_slot* a = nullptr;
+  trace_slot* b = nullptr;
 };
 
 struct traced_op_state {
@@ -45,7 +57,8 @@ struct traced_op_state {
   trace::record r;
   trace_slot* start = nullptr;
   trace_slot* end = nullptr;
-  bool shared_end = false;  // an instant at the stream's last slot: nothing to record
+  bool shared_end = false;  // an instant at the stream's last slot, or a join: nothing to record
+  event_state* mark = nullptr;  // an event this operation records (traced_op::marks)
 };
 
 namespace {
@@ -105,10 +118,62 @@ class tracer {
     }
   }
 
+  enum class wait_plan { timed_by_slots, needs_event, ask_event };
+
+  //! Under s.trace_m: a wait of s that needs no timing event of its own (see
+  //! the file's comment): *start is the stream's last slot, *end a join of it
+  //! and what the wait waits for, or, when it waits for nothing (`nothing`,
+  //! or the join adds nothing), *start null and *end the last slot (an
+  //! instant). needs_event: time it as any operation; ask_event: the event's
+  //! last record is not in the trace, the caller may ask whether it completed.
+  wait_plan begin_wait(stream_state& s, event_state* ev, stream_state* other, bool nothing,
+                       trace_slot** start, trace_slot** end) {
+    std::lock_guard<std::mutex> lock(m_);
+    ensure_clock(s.device);
+    trace_slot* last = chained_last_locked(s);
+    if (last == nullptr) return wait_plan::needs_event;
+    trace_slot* mark = nullptr;
+    if (!nothing && ev != nullptr) {
+      if (ev->trace_mark != nullptr && ev->trace_mark_epoch == epoch_)
+        mark = static_cast<trace_slot*>(ev->trace_mark);
+      else if (ev->recorded.load(std::memory_order_acquire))
+        return wait_plan::ask_event;
+      else
+        return instant_locked(last, start, end);  // never recorded: waits for nothing (EVT-3)
+    } else if (!nothing && other != nullptr) {
+      if (other == &s) return instant_locked(last, start, end);  // ordered after itself
+      mark = chained_last_locked(*other);
+      if (mark == nullptr) return wait_plan::needs_event;
+    }
+    if (nothing || mark == last || (last->join && (last->a == mark || last->b == mark)))
+      return instant_locked(last, start, end);
+    // Device times map onto the host clock through each device's base event:
+    // a join across devices could end before the wait did (calibration error).
+    if (mark->device != s.device) return wait_plan::needs_event;
+    const int depth = 1 + std::max(last->depth, mark->depth);
+    if (depth > max_join_depth) return wait_plan::needs_event;
+    trace_slot* j = take_join_locked(s.device);
+    j->depth = depth;
+    j->a = last;
+    j->b = mark;
+    last->refs += 2;  // the join's a, and the wait's start
+    ++mark->refs;
+    *start = last;
+    *end = j;
+    return wait_plan::timed_by_slots;
+  }
+
   //! Under s.trace_m, after the end event was recorded: `end` becomes the
   //! stream's last, and the operation waits for its end event to complete.
-  void end_op(stream_state& s, pending&& p) {
+  //! With `mark`, the event that this operation recorded: its mark is `end`.
+  void end_op(stream_state& s, pending&& p, event_state* mark = nullptr) {
     std::lock_guard<std::mutex> lock(m_);
+    if (mark != nullptr) {
+      ++p.end->refs;
+      if (mark->trace_mark != nullptr) unref_locked(static_cast<trace_slot*>(mark->trace_mark));
+      mark->trace_mark = p.end;
+      mark->trace_mark_epoch = epoch_;
+    }
     auto* previous = static_cast<trace_slot*>(s.trace_last);
     if (previous != nullptr && s.trace_epoch == epoch_ && previous->last) {
       unlink_last(previous);
@@ -144,6 +209,13 @@ class tracer {
     if (end != nullptr) unref_locked(end);
   }
 
+  //! ~event: the event's mark goes back.
+  void forget_event(event_state& e) noexcept {
+    std::lock_guard<std::mutex> lock(m_);
+    if (e.trace_mark != nullptr) unref_locked(static_cast<trace_slot*>(e.trace_mark));
+    e.trace_mark = nullptr;
+  }
+
   //! trace_end(): every completed record to the collection; the rest left out.
   void collect() {
     std::lock_guard<std::mutex> lock(m_);
@@ -166,6 +238,43 @@ class tracer {
 
  private:
   static constexpr std::size_t harvest_step = 16384;
+  // Joins of joins, as a run of waits with no timed operation between makes:
+  // beyond this the wait takes a timing event (bounds the walks below).
+  static constexpr int max_join_depth = 8;
+
+  //! Under m_: the slot s's next operation may start at (its last in this
+  //! trace, with no untraced work after it), or null.
+  trace_slot* chained_last_locked(const stream_state& s) const noexcept {
+    auto* last = static_cast<trace_slot*>(s.trace_last);
+    const bool chain = last != nullptr && s.trace_epoch == epoch_ &&
+                       !s.native_escaped.load(std::memory_order_relaxed);
+    return chain ? last : nullptr;
+  }
+
+  //! Under m_: an instant at `last`.
+  static wait_plan instant_locked(trace_slot* last, trace_slot** start, trace_slot** end) noexcept {
+    ++last->refs;
+    *start = nullptr;
+    *end = last;
+    return wait_plan::timed_by_slots;
+  }
+
+  trace_slot* take_join_locked(int d) {
+    trace_slot* slot = nullptr;
+    if (!joins_.empty()) {
+      slot = joins_.back();
+      joins_.pop_back();
+    } else {
+      slot = new trace_slot();
+    }
+    slot->join = true;
+    slot->device = d;
+    slot->refs = 1;
+    slot->last = false;
+    slot->prev_last = slot->next_last = nullptr;
+    slot->timed = false;
+    return slot;
+  }
 
   //! Under m_: slot becomes a stream's last (it is in no list yet).
   void link_last(trace_slot* slot) noexcept {
@@ -218,6 +327,19 @@ class tracer {
 
   void unref_locked(trace_slot* slot) noexcept {
     if (--slot->refs > 0) return;
+    if (slot->join) {
+      trace_slot* a = slot->a;
+      trace_slot* b = slot->b;
+      slot->a = slot->b = nullptr;
+      try {
+        joins_.push_back(slot);
+      } catch (...) {
+        delete slot;
+      }
+      unref_locked(a);  // depth at most max_join_depth
+      unref_locked(b);
+      return;
+    }
     auto& pool = pools_[static_cast<std::size_t>(slot->device)];
     if (pool.size() < pool_limit) {
       try {
@@ -257,20 +379,31 @@ class tracer {
     c.calibrated = true;
   }
 
-  //! The host-clock time of a completed slot's event; false if it cannot be read.
-  bool time_of(trace_slot* slot, std::int64_t* ns) noexcept {
-    if (!slot->timed) {
-      const device_clock& c = clocks_[static_cast<std::size_t>(slot->device)];
-      float ms = 0.0F;
-      if (!api::event_elapsed(&ms, c.base, slot->event).ok()) {
-        api::clear_last_error();
-        return false;
-      }
-      slot->ns = c.base_ns + std::llround(static_cast<double>(ms) * 1e6);
+  enum class slot_state { timed, not_ready, failed };
+
+  //! Under m_: the host-clock time of a slot (slot->ns) once it completed.
+  slot_state resolve(trace_slot* slot) noexcept {
+    if (slot->timed) return slot_state::timed;
+    if (slot->join) {
+      const slot_state a = resolve(slot->a);  // depth at most max_join_depth
+      if (a != slot_state::timed) return a;
+      const slot_state b = resolve(slot->b);
+      if (b != slot_state::timed) return b;
+      slot->ns = std::max(slot->a->ns, slot->b->ns);
       slot->timed = true;
+      return slot_state::timed;
     }
-    *ns = slot->ns;
-    return true;
+    const auto q = api::event_query(slot->event);
+    if (q.code == api::not_ready) return slot_state::not_ready;
+    const device_clock& c = clocks_[static_cast<std::size_t>(slot->device)];
+    float ms = 0.0F;
+    if (!q.ok() || !api::event_elapsed(&ms, c.base, slot->event).ok()) {
+      api::clear_last_error();
+      return slot_state::failed;
+    }
+    slot->ns = c.base_ns + std::llround(static_cast<double>(ms) * 1e6);
+    slot->timed = true;
+    return slot_state::timed;
   }
 
   //! Moves completed records to the collection and unreferences their slots.
@@ -279,19 +412,20 @@ class tracer {
     std::size_t dropped = 0;
     std::vector<pending> keep;
     for (pending& p : ops_) {
-      const auto q = api::event_query(p.end->event);
-      if (q.code == api::not_ready && !all) {
+      const slot_state q = resolve(p.end);
+      if (q == slot_state::not_ready && !all) {
         keep.push_back(std::move(p));
         continue;
       }
-      bool timed = q.ok();
-      if (!timed) api::clear_last_error();
-      if (timed) timed = time_of(p.end, &p.r.end_ns);
+      bool timed = q == slot_state::timed;
       if (timed) {
-        if (p.start == nullptr)
+        p.r.end_ns = p.end->ns;
+        if (p.start == nullptr) {
           p.r.start_ns = p.r.end_ns;  // a marker or an instant
-        else
-          timed = time_of(p.start, &p.r.start_ns);
+        } else {
+          timed = resolve(p.start) == slot_state::timed;
+          p.r.start_ns = p.start->ns;
+        }
       }
       if (timed) {
         // Nothing starts on the device before the host enqueued it: a stream
@@ -315,6 +449,7 @@ class tracer {
   std::vector<std::vector<trace_slot*>> pools_;  // per device
   std::vector<device_clock> clocks_;             // per device
   std::vector<pending> ops_;
+  std::vector<trace_slot*> joins_;  // pooled joins
   trace_slot* lasts_ = nullptr;  // every stream's last slot, linked through the slots
   std::uint64_t epoch_ = 1;
   std::size_t next_harvest_ = harvest_step;
@@ -367,6 +502,39 @@ void traced_op::begin(stream_state& s, const char* kind, std::size_t bytes, bool
   state_ = st.release();
 }
 
+void traced_op::begin_wait(stream_state& s, event_state* waited_event,
+                           stream_state* waited_stream) {
+  auto st = std::make_unique<traced_op_state>();
+  st->stream = &s;
+  st->lock = std::unique_lock<std::mutex>(s.trace_m);
+  auto& t = the_tracer();
+  auto plan = t.begin_wait(s, waited_event, waited_stream, false, &st->start, &st->end);
+  if (plan == tracer::wait_plan::ask_event) {
+    // Recorded before this trace (or untraced): if it has completed, the
+    // wait waits for nothing; a failed query is left to the wait to report.
+    const auto q = api::event_query(waited_event->native);
+    if (q.ok())
+      plan = t.begin_wait(s, nullptr, nullptr, true, &st->start, &st->end);
+    else if (q.code != api::not_ready)
+      api::clear_last_error();
+  }
+  if (plan == tracer::wait_plan::timed_by_slots) {
+    st->shared_end = true;
+  } else {
+    bool record_start = false;
+    t.begin_op(s, true, &st->start, &st->end, &record_start);
+    if (record_start) record_slot(s, st->start, st->start, st->end);
+  }
+  st->r = new_record(s, "wait", 0);
+  state_ = st.release();
+}
+
+void traced_op::marks(event_state& e) noexcept {
+  if (state_ != nullptr) state_->mark = &e;
+}
+
+void trace_forget_event(event_state& e) noexcept { the_tracer().forget_event(e); }
+
 void traced_op::path(const char* p) noexcept {
   if (state_ != nullptr) state_->r.path = p;
 }
@@ -385,7 +553,7 @@ void traced_op::finish() {
   state_ = nullptr;
   stream_state& s = *st->stream;
   if (st->shared_end) {
-    the_tracer().end_op(s, pending{std::move(st->r), nullptr, st->end});
+    the_tracer().end_op(s, pending{std::move(st->r), st->start, st->end}, st->mark);
     return;
   }
   // The operation is enqueued: a failure here must not make its call throw.
@@ -399,7 +567,7 @@ void traced_op::finish() {
     the_tracer().abandon(st->start, st->end);
     return;
   }
-  the_tracer().end_op(s, pending{std::move(st->r), st->start, st->end});
+  the_tracer().end_op(s, pending{std::move(st->r), st->start, st->end}, st->mark);
 }
 
 void traced_op::abandon() noexcept {

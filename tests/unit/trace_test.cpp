@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -278,4 +279,124 @@ TEST(Trace, AnOperationAfterAHostFunctionStartsAfterIt) {
       << "the second fill lasted " << fills[1].second << " us: it holds the host function's time";
   EXPECT_GE(fills[1].first + 50.0, hosts[0].first + hosts[0].second)
       << "the second fill started before the host function returned";
+}
+
+namespace {
+
+//! The spans of `name`, earliest first.
+std::vector<std::pair<double, double>> sorted_spans_of(const std::string& json,
+                                                       const std::string& name) {
+  auto out = spans_of(json, name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+// A wait lasts until what it waits for has completed, and the work after it
+// starts no earlier: for an event recorded in the trace, for another stream's
+// work, and for an event recorded before the trace began. On the GPU backends
+// the first two are timed without a timing event of their own (the later of
+// where the two streams' last traced operations ended), the third with one.
+TEST(Trace, AWaitEndsWhenWhatItWaitsForCompleted) {
+  const char* const variants[] = {"wait(event recorded in the trace)", "wait(stream)",
+                                  "wait(event recorded before the trace)"};
+  for (int variant = 0; variant < 3; ++variant) {
+    SCOPED_TRACE(variants[variant]);
+    const std::string path = temp_path("wait-ends");
+    const sluice::device d0{0};
+    sluice::stream s{d0}, t{d0};
+    sluice::device_buffer<unsigned char> a{d0, 1 << 20}, b{d0, 1 << 20}, c{d0, 1 << 20};
+    sluice::event e{d0};
+    sluice::flag gate{0};
+    if (variant == 2) {
+      s.wait_value(gate, 1);
+      e.record(s);
+    }
+    sluice::trace_begin(path);
+    if (variant != 2) {
+      s.wait_value(gate, 1);
+      sluice::fill(s, a.data(), 1, a.size());
+    }
+    sluice::copy(t, b.data(), c.data(), b.size());  // t's last operation before the wait
+    t.synchronize();  // (done: the wait starts when it is enqueued, before the gate opens)
+    if (variant == 0) {
+      e.record(s);
+      t.wait(e);
+    } else if (variant == 1) {
+      t.wait(s);
+    } else {
+      t.wait(e);
+    }
+    sluice::copy(t, c.data(), b.data(), c.size());
+    // The gate opens once the host clock has moved on 20 ms from the trace's
+    // first operation.
+    busy_for(std::chrono::milliseconds(20), [] {});
+    gate.store(1);
+    s.synchronize();
+    t.synchronize();
+    const std::string json = end_trace(path, variant == 0 ? 6U : variant == 1 ? 5U : 3U);
+    const auto waits = spans_of(json, "wait");
+    const auto wait_enqueued = enqueued_of(json, "wait");
+    const auto copies = sorted_spans_of(json, "copy");
+    ASSERT_EQ(waits.size(), 1U) << json;
+    ASSERT_EQ(wait_enqueued.size(), 1U) << json;
+    ASSERT_EQ(copies.size(), 2U) << json;
+    const double wait_end = waits[0].first + waits[0].second;
+    // The gate opened at least 20 ms after the wait was enqueued. 1 ms of
+    // slack for backends whose device times are mapped onto the host clock.
+    EXPECT_GE(wait_end + 1000.0, wait_enqueued[0] + 20000.0)
+        << "the wait ended " << wait_end - wait_enqueued[0] << " us after it was enqueued, "
+        << "before what it waited for was released\n"
+        << json;
+    EXPECT_GE(copies[1].first + 50.0, wait_end) << "the copy after the wait started before it ended";
+    // t was idle when the wait was enqueued: the wait starts then, not at the gate.
+    EXPECT_LT(waits[0].first, wait_enqueued[0] + 10000.0)
+        << "the wait is shown starting " << waits[0].first - wait_enqueued[0]
+        << " us after it was enqueued\n"
+        << json;
+  }
+}
+
+// A run of waits on different events (as a fan-in makes), more than the GPU
+// backends join without a timing event: every wait ends after the work it
+// waits for, and the copy after them starts after the last.
+TEST(Trace, ARunOfWaitsIsTimedToItsEnd) {
+  const std::string path = temp_path("wait-run");
+  const sluice::device d0{0};
+  sluice::stream s{d0}, t{d0};
+  constexpr int n = 20;
+  sluice::device_buffer<unsigned char> a{d0, 4096}, b{d0, 4096};
+  std::vector<sluice::event> events;
+  for (int i = 0; i < n; ++i) events.emplace_back(d0);
+  sluice::flag gate{0};
+  sluice::trace_begin(path);
+  s.wait_value(gate, 1);
+  for (int i = 0; i < n; ++i) {
+    sluice::fill(s, a.data(), static_cast<unsigned char>(i), a.size());
+    events[static_cast<std::size_t>(i)].record(s);
+  }
+  sluice::copy(t, b.data(), a.data(), 64);
+  for (const sluice::event& e : events) t.wait(e);
+  sluice::copy(t, b.data(), a.data(), b.size());
+  busy_for(std::chrono::milliseconds(20), [] {});
+  gate.store(1);
+  s.synchronize();
+  t.synchronize();
+  const std::string json = end_trace(path, 1U + 2U * n + 1U + n + 1U);
+  const auto waits = sorted_spans_of(json, "wait");
+  const auto copies = sorted_spans_of(json, "copy");
+  ASSERT_EQ(waits.size(), static_cast<std::size_t>(n)) << json;
+  ASSERT_EQ(copies.size(), 2U) << json;
+  const auto wait_enqueued = enqueued_of(json, "wait");
+  ASSERT_EQ(wait_enqueued.size(), static_cast<std::size_t>(n)) << json;
+  // The gate opened at least 20 ms after the last wait was enqueued.
+  const double gate_opened = *std::max_element(wait_enqueued.begin(), wait_enqueued.end()) + 20000.0;
+  double last_end = 0;
+  for (const auto& w : waits) {
+    EXPECT_GE(w.first + w.second + 1000.0, gate_opened)
+        << "a wait ended " << gate_opened - (w.first + w.second) << " us before the gate opened";
+    last_end = std::max(last_end, w.first + w.second);
+  }
+  EXPECT_GE(copies[1].first + 50.0, last_end) << "the copy after the waits started before they ended";
 }
