@@ -134,6 +134,8 @@ class tracer {
     if (last == nullptr) return wait_plan::needs_event;
     trace_slot* mark = nullptr;
     if (!nothing && ev != nullptr) {
+      if (ev->trace_mark == &completed_ && ev->trace_mark_epoch == epoch_)
+        return instant_locked(last, start, end);  // seen completed since its last record
       if (ev->trace_mark != nullptr && ev->trace_mark_epoch == epoch_)
         mark = static_cast<trace_slot*>(ev->trace_mark);
       else if (ev->recorded.load(std::memory_order_acquire))
@@ -170,9 +172,7 @@ class tracer {
     std::lock_guard<std::mutex> lock(m_);
     if (mark != nullptr) {
       ++p.end->refs;
-      if (mark->trace_mark != nullptr) unref_locked(static_cast<trace_slot*>(mark->trace_mark));
-      mark->trace_mark = p.end;
-      mark->trace_mark_epoch = epoch_;
+      set_mark_locked(*mark, p.end);
     }
     auto* previous = static_cast<trace_slot*>(s.trace_last);
     if (previous != nullptr && s.trace_epoch == epoch_ && previous->last) {
@@ -212,8 +212,15 @@ class tracer {
   //! ~event: the event's mark goes back.
   void forget_event(event_state& e) noexcept {
     std::lock_guard<std::mutex> lock(m_);
-    if (e.trace_mark != nullptr) unref_locked(static_cast<trace_slot*>(e.trace_mark));
-    e.trace_mark = nullptr;
+    set_mark_locked(e, nullptr);
+  }
+
+  //! A wait found e's last record (made before this trace) completed: later
+  //! waits on it in this trace are instants without asking again (a record
+  //! in the trace replaces the mark; one outside it is in another trace).
+  void mark_completed(event_state& e) {
+    std::lock_guard<std::mutex> lock(m_);
+    set_mark_locked(e, &completed_);
   }
 
   //! trace_end(): every completed record to the collection; the rest left out.
@@ -233,6 +240,7 @@ class tracer {
       unref_locked(l);
     }
     next_harvest_ = harvest_step;
+    if (ops_.capacity() > 4 * harvest_step) ops_.shrink_to_fit();  // after an unusually deep queue
     for (auto& c : clocks_) c.calibrated = false;  // the next trace calibrates afresh
   }
 
@@ -241,6 +249,14 @@ class tracer {
   // Joins of joins, as a run of waits with no timed operation between makes:
   // beyond this the wait takes a timing event (bounds the walks below).
   static constexpr int max_join_depth = 8;
+
+  //! Under m_: e's mark becomes `slot` (a reference it holds, or &completed_).
+  void set_mark_locked(event_state& e, trace_slot* slot) noexcept {
+    auto* old = static_cast<trace_slot*>(e.trace_mark);
+    if (old != nullptr && old != &completed_) unref_locked(old);
+    e.trace_mark = slot;
+    e.trace_mark_epoch = epoch_;
+  }
 
   //! Under m_: the slot s's next operation may start at (its last in this
   //! trace, with no untraced work after it), or null.
@@ -410,11 +426,14 @@ class tracer {
   //! With `all`, the incomplete ones are dropped too; returns how many those were.
   std::size_t harvest_locked(bool all) {
     std::size_t dropped = 0;
-    std::vector<pending> keep;
+    // Compacted in place: ops_ keeps its capacity from trace to trace (a new
+    // vector per trace cost page faults on every growth, in the enqueueing thread).
+    std::size_t kept = 0;
     for (pending& p : ops_) {
       const slot_state q = resolve(p.end);
       if (q == slot_state::not_ready && !all) {
-        keep.push_back(std::move(p));
+        if (&ops_[kept] != &p) ops_[kept] = std::move(p);
+        ++kept;
         continue;
       }
       bool timed = q == slot_state::timed;
@@ -441,7 +460,7 @@ class tracer {
       if (p.start != nullptr) unref_locked(p.start);
       unref_locked(p.end);
     }
-    ops_.swap(keep);
+    ops_.erase(ops_.begin() + static_cast<std::ptrdiff_t>(kept), ops_.end());
     return dropped;
   }
 
@@ -450,6 +469,7 @@ class tracer {
   std::vector<device_clock> clocks_;             // per device
   std::vector<pending> ops_;
   std::vector<trace_slot*> joins_;  // pooled joins
+  trace_slot completed_;             // an event's mark: its last record has completed
   trace_slot* lasts_ = nullptr;  // every stream's last slot, linked through the slots
   std::uint64_t epoch_ = 1;
   std::size_t next_harvest_ = harvest_step;
@@ -513,8 +533,10 @@ void traced_op::begin_wait(stream_state& s, event_state* waited_event,
     // Recorded before this trace (or untraced): if it has completed, the
     // wait waits for nothing; a failed query is left to the wait to report.
     const auto q = api::event_query(waited_event->native);
-    if (q.ok())
+    if (q.ok()) {
+      t.mark_completed(*waited_event);
       plan = t.begin_wait(s, nullptr, nullptr, true, &st->start, &st->end);
+    }
     else if (q.code != api::not_ready)
       api::clear_last_error();
   }
