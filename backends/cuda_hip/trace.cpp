@@ -85,9 +85,8 @@ class tracer {
                 bool* record_start) {
     std::lock_guard<std::mutex> lock(m_);
     ensure_clock(s.device);
-    auto* last = static_cast<trace_slot*>(s.trace_last);
-    const bool chain = last != nullptr && s.trace_epoch == epoch_ &&
-                       !s.native_escaped.load(std::memory_order_relaxed);
+    trace_slot* last = chained_last_locked(s);
+    const bool chain = last != nullptr;
     *start = nullptr;
     *record_start = false;
     if (end == nullptr) {
