@@ -6,10 +6,12 @@
 //
 //   raw_peer_calls  64 x cudaMemcpyPeerAsync(dst, 0, src, 0, 16 KiB) on a raw stream
 //   raw_batch       one cudaMemcpyBatchAsync of the 64 pieces on a raw stream
-//   sluice_batch    sluice::copy_peer_batch(s, device 0, device 0, 64 pieces): path "local",
-//                   the vendor's batched copy
-//   sm_batch        sluice's SM batch kernel (the direct_sm path of copy_peer_batch):
-//                   one launch for the 64 pieces
+//   sluice_batch    sluice::copy_peer_batch(s, device 0, device 0, 64 pieces): path
+//                   "local_sm" (sluice's SM batch kernel) where kernels launch and the
+//                   pieces are small enough, else "local" (the vendor's batched copy);
+//                   the path is printed after the row
+//   sm_batch        sluice's SM batch kernel called directly (what the direct_sm and
+//                   local_sm paths of copy_peer_batch launch): one launch per 64 pieces
 //
 // Each time: host clock from before the first call to the return of the
 // stream's synchronize, so enqueue and completion both count; median and
@@ -121,9 +123,10 @@ int main(int argc, char** argv) {
                        "cudaMemcpyBatchAsync");
                     ok(cudaStreamSynchronize(raw), "cudaStreamSynchronize");
                   }});
+  sluice::copy_path sluice_path = sluice::copy_path::local;
   rows.push_back({"sluice_batch", [&] {
-                    sluice::copy_peer_batch(s, sluice::device{0}, sluice::device{0}, batch.data(),
-                                            batch.size());
+                    sluice_path = sluice::copy_peer_batch(s, sluice::device{0}, sluice::device{0},
+                                                          batch.data(), batch.size());
                     s.synchronize();
                   }});
   // The simulated runtime (tests/fake_cudart) launches no kernels: no SM row there.
@@ -166,8 +169,10 @@ int main(int argc, char** argv) {
   const double base = rows[0].median;
   std::printf("%-16s %12s %12s %18s\n", "row", "median_us", "min_us", "raw_calls/row");
   for (const row& r : rows)
-    std::printf("%-16s %12.1f %12.1f %18.2f%s\n", r.name, r.median, r.min, base / r.median,
-                r.data_ok ? "" : "  DATA WRONG");
+    std::printf("%-16s %12.1f %12.1f %18.2f%s%s%s\n", r.name, r.median, r.min, base / r.median,
+                r.data_ok ? "" : "  DATA WRONG",
+                std::strcmp(r.name, "sluice_batch") == 0 ? "  path " : "",
+                std::strcmp(r.name, "sluice_batch") == 0 ? sluice::to_string(sluice_path) : "");
   ok(cudaStreamDestroy(raw), "cudaStreamDestroy");
   return status;
 }

@@ -38,6 +38,7 @@ const char* to_string(copy_path p) noexcept {
     case copy_path::direct: return "direct";
     case copy_path::staged: return "staged";
     case copy_path::direct_sm: return "direct_sm";
+    case copy_path::local_sm: return "local_sm";
   }
   return "unknown";
 }

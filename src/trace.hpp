@@ -29,7 +29,7 @@ namespace sluice::detail::trace {
 struct record {
   const char* kind = "op";     // "copy", "fill", "copy_peer", "host_func", "record", ...
   std::string label;           // a trace_range's name
-  const char* path = nullptr;  // copy_peer: "local", "direct", "direct_sm", "staged"
+  const char* path = nullptr;  // copy_peer: "local", "direct", "direct_sm", "local_sm", "staged"
   std::size_t bytes = 0;
   int device = 0;
   std::uint64_t stream = 0;  // the stream's trace id (unique in the process)

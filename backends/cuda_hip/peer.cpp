@@ -166,18 +166,20 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
   if (total == 0) return path;
   const std::size_t limit = detail::sm_batch_limit();  // read (and checked) by every batch
   const unsigned most = engine().devices[static_cast<std::size_t>(own)].sm_blocks;
-  if (path == copy_path::direct && most > 0 && limit > 0) {
+  if ((path == copy_path::direct || path == copy_path::local) && most > 0 && limit > 0) {
     // Every piece small and aligned: the SM kernel, 64 pieces per launch.
+    // Within one device too: the vendor's batched copy of 64 x 16 KiB took
+    // 239 us on one H200, the kernel 10.7 (docs/performance.md).
     bool small = true;
     for (std::size_t i = 0; i < count && small; ++i)
       small =
           pieces[i].bytes == 0 || (pieces[i].bytes <= limit && detail::sm_aligned(pieces[i].dst) &&
                                    detail::sm_aligned(pieces[i].src));
-    if (small) path = copy_path::direct_sm;
+    if (small) path = path == copy_path::local ? copy_path::local_sm : copy_path::direct_sm;
   }
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), total,
                                    to_string(path), gpu::api::peer_push_preferred);
-  if (path == copy_path::direct_sm) {
+  if (path == copy_path::direct_sm || path == copy_path::local_sm) {
     std::vector<detail::sm_copy::piece> group;
     group.reserve(std::min<std::size_t>(count, detail::sm_copy::batch_pieces));
     detail::end_host_batch(st);
@@ -191,8 +193,8 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
       const unsigned blocks = static_cast<unsigned>(
           std::clamp<std::size_t>(detail::sm_blocks_for(largest), 1, std::max(1U, most / n)));
       detail::check(gpu::api::sm_copy_batch(group.data(), n, st.native, blocks), api, ": ", n,
-                    " pieces from device ", src_dev.id(), " to device ", dst_dev.id(),
-                    " (direct_sm)");
+                    " pieces from device ", src_dev.id(), " to device ", dst_dev.id(), " (",
+                    to_string(path), ")");
       group.clear();
     };
     for (std::size_t i = 0; i < count; ++i) {

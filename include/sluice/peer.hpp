@@ -7,7 +7,7 @@
 //   link_info link(device from, device to);
 //   void enable_peer_access(device from, device to);   // idempotent, thread-safe
 //   bool peer_access_enabled(device from, device to);
-//   enum class copy_path { local, direct, staged, direct_sm };
+//   enum class copy_path { local, direct, staged, direct_sm, local_sm };
 //   copy_path copy_peer(stream_ref, void* dst, device dst_dev, const void* src,
 //                       device src_dev, std::size_t bytes);
 //   struct peer_piece { void* dst; const void* src; std::size_t bytes; };
@@ -43,10 +43,11 @@ void enable_peer_access(sluice::device from, sluice::device to);
 bool peer_access_enabled(sluice::device from, sluice::device to);
 
 enum class copy_path {
-  local,     //!< both sides on one device
-  direct,    //!< device to device over the link by a copy engine (peer access enabled)
-  staged,    //!< through host memory (no peer access)
-  direct_sm  //!< device to device over the link by sluice's SM copy kernel (small copies)
+  local,      //!< both sides on one device
+  direct,     //!< device to device over the link by a copy engine (peer access enabled)
+  staged,     //!< through host memory (no peer access)
+  direct_sm,  //!< device to device over the link by sluice's SM copy kernel (small copies)
+  local_sm    //!< both sides on one device, by sluice's SM copy kernel (a batch of small pieces)
 };
 const char* to_string(copy_path p) noexcept;
 

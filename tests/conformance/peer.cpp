@@ -35,16 +35,20 @@ constexpr std::size_t kib = 1024;
 //! The paths copy_peer may report for a copy ordered on a stream of `on`,
 //! reaching the `other` device: without peer access only staged; with it,
 //! direct (the host backend), or direct / direct_sm (GPUs: copy engine or
-//! sluice's SM copy kernel, by size and alignment).
+//! sluice's SM copy kernel, by size and alignment). Within one device: local,
+//! or on the GPUs local_sm (a batch moved by the SM copy kernel).
 ::testing::AssertionResult path_is_consistent(sluice::copy_path path, sluice::device on,
                                               sluice::device other) {
+  const bool local = path == sluice::copy_path::local || path == sluice::copy_path::local_sm;
   if (on == other) {
-    if (path == sluice::copy_path::local) return ::testing::AssertionSuccess();
+    if (path == sluice::copy_path::local ||
+        (path == sluice::copy_path::local_sm && sluice::backend() != sluice::backend_kind::host))
+      return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure() << "same device, path " << sluice::to_string(path);
   }
   const bool enabled = sluice::peer_access_enabled(on, other);
-  if (path == sluice::copy_path::local)
-    return ::testing::AssertionFailure() << "two devices, path local";
+  if (local)
+    return ::testing::AssertionFailure() << "two devices, path " << sluice::to_string(path);
   if (!enabled && path != sluice::copy_path::staged)
     return ::testing::AssertionFailure() << "peer access " << on.id() << " -> " << other.id()
                                          << " is not enabled, path " << sluice::to_string(path);
@@ -97,18 +101,20 @@ void copy_both_ways_and_check(sluice::device a, sluice::device b) {
 //! A halo-exchange-like batch: 64 pieces of different sizes (odd ones too)
 //! gathered from shuffled places of a source on `from` into a destination on
 //! `to`, ordered on a stream of `on`; checks every byte, the gaps left
-//! untouched, and the path.
-void batch_and_check(sluice::device from, sluice::device to, sluice::device on, unsigned seed) {
+//! untouched, and the path, which it returns. `misalign` shifts every source
+//! piece by that many bytes (1: no piece is 16-byte aligned).
+sluice::copy_path batch_and_check(sluice::device from, sluice::device to, sluice::device on,
+                                  unsigned seed, std::size_t misalign = 0) {
   constexpr std::size_t pieces = 64, slot = 20 * kib;
   constexpr std::size_t n = pieces * slot;
-  sluice::device_buffer<byte> src = patterned_device_bytes(from, n, seed);
+  sluice::device_buffer<byte> src = patterned_device_bytes(from, n + misalign, seed);
   sluice::device_buffer<byte> dst = filled_device_bytes(to, n, 0);
   std::vector<sluice::peer_piece> batch;
   std::vector<std::size_t> want_from(pieces), sizes(pieces);
   for (std::size_t i = 0; i < pieces; ++i) {
     sizes[i] = 16 * kib + (i * 37) % 4096 + (i % 3);  // 16 KiB and a little more, odd ones too
     want_from[i] = ((i * 29 + 7) % pieces) * slot;    // a permutation of the slots
-    batch.push_back({dst.data() + i * slot, src.data() + want_from[i], sizes[i]});
+    batch.push_back({dst.data() + i * slot, src.data() + misalign + want_from[i], sizes[i]});
   }
   batch.push_back({dst.data(), src.data(), 0});  // a zero-byte piece is allowed and ignored
   sluice::stream s{on};
@@ -121,11 +127,12 @@ void batch_and_check(sluice::device from, sluice::device to, sluice::device on, 
   for (std::size_t i = 0; i < pieces; ++i) {
     EXPECT_TRUE(std::equal(got.begin() + static_cast<std::ptrdiff_t>(i * slot),
                            got.begin() + static_cast<std::ptrdiff_t>(i * slot + sizes[i]),
-                           want.begin() + static_cast<std::ptrdiff_t>(want_from[i])))
+                           want.begin() + static_cast<std::ptrdiff_t>(misalign + want_from[i])))
         << "piece " << i << ", " << from.id() << " -> " << to.id() << " on a stream of " << on.id();
     EXPECT_EQ(first_byte_not(got.data() + i * slot + sizes[i], slot - sizes[i], 0), slot - sizes[i])
         << "wrote past piece " << i;
   }
+  return path;
 }
 
 }  // namespace
@@ -308,6 +315,15 @@ TEST(PeerMultiDevice, PEER_1__enable_peer_access_from_many_threads_at_once) {
 TEST(Peer, PEER_2__copy_peer_within_one_device_is_local) {
   const sluice::device dev{0};
   copy_both_ways_and_check(dev, dev);
+}
+
+// Within one device a batch of small aligned pieces may run as sluice's SM
+// copy kernel on the GPUs (local_sm); pieces that are not 16-byte aligned stay
+// on the vendor's copy (local) everywhere.
+TEST(Peer, PEER_2__copy_peer_batch_within_one_device_copies_every_piece) {
+  const sluice::device dev{0};
+  (void)batch_and_check(dev, dev, dev, 56);
+  EXPECT_EQ(batch_and_check(dev, dev, dev, 57, 1), sluice::copy_path::local);
 }
 
 TEST(PeerMultiDevice, PEER_2__copy_peer_after_enabling_peer_access) {
