@@ -33,6 +33,7 @@ struct collection {
   std::vector<std::shared_ptr<buffer>> buffers;
   std::string path;
   bool at_exit = false;
+  std::map<int, std::int64_t> clock_error_ns;  // per device, from the backend's calibration
 };
 
 collection& the_collection() {
@@ -130,6 +131,17 @@ void submit(record&& r) noexcept {
   }
 }
 
+void note_clock_error(int device, std::int64_t ns) noexcept {
+  auto& c = the_collection();
+  try {
+    std::lock_guard<std::mutex> lock(c.m);
+    std::int64_t& kept = c.clock_error_ns[device];
+    kept = std::max(kept, ns);  // a device calibrated twice in one trace: the wider
+  } catch (...) {
+    std::fprintf(stderr, "sluice: out of memory while tracing: a clock error is left out\n");
+  }
+}
+
 void start_from_environment() {
   const char* path = std::getenv("SLUICE_TRACE");
   if (path == nullptr || *path == '\0' || enabled()) return;
@@ -151,6 +163,19 @@ void start_from_environment() {
 
 std::string to_chrome_json(std::size_t* operations) {
   std::vector<record> all = take_all();
+  std::map<int, std::int64_t> clock_error_ns;
+  {
+    auto& c = the_collection();
+    std::lock_guard<std::mutex> lock(c.m);
+    clock_error_ns.swap(c.clock_error_ns);
+  }
+  for (const auto& e : clock_error_ns)
+    if (e.second > 100000)  // a few us on an idle machine
+      std::fprintf(stderr,
+                   "sluice: trace: device %d's times are placed on the host clock within +-%.0f "
+                   "us only (the host was busy while the trace calibrated): device and host "
+                   "tracks may be off by that much against each other\n",
+                   e.first, static_cast<double>(e.second) / 1000.0);
   std::sort(all.begin(), all.end(), [](const record& a, const record& b) {
     return a.stream != b.stream ? a.stream < b.stream : a.seq < b.seq;
   });
@@ -176,10 +201,15 @@ std::string to_chrome_json(std::size_t* operations) {
     host_threads[r.host_thread] = true;
     by_position[{r.stream, r.seq}] = &r;
   }
-  for (const auto& d : devices)
+  for (const auto& d : devices) {
+    // Where device times were mapped onto the host clock: how far they may be off.
+    std::string error;
+    const auto e = clock_error_ns.find(d.first);
+    if (e != clock_error_ns.end()) error = ", \"clock_error_us\": " + microseconds(e->second, 0);
     event("\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " + std::to_string(d.first) +
           ", \"args\": {\"name\": \"device " + std::to_string(d.first) + " (" + backend_name() +
-          ")\"}");
+          ")\"" + error + "}");
+  }
   event("\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " + std::to_string(host_pid) +
         ", \"args\": {\"name\": \"host threads (enqueue)\"}");
   for (const auto& s : streams)
@@ -272,6 +302,10 @@ void trace_begin(const std::string& path) {
     c.path = path;
   }
   (void)detail::trace::take_all();  // records of an earlier trace
+  {
+    std::lock_guard<std::mutex> lock(c.m);
+    c.clock_error_ns.clear();
+  }
   detail::trace::on.store(true, std::memory_order_relaxed);
 }
 

@@ -65,6 +65,11 @@ std::uint64_t new_stream_id() noexcept;
 //! Hands a completed record to the collection (per-thread buffer, no shared lock).
 void submit(record&& r) noexcept;
 
+//! A GPU backend's calibration: `device`'s times in this trace are host-clock
+//! times within +-`ns` (written as the device track's clock_error_us; the
+//! host backend's times are host-clock times, with no such error).
+void note_clock_error(int device, std::int64_t ns) noexcept;
+
 //! SLUICE_TRACE=<path>: starts a trace written at process exit. Called by a
 //! backend at start-up; a second call does nothing.
 void start_from_environment();
