@@ -238,7 +238,7 @@ TEST(Trace, AnOperationOnAnIdleStreamStartsNoEarlierThanItsEnqueue) {
   // ended (10 ms of slack for the device-to-host clock mapping).
   const double clock_error = clock_error_of(json);
   ASSERT_GE(fill_enqueued[1] - (fills[0].first + fills[0].second) + clock_error, 190000.0) << json;
-  // 100 us of slack: device times are mapped onto the host clock (a window under 20 us).
+  // 100 us of slack for the device-to-host clock mapping.
   EXPECT_GE(records[0].first + 100.0, record_enqueued[0])
       << "the record is shown " << record_enqueued[0] - records[0].first
       << " us before it was enqueued";
@@ -423,9 +423,10 @@ TEST(Trace, ARunOfWaitsIsTimedToItsEnd) {
   // The gate opened at least 20 ms after the last wait was enqueued.
   const double gate_opened =
       *std::max_element(wait_enqueued.begin(), wait_enqueued.end()) + 20000.0;
+  const double clock_error = clock_error_of(json);
   double last_end = 0;
   for (const auto& w : waits) {
-    EXPECT_GE(w.first + w.second + 1000.0 + clock_error_of(json), gate_opened)
+    EXPECT_GE(w.first + w.second + 1000.0 + clock_error, gate_opened)
         << "a wait ended " << gate_opened - (w.first + w.second) << " us before the gate opened";
     last_end = std::max(last_end, w.first + w.second);
   }
