@@ -98,9 +98,10 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 200; ++i) widths.push_back(calibrate(s, 1).window_ns);
   std::sort(widths.begin(), widths.end());
   std::printf("device 0: %s\n", prop.name);
-  std::printf("single calibration windows, 200 attempts: min %.1f us, median %.1f us, p90 %.1f us, "
-              "max %.1f us\n",
-              us(widths.front()), us(widths[100]), us(widths[180]), us(widths.back()));
+  std::printf(
+      "single calibration windows, 200 attempts: min %.1f us, median %.1f us, p90 %.1f us, "
+      "max %.1f us\n",
+      us(widths.front()), us(widths[100]), us(widths[180]), us(widths.back()));
 
   const calibration base = calibrate(s, 8);
   std::printf("base: window %.1f us (half: %.1f us)\n", us(base.window_ns), us(base.window_ns) / 2);

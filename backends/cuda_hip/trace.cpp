@@ -9,11 +9,19 @@
 // is shown starting before the host enqueued it (the stream may have been
 // idle since its last slot). Events live in slots, reference-counted by the operations that
 // use them and by their stream while they are its last, and pooled per device.
-// Device times become host-clock times through a base event per device:
-// recorded on an idle stream of the tracer and waited for, its host time is the
-// middle of the record-to-return window (under 20 us when the device and the
-// host are idle). The narrowest of up to 8 windows is kept; half of it is the
-// device's clock error, written into the trace (a busy host widens it).
+// Device times become host-clock times through calibration points per
+// device: an event recorded on an idle stream of the tracer and waited for,
+// whose host time is the middle of the record-to-return window (under 20 us
+// when the device and the host are idle); the narrowest of up to 8 windows is
+// kept, and the widest half-window of the trace is the device's clock error,
+// written into the trace (a busy host widens it). A point is taken when a
+// device is first traced, again before an operation enqueued a second or more
+// after the latest, and before the completed operations are read. A slot's
+// time is interpolated between the two points around it: the device clock
+// runs a few ppm off the host's (+3.45 ppm on an H200: 0.4 ms in two minutes
+// through one point), and cudaEventElapsedTime's float loses microseconds
+// a minute or more from its base; a second between points keeps both under
+// a microsecond.
 // Records are read when their end event has completed: in bulk as the pending
 // list grows, and at trace_end(), which leaves out (and says so) operations
 // whose end event has not completed. Host functions are timed by the host
@@ -41,6 +49,7 @@ namespace sluice::detail {
 struct trace_slot {
   api::event_t event{};
   int device = 0;
+  std::size_t point = 0;            // the device's latest calibration point when taken
   int refs = 0;                     // operations using it, plus one while it is a stream's last
   bool last = false;                // some stream's trace_last (then in the tracer's list of lasts)
   trace_slot* prev_last = nullptr;  // that list, intrusive: no allocation per operation
@@ -73,12 +82,18 @@ struct pending {
   trace_slot* end = nullptr;
 };
 
+//! A calibration: an event on the device clock whose host time is known.
+struct clock_point {
+  api::event_t event{};
+  std::int64_t host_ns = 0;  // middle of its record-to-return window
+  double scale = 0;          // host ns per device ns up to the next point (0: not known yet)
+};
+
 struct device_clock {
-  bool calibrated = false;
-  api::stream_t stream{};    // the tracer's own, idle stream on the device
-  api::event_t base{};       // the calibration kept
-  api::event_t candidate{};  // the next attempt (swapped with base when narrower)
-  std::int64_t base_ns = 0;  // host time of `base`
+  bool calibrated = false;          // has points in this trace
+  api::stream_t stream{};           // the tracer's own, idle stream on the device
+  std::vector<clock_point> points;  // this trace's, in time order
+  std::vector<api::event_t> spare;  // events of earlier traces' points, and attempts
 };
 
 class tracer {
@@ -86,10 +101,10 @@ class tracer {
   //! Under s.trace_m: the slot an operation on s starts at (shared with the
   //! stream's previous operation, or new; *record_it: the caller records it),
   //! and a new slot for its end, which becomes the stream's last.
-  void begin_op(stream_state& s, bool needs_start, trace_slot** start, trace_slot** end,
-                bool* record_start) {
+  void begin_op(stream_state& s, std::int64_t now, bool needs_start, trace_slot** start,
+                trace_slot** end, bool* record_start) {
     std::lock_guard<std::mutex> lock(m_);
-    ensure_clock(s.device);
+    ensure_clock(s.device, now);
     trace_slot* last = chained_last_locked(s);
     const bool chain = last != nullptr;
     *start = nullptr;
@@ -130,10 +145,10 @@ class tracer {
   //! or the join adds nothing), *start null and *end the last slot (an
   //! instant). needs_event: time it as any operation; ask_event: the event's
   //! last record is not in the trace, the caller may ask whether it completed.
-  wait_plan begin_wait(stream_state& s, event_state* ev, stream_state* other, bool nothing,
-                       trace_slot** start, trace_slot** end) {
+  wait_plan begin_wait(stream_state& s, std::int64_t now, event_state* ev, stream_state* other,
+                       bool nothing, trace_slot** start, trace_slot** end) {
     std::lock_guard<std::mutex> lock(m_);
-    ensure_clock(s.device);
+    ensure_clock(s.device, now);
     trace_slot* last = chained_last_locked(s);
     if (last == nullptr) return wait_plan::needs_event;
     trace_slot* mark = nullptr;
@@ -245,7 +260,11 @@ class tracer {
     }
     next_harvest_ = harvest_step;
     if (ops_.capacity() > 4 * harvest_step) ops_.shrink_to_fit();  // after an unusually deep queue
-    for (auto& c : clocks_) c.calibrated = false;  // the next trace calibrates afresh
+    for (auto& c : clocks_) {  // the next trace calibrates afresh
+      for (const clock_point& p : c.points) c.spare.push_back(p.event);  // reserved: no throw
+      c.points.clear();
+      c.calibrated = false;
+    }
   }
 
  private:
@@ -342,6 +361,9 @@ class tracer {
     slot->last = false;
     slot->prev_last = slot->next_last = nullptr;
     slot->timed = false;
+    // ensure_clock(d) came first: the point was waited for before this slot's
+    // event is recorded, so the slot's time is at or after it.
+    slot->point = clocks_[static_cast<std::size_t>(d)].points.size() - 1;
     return slot;
   }
 
@@ -372,39 +394,110 @@ class tracer {
     delete slot;
   }
 
-  //! The base event of device d for this trace (see the file's comment).
-  void ensure_clock(int d) {
+  static constexpr std::int64_t point_interval_ns = 1000000000;  // see the file's comment
+
+  //! Under m_: device d has a calibration point in this trace, and one taken
+  //! within a second before `now` (a host time).
+  void ensure_clock(int d, std::int64_t now) {
     grow(d);
     device_clock& c = clocks_[static_cast<std::size_t>(d)];
-    if (c.calibrated) return;
+    if (c.calibrated && now - c.points.back().host_ns < point_interval_ns) return;
+    calibrate(d);
+  }
+
+  //! Under m_: a new calibration point of device d (see the file's comment).
+  void calibrate(int d) {
+    device_clock& c = clocks_[static_cast<std::size_t>(d)];
     const scoped_device guard(d);
-    if (c.stream == api::stream_t{}) {
+    if (c.stream == api::stream_t{})
       check(api::stream_create(&c.stream, api::default_priority),
             "sluice tracing: creating the tracer's stream on device ", d);
-      check(api::event_create(&c.base, true, false),
-            "sluice tracing: creating the base event on device ", d);
-      check(api::event_create(&c.candidate, true, false),
+    // Two events: the best window so far and the next attempt.
+    while (c.spare.size() < 2) {
+      api::event_t e{};
+      check(api::event_create(&e, true, false),
             "sluice tracing: creating a calibration event on device ", d);
+      try {
+        c.spare.push_back(e);
+      } catch (...) {
+        (void)api::event_destroy(e);
+        throw;
+      }
     }
+    // Room for every event of the device in spare, and for one more point:
+    // the two below and collect() give events back without allocating.
+    c.points.reserve(c.points.size() + 1);
+    c.spare.reserve(c.spare.size() + c.points.size());
+    api::event_t best = c.spare.back();
+    c.spare.pop_back();
+    api::event_t attempt = c.spare.back();
+    c.spare.pop_back();
+    struct give_back {  // the two events return to the spares unless kept
+      std::vector<api::event_t>& spare;
+      api::event_t* a;
+      api::event_t* b;
+      ~give_back() {
+        if (*a != api::event_t{}) spare.push_back(*a);
+        if (*b != api::event_t{}) spare.push_back(*b);
+      }
+    } back{c.spare, &best, &attempt};
     // The narrowest window is kept: stop at the first under 20 us (a few us on
     // an idle machine), else after 8 attempts (a descheduled host thread
     // widens a window by milliseconds).
     std::int64_t narrowest = INT64_MAX;
-    for (int attempt = 0; attempt < 8 && narrowest >= 20000; ++attempt) {
+    std::int64_t host_ns = 0;
+    for (int i = 0; i < 8 && narrowest >= 20000; ++i) {
       const std::int64_t before = trace::now_ns();
-      check(api::event_record(c.candidate, c.stream),
-            "sluice tracing: recording the base event on device ", d);
-      check(api::event_synchronize(c.candidate),
-            "sluice tracing: waiting for the base event on device ", d);
+      check(api::event_record(attempt, c.stream),
+            "sluice tracing: recording a calibration event on device ", d);
+      check(api::event_synchronize(attempt),
+            "sluice tracing: waiting for a calibration event on device ", d);
       const std::int64_t after = trace::now_ns();
       if (after - before < narrowest) {
         narrowest = after - before;
-        std::swap(c.base, c.candidate);
-        c.base_ns = before + narrowest / 2;
+        host_ns = before + narrowest / 2;
+        std::swap(best, attempt);
       }
     }
+    if (!c.points.empty() && host_ns <= c.points.back().host_ns) return;  // not later: not kept
+    c.points.push_back(clock_point{best, host_ns, 0});
+    best = api::event_t{};
     trace::note_clock_error(d, (narrowest + 1) / 2);
     c.calibrated = true;
+  }
+
+  //! Under m_: before completed operations are read, a point after them on
+  //! every device in this trace whose latest is 10 ms old or more, so that
+  //! their times are interpolated, not extrapolated (a failure leaves the
+  //! times extrapolated from the latest point).
+  void calibrate_for_harvest() noexcept {
+    const std::int64_t now = trace::now_ns();
+    for (std::size_t d = 0; d < clocks_.size(); ++d) {
+      device_clock& c = clocks_[d];
+      if (!c.calibrated || now - c.points.back().host_ns < 10000000) continue;
+      try {
+        calibrate(static_cast<int>(d));
+      } catch (const std::exception& e) {
+        api::clear_last_error();
+        std::fprintf(stderr, "sluice: trace: %s (device times extrapolated)\n", e.what());
+      }
+    }
+  }
+
+  //! Under m_: host ns per device ns between points i and i+1 of c (1 when
+  //! the vendor cannot tell).
+  static double scale_of(device_clock& c, std::size_t i) noexcept {
+    clock_point& p = c.points[i];
+    if (p.scale != 0) return p.scale;
+    const clock_point& q = c.points[i + 1];
+    float ms = 0.0F;
+    if (api::event_elapsed(&ms, p.event, q.event).ok() && ms > 0) {
+      p.scale = static_cast<double>(q.host_ns - p.host_ns) / (static_cast<double>(ms) * 1e6);
+    } else {
+      api::clear_last_error();
+      p.scale = 1.0;
+    }
+    return p.scale;
   }
 
   enum class slot_state { timed, not_ready, failed };
@@ -423,13 +516,25 @@ class tracer {
     }
     const auto q = api::event_query(slot->event);
     if (q.code == api::not_ready) return slot_state::not_ready;
-    const device_clock& c = clocks_[static_cast<std::size_t>(slot->device)];
+    device_clock& c = clocks_[static_cast<std::size_t>(slot->device)];
+    std::size_t i = slot->point;
     float ms = 0.0F;
-    if (!q.ok() || !api::event_elapsed(&ms, c.base, slot->event).ok()) {
+    if (!q.ok() || i >= c.points.size() ||
+        !api::event_elapsed(&ms, c.points[i].event, slot->event).ok()) {
       api::clear_last_error();
       return slot_state::failed;
     }
-    slot->ns = c.base_ns + std::llround(static_cast<double>(ms) * 1e6);
+    // The last point at or before the slot (its event may have completed
+    // after later points were taken): then between that one and the next.
+    float next_ms = 0.0F;
+    while (i + 1 < c.points.size() &&
+           api::event_elapsed(&next_ms, c.points[i + 1].event, slot->event).ok() && next_ms >= 0) {
+      ++i;
+      ms = next_ms;
+    }
+    api::clear_last_error();
+    const double scale = i + 1 < c.points.size() ? scale_of(c, i) : 1.0;
+    slot->ns = c.points[i].host_ns + std::llround(static_cast<double>(ms) * 1e6 * scale);
     slot->timed = true;
     return slot_state::timed;
   }
@@ -437,6 +542,7 @@ class tracer {
   //! Moves completed records to the collection and unreferences their slots.
   //! With `all`, the incomplete ones are dropped too; returns how many those were.
   std::size_t harvest_locked(bool all) {
+    calibrate_for_harvest();
     std::size_t dropped = 0;
     // Compacted in place: ops_ keeps its capacity from trace to trace (a new
     // vector per trace cost page faults on every growth, in the enqueueing thread).
@@ -521,16 +627,17 @@ void traced_op::begin(stream_state& s, const char* kind, std::size_t bytes, bool
   auto st = std::make_unique<traced_op_state>();
   st->stream = &s;
   st->lock = std::unique_lock<std::mutex>(s.trace_m);
+  st->r = new_record(s, kind, bytes);
+  const std::int64_t now = st->r.enqueue_ns;
   bool record_start = false;
-  if (instant) the_tracer().begin_op(s, false, &st->end, nullptr, &record_start);
+  if (instant) the_tracer().begin_op(s, now, false, &st->end, nullptr, &record_start);
   if (st->end != nullptr)
     st->shared_end = true;  // an instant where the stream's last operation ended
   else
     // One event before it and one after (or, for an instant on a stream with
     // no last slot, one event: a marker).
-    the_tracer().begin_op(s, !instant, &st->start, &st->end, &record_start);
+    the_tracer().begin_op(s, now, !instant, &st->start, &st->end, &record_start);
   if (record_start) record_slot(s, st->start, st->start, st->end);
-  st->r = new_record(s, kind, bytes);
   state_ = st.release();
 }
 
@@ -540,14 +647,16 @@ void traced_op::begin_wait(stream_state& s, event_state* waited_event,
   st->stream = &s;
   st->lock = std::unique_lock<std::mutex>(s.trace_m);
   auto& t = the_tracer();
-  auto plan = t.begin_wait(s, waited_event, waited_stream, false, &st->start, &st->end);
+  st->r = new_record(s, "wait", 0);
+  const std::int64_t now = st->r.enqueue_ns;
+  auto plan = t.begin_wait(s, now, waited_event, waited_stream, false, &st->start, &st->end);
   if (plan == tracer::wait_plan::ask_event) {
     // Recorded before this trace (or untraced): if it has completed, the
     // wait waits for nothing; a failed query is left to the wait to report.
     const auto q = api::event_query(waited_event->native);
     if (q.ok()) {
       t.mark_completed(*waited_event);
-      plan = t.begin_wait(s, nullptr, nullptr, true, &st->start, &st->end);
+      plan = t.begin_wait(s, now, nullptr, nullptr, true, &st->start, &st->end);
     } else if (q.code != api::not_ready)
       api::clear_last_error();
   }
@@ -555,10 +664,9 @@ void traced_op::begin_wait(stream_state& s, event_state* waited_event,
     st->shared_end = true;
   } else {
     bool record_start = false;
-    t.begin_op(s, true, &st->start, &st->end, &record_start);
+    t.begin_op(s, now, true, &st->start, &st->end, &record_start);
     if (record_start) record_slot(s, st->start, st->start, st->end);
   }
-  st->r = new_record(s, "wait", 0);
   state_ = st.release();
 }
 
@@ -657,9 +765,9 @@ void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin) {
   trace_slot* start = nullptr;
   trace_slot* end = nullptr;
   bool unused = false;
-  the_tracer().begin_op(st, false, &start, &end, &unused);
-  record_slot(st, end, nullptr, end);
   trace::record r = new_record(st, begin ? "range_begin" : "range_end", 0);
+  the_tracer().begin_op(st, r.enqueue_ns, false, &start, &end, &unused);
+  record_slot(st, end, nullptr, end);
   r.label = name;
   the_tracer().end_op(st, pending{std::move(r), nullptr, end});
 }

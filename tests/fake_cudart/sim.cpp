@@ -117,6 +117,17 @@ std::int64_t now_ns() {
       .count();
 }
 
+//! SLUICE_SIM_CLOCK_PPM: how much faster than the host's steady clock the
+//! simulated device clock runs, in parts per million (0 when unset; an H200
+//! measured +3.45: docs/design.md, "Tracing"). Event times scale by it.
+double clock_rate() {
+  static const double rate = [] {
+    const char* v = std::getenv("SLUICE_SIM_CLOCK_PPM");
+    return 1.0 + (v != nullptr ? std::strtod(v, nullptr) : 0.0) * 1e-6;
+  }();
+  return rate;
+}
+
 //! SLUICE_SIM_JITTER's seed; 0 when unset (no pauses).
 unsigned jitter_seed() {
   static const unsigned seed = [] {
@@ -420,7 +431,7 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
     return failed(cudaErrorInvalidResourceHandle);
   const std::int64_t tx = x->last->t_ns.load(), ty = y->last->t_ns.load();
   if (tx < 0 || ty < 0) return failed(cudaErrorNotReady);
-  *ms = static_cast<float>(static_cast<double>(ty - tx) / 1e6);
+  *ms = static_cast<float>(static_cast<double>(ty - tx) * clock_rate() / 1e6);
   return cudaSuccess;
 }
 
