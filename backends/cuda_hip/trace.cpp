@@ -91,6 +91,7 @@ struct clock_point {
 
 struct device_clock {
   bool calibrated = false;          // has points in this trace
+  std::int64_t tried_ns = 0;        // host time of the latest attempt at a point
   api::stream_t stream{};           // the tracer's own, idle stream on the device
   std::vector<clock_point> points;  // this trace's, in time order
   std::vector<api::event_t> spare;  // events of earlier traces' points, and attempts
@@ -401,8 +402,21 @@ class tracer {
   void ensure_clock(int d, std::int64_t now) {
     grow(d);
     device_clock& c = clocks_[static_cast<std::size_t>(d)];
-    if (c.calibrated && now - c.points.back().host_ns < point_interval_ns) return;
-    calibrate(d);
+    if (!c.calibrated) {
+      c.tried_ns = now;
+      calibrate(d);  // the trace's first point on d: the operation cannot be timed without it
+      return;
+    }
+    if (now - c.tried_ns < point_interval_ns) return;
+    c.tried_ns = now;
+    try {
+      calibrate(d);
+    } catch (const std::exception& e) {
+      // The operation is not failed for it: its times are extrapolated from
+      // the latest point (tried again a second later).
+      api::clear_last_error();
+      std::fprintf(stderr, "sluice: trace: %s (device times extrapolated)\n", e.what());
+    }
   }
 
   //! Under m_: a new calibration point of device d (see the file's comment).
