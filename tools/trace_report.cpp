@@ -230,7 +230,8 @@ std::string us(double v) {
 }  // namespace
 
 std::vector<traced_op> read_trace(const std::string& json,
-                                  std::map<std::pair<int, std::uint64_t>, std::string>* names) {
+                                  std::map<std::pair<int, std::uint64_t>, std::string>* names,
+                                  std::map<int, double>* clock_errors) {
   const value doc = parser(json).document();
   const value* events = doc.t == value::type::array ? &doc : doc.field("traceEvents");
   if (events == nullptr || events->t != value::type::array)
@@ -244,6 +245,13 @@ std::vector<traced_op> read_trace(const std::string& json,
       if (args != nullptr)
         (*names)[{static_cast<int>(e.number_or("pid", 0)),
                   static_cast<std::uint64_t>(e.number_or("tid", 0))}] = args->text_or("name", "");
+      continue;
+    }
+    if (ph == "M" && e.text_or("name", "") == "process_name" && clock_errors != nullptr) {
+      const value* args = e.field("args");
+      if (args != nullptr && args->field("clock_error_us") != nullptr)
+        (*clock_errors)[static_cast<int>(e.number_or("pid", 0))] =
+            args->number_or("clock_error_us", 0);
       continue;
     }
     if (ph != "X" || e.text_or("cat", "") != "op") continue;
@@ -378,6 +386,13 @@ std::string format_report(const trace_analysis& a, const std::string& file) {
   std::ostringstream out;
   out << "trace: " << file << ": " << a.operations << " operations on " << a.streams.size()
       << " streams, " << us(a.span_us) << " from the first start to the last end\n";
+  if (!a.clock_error_us.empty()) {
+    // Device times were mapped onto the host clock: against host functions'
+    // times (host clock) they may be off by this much.
+    out << "device clocks (device times on the host clock within +-):";
+    for (const auto& e : a.clock_error_us) out << " device " << e.first << " " << us(e.second);
+    out << "\n";
+  }
   out << "streams (busy: operations other than waits; idle: the rest of the stream's span):\n";
   for (const stream_summary& s : a.streams) {
     char pct[16];
@@ -497,8 +512,10 @@ int trace_command(int argc, char** argv) {
   all << in.rdbuf();
   try {
     std::map<std::pair<int, std::uint64_t>, std::string> names;
-    const auto ops = read_trace(all.str(), &names);
-    const trace_analysis a = analyze(ops, names);
+    std::map<int, double> clock_errors;
+    const auto ops = read_trace(all.str(), &names, &clock_errors);
+    trace_analysis a = analyze(ops, names);
+    a.clock_error_us = std::move(clock_errors);
     std::cout << format_report(a, file);
     if (!png.empty()) {
       write_timeline_png(ops, a, png);

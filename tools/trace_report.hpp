@@ -51,16 +51,21 @@ struct critical_path {
 
 struct trace_analysis {
   std::vector<stream_summary> streams;
+  //! Per device whose times were mapped onto the host clock (the GPU
+  //! backends): the trace's `clock_error_us`, how far they may be off.
+  std::map<int, double> clock_error_us;
   std::vector<overlap_pair> overlaps;
   critical_path path;
   std::size_t operations = 0;
   double span_us = 0;
 };
 
-//! Reads the operations of a sluice trace. Throws std::runtime_error naming
-//! the file and the position on malformed JSON.
+//! Reads the operations of a sluice trace, the streams' names and (when
+//! `clock_errors` is given) the devices' clock errors. Throws
+//! std::runtime_error naming the position on malformed JSON.
 std::vector<traced_op> read_trace(const std::string& json,
-                                  std::map<std::pair<int, std::uint64_t>, std::string>* names);
+                                  std::map<std::pair<int, std::uint64_t>, std::string>* names,
+                                  std::map<int, double>* clock_errors = nullptr);
 
 trace_analysis analyze(const std::vector<traced_op>& ops,
                        const std::map<std::pair<int, std::uint64_t>, std::string>& names);

@@ -4,12 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <stdexcept>
 #include <string>
 
 namespace {
 
 using sluice::tool::analyze;
+using sluice::tool::format_report;
 using sluice::tool::read_trace;
 
 // Stream 1 (device 0): copy 0-10 us, record 10-11, fill 30-40.
@@ -78,6 +80,35 @@ TEST(TraceReport, MalformedInputIsRejectedWithAPosition) {
     EXPECT_NE(std::string(e.what()).find("at byte"), std::string::npos) << e.what();
   }
   EXPECT_THROW((void)read_trace(R"json({"events": []})json", nullptr), std::runtime_error);
+}
+
+}  // namespace
+
+namespace {
+
+// The devices' clock errors (GPU backends) are read and stated in the report.
+TEST(TraceReport, StatesTheDevicesClockErrors) {
+  const std::string json = R"json({"traceEvents": [
+{"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "device 0 (cuda)", "clock_error_us": 8.7}},
+{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "device 1 (cuda)", "clock_error_us": 3.1}},
+{"ph": "M", "name": "process_name", "pid": 1000000, "args": {"name": "host threads (enqueue)"}},
+{"name": "fill", "cat": "op", "ph": "X", "pid": 0, "tid": 1, "ts": 0, "dur": 10, "args": {"seq": 1}}
+]})json";
+  std::map<int, double> errors;
+  const auto ops = read_trace(json, nullptr, &errors);
+  ASSERT_EQ(ops.size(), 1U);
+  ASSERT_EQ(errors.size(), 2U);
+  EXPECT_DOUBLE_EQ(errors.at(0), 8.7);
+  EXPECT_DOUBLE_EQ(errors.at(1), 3.1);
+  auto a = analyze(ops, {});
+  EXPECT_EQ(format_report(a, "t.json").find("device clocks"), std::string::npos)
+      << "no clock line without clock errors";
+  a.clock_error_us = errors;
+  const std::string report = format_report(a, "t.json");
+  EXPECT_NE(report.find("device clocks (device times on the host clock within +-): device 0 8.7 us "
+                        "device 1 3.1 us\n"),
+            std::string::npos)
+      << report;
 }
 
 }  // namespace
