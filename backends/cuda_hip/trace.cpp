@@ -539,16 +539,29 @@ class tracer {
       return slot_state::failed;
     }
     // The last point at or before the slot (its event may have completed
-    // after later points were taken): then between that one and the next.
+    // after later points were taken): then between that one and the next,
+    // from whichever of the two is nearer (the float's step grows with the
+    // time from the point: 2-4 us a minute or two away).
     float next_ms = 0.0F;
-    while (i + 1 < c.points.size() &&
-           api::event_elapsed(&next_ms, c.points[i + 1].event, slot->event).ok() && next_ms >= 0) {
+    bool next_known = false;  // next_ms: the next point's time from the slot, negative
+    while (i + 1 < c.points.size()) {
+      next_known = api::event_elapsed(&next_ms, c.points[i + 1].event, slot->event).ok();
+      if (!next_known || next_ms < 0) break;
       ++i;
       ms = next_ms;
+      next_known = false;
     }
     api::clear_last_error();
-    const double scale = i + 1 < c.points.size() ? scale_of(c, i) : 1.0;
-    slot->ns = c.points[i].host_ns + std::llround(static_cast<double>(ms) * 1e6 * scale);
+    if (i + 1 < c.points.size()) {
+      const double scale = scale_of(c, i);
+      if (next_known && -next_ms < ms)
+        slot->ns =
+            c.points[i + 1].host_ns + std::llround(static_cast<double>(next_ms) * 1e6 * scale);
+      else
+        slot->ns = c.points[i].host_ns + std::llround(static_cast<double>(ms) * 1e6 * scale);
+    } else {
+      slot->ns = c.points[i].host_ns + std::llround(static_cast<double>(ms) * 1e6);
+    }
     slot->timed = true;
     return slot_state::timed;
   }

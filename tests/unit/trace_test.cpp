@@ -478,3 +478,43 @@ TEST(Trace, DeviceTimesStayOnTheHostClockThroughALongTrace) {
   EXPECT_GE(before_second + 100.0 + clock_error, 0.0)
       << "the fill is shown ending after the host function after it started";
 }
+
+// Work that ends long after it was enqueued, with no traced operation in
+// between, is shown where it ran: a fill held 800 ms behind a flag ends after
+// the flag was stored and before the host function behind it starts. On the
+// GPU backends its time lies between the trace's first calibration point and
+// the one taken when the trace ends (200 ms after it), and is read from the
+// nearer of the two (docs/design.md, "Tracing").
+TEST(Trace, WorkHeldLongAfterItsEnqueueIsShownWhereItRan) {
+  const std::string path = temp_path("held-long");
+  const sluice::device d0{0};
+  sluice::stream s{d0};
+  sluice::device_buffer<unsigned char> a{d0, 1 << 20};
+  sluice::flag gate{0};
+  sluice::trace_begin(path);
+  s.wait_value(gate, 1);
+  sluice::fill(s, a.data(), 1, a.size());
+  s.host_func([] {});
+  // Time passing, not synchronization: the stream is held on the flag.
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  gate.store(1);
+  s.synchronize();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const std::string json = end_trace(path, 3U);
+  const auto fills = spans_of(json, "fill");
+  const auto fill_enqueued = enqueued_of(json, "fill");
+  const auto hosts = spans_of(json, "host_func");
+  ASSERT_EQ(fills.size(), 1U) << json;
+  ASSERT_EQ(fill_enqueued.size(), 1U) << json;
+  ASSERT_EQ(hosts.size(), 1U) << json;
+  const double clock_error = clock_error_of(json);
+  const double fill_end = fills[0].first + fills[0].second;
+  std::printf(
+      "the fill ends %.1f us after its enqueue and %.1f us before the host function "
+      "starts (clock error %.1f us)\n",
+      fill_end - fill_enqueued[0], hosts[0].first - fill_end, clock_error);
+  EXPECT_GE(fill_end + 100.0 + clock_error, fill_enqueued[0] + 800000.0)
+      << "the fill is shown ending before the flag was stored";
+  EXPECT_GE(hosts[0].first + 100.0 + clock_error, fill_end)
+      << "the fill is shown ending after the host function behind it started";
+}
