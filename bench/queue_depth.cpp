@@ -109,6 +109,33 @@ int main(int argc, char** argv) {
     sluice::copy(s, pinned.data(), static_cast<unsigned char*>(memory), 64);
     s.host_func([] {});
   });
+  if (sluice::device_count() >= 2) {
+    // Staged peer copies (devices 0 -> 1, peer access never enabled here), on
+    // a held stream of device 0. sluice's pipeline enqueues three operations
+    // per chunk on each of the two streams (a wait, a copy, a record): a 1 MiB
+    // copy is one chunk, a 16 MiB copy sixteen (backends/cuda_hip/staging.cpp).
+    const sluice::device d0{0}, d1{1};
+    constexpr std::size_t big = std::size_t{16} << 20;
+    sluice::device_buffer<unsigned char> src{d0, big}, dst{d1, big};
+    void* raw_src = nullptr;
+    void* raw_dst = nullptr;
+    (void)cudaSetDevice(0);
+    (void)cudaMalloc(&raw_src, big);
+    (void)cudaSetDevice(1);
+    (void)cudaMalloc(&raw_dst, big);
+    (void)cudaSetDevice(0);
+    for (const std::size_t bytes : {std::size_t{1} << 20, big}) {
+      const std::string mib = std::to_string(bytes >> 20) + " MiB";
+      depth(("sluice copy_peer staged " + mib).c_str(), max, [&](sluice::stream_ref s) {
+        (void)sluice::copy_peer(s, dst.data(), d1, src.data(), d0, bytes);
+      });
+      depth(("raw cudaMemcpyPeerAsync staged " + mib).c_str(), max, [&](sluice::stream_ref s) {
+        (void)cudaMemcpyPeerAsync(raw_dst, 1, raw_src, 0, bytes, sluice::native_handle(s));
+      });
+    }
+    (void)cudaFree(raw_src);
+    (void)cudaFree(raw_dst);
+  }
   (void)cudaFree(memory);
   return 0;
 }

@@ -153,6 +153,15 @@ struct cuda_api {
   // destination's (pull): 18.9 vs 4.9 GB/s at 64 KiB on 2x H200 NVLink
   // (shared/reference/anchors.md); SLUICE_DIAGNOSE says so.
   static constexpr bool peer_push_preferred = true;
+  // Single peer copies up to these many KiB run as sluice's SM copy kernel
+  // (gpu.hpp, sm_copy_limit). Two H100s over NVLink (NV18, 2026-11-25,
+  // docs/performance.md "Peer copies"): on the destination's stream (pull) an
+  // SM kernel moved 2-3x the copy engine's bandwidth from 4 KiB to 1 MiB and
+  // still more at 16 MiB (343 vs 308-320 GB/s), the copy engine won from
+  // 64 MiB (372 vs 353-359); on the source's stream (push) the copy engine won
+  // at every size.
+  static constexpr int peer_sm_push_default_kib = 0;
+  static constexpr int peer_sm_pull_default_kib = 16 * 1024;
   //! "13.0" from 13000.
   static std::string version_string(int v) {
     return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);

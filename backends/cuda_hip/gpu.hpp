@@ -417,15 +417,20 @@ class device_current {
   std::optional<scoped_device> guard_;
 };
 
-//! Peer copies over the link of at most this many bytes, 16-byte aligned at
-//! both ends, run as sluice's SM copy kernel (sm_copy.cu) rather than on a copy
-//! engine: SLUICE_PEER_SM_MAX_KIB (0 .. 1048576; 0: never), default
-//! sm_copy_default_kib. At 64 KiB on 2x H200 a raw SM push kernel moved 25 GB/s
-//! against 18.9 for the copy engine, at 1 MiB 194 against 209 (anchors.md),
-//! which suggests 64; the default stays 0 (off) until sluice's kernel has been
-//! run and measured on a GPU (scripts/gpu-check runs it with 1024).
-constexpr int sm_copy_default_kib = 0;
-std::size_t sm_copy_limit();
+//! Single peer copies over the link of at most these many bytes, 16-byte
+//! aligned at both ends, run as sluice's SM copy kernel (sm_copy.cu) on the
+//! stream's device rather than on a copy engine. The limit depends on which end
+//! the stream is on: `push` (the source's stream: the kernel writes over the
+//! link) and `pull` (the destination's: it reads over the link).
+//! SLUICE_PEER_SM_PUSH_MAX_KIB and SLUICE_PEER_SM_PULL_MAX_KIB (0 .. 1048576;
+//! 0: never); SLUICE_PEER_SM_MAX_KIB sets both where those are unset. Defaults:
+//! api::peer_sm_push_default_kib and api::peer_sm_pull_default_kib, measured per
+//! vendor (cuda_api.hpp; HIP: 0, never measured).
+struct sm_copy_limits {
+  std::size_t push = 0;
+  std::size_t pull = 0;
+};
+const sm_copy_limits& sm_copy_limit();
 //! copy_peer_batch: when every piece is at most this many bytes (and 16-byte
 //! aligned), sluice's SM batch kernel moves them, 64 per launch:
 //! SLUICE_PEER_SM_BATCH_MAX_KIB (0 .. 1048576; 0: never), default 256. On one

@@ -129,6 +129,10 @@ struct hip_api {
   static constexpr const char* kernel_driver_marker = "";
   // Not measured on AMD GPUs: no direction is recommended.
   static constexpr bool peer_push_preferred = false;
+  // Single peer copies by sluice's SM copy kernel (gpu.hpp, sm_copy_limit):
+  // off in both directions until measured on AMD GPUs.
+  static constexpr int peer_sm_push_default_kib = 0;
+  static constexpr int peer_sm_pull_default_kib = 0;
   //! "5.2.21153" from 50221153: HIP versions are major * 10000000 + minor * 100000 + patch
   //! (HIP_VERSION, hip_version.h:12), not CUDA's major * 1000 + minor * 10.
   static std::string version_string(int v) {

@@ -34,17 +34,25 @@ std::size_t sm_blocks_for(std::size_t bytes) noexcept {
   return std::max<std::size_t>(1, (bytes + per_block - 1) / per_block);
 }
 
-std::size_t sm_copy_limit() {
-  static const std::size_t bytes =
-      std::size_t{1024} * static_cast<std::size_t>(integer_from_environment(
-                              "SLUICE_PEER_SM_MAX_KIB", sm_copy_default_kib, 0, 1024 * 1024));
-  return bytes;
+const sm_copy_limits& sm_copy_limit() {
+  static const sm_copy_limits limits = [] {
+    constexpr int most = 1024 * 1024;
+    const int both = integer_from_environment("SLUICE_PEER_SM_MAX_KIB", -1, 0, most);
+    const auto kib = [&](const char* name, int fallback) {
+      return std::size_t{1024} * static_cast<std::size_t>(integer_from_environment(
+                                     name, both >= 0 ? both : fallback, 0, most));
+    };
+    return sm_copy_limits{kib("SLUICE_PEER_SM_PUSH_MAX_KIB", gpu::api::peer_sm_push_default_kib),
+                          kib("SLUICE_PEER_SM_PULL_MAX_KIB", gpu::api::peer_sm_pull_default_kib)};
+  }();
+  return limits;
 }
 
 std::size_t sm_batch_limit() {
   static const std::size_t bytes =
-      std::size_t{1024} * static_cast<std::size_t>(integer_from_environment(
-                              "SLUICE_PEER_SM_BATCH_MAX_KIB", sm_batch_default_kib, 0, 1024 * 1024));
+      std::size_t{1024} *
+      static_cast<std::size_t>(integer_from_environment("SLUICE_PEER_SM_BATCH_MAX_KIB",
+                                                        sm_batch_default_kib, 0, 1024 * 1024));
   return bytes;
 }
 
@@ -118,7 +126,9 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   // Memory from the vendor's own allocator is the vendor's to check.
   copy_path path = detail::plan_copy_peer(own, dst, dst_dev, src, src_dev, bytes, false);
   if (bytes == 0) return path;
-  const std::size_t sm_limit = detail::sm_copy_limit();
+  // Read (and checked) by every copy_peer; the side the stream is on decides.
+  const auto& limits = detail::sm_copy_limit();
+  const std::size_t sm_limit = own == src_dev.id() ? limits.push : limits.pull;
   unsigned sm_blocks = 0;
   if (path == copy_path::direct && bytes <= sm_limit) {
     const unsigned most = engine().devices[static_cast<std::size_t>(own)].sm_blocks;

@@ -102,9 +102,10 @@ TEST(PeerLimitEight, AllPairsOfEightDevicesFitTheLimit) {
 namespace {
 
 // A bad tuning variable of the peer copies (ctest sim.peer_environment.cuda:
-// SLUICE_PEER_SM_MAX_KIB=-1, SLUICE_PEER_SM_BATCH_MAX_KIB=banana): copy_peer and
-// copy_peer_batch throw errc::invalid_argument naming the variable, and the
-// destination is untouched.
+// SLUICE_PEER_SM_MAX_KIB=-1, SLUICE_PEER_SM_BATCH_MAX_KIB=banana; .push and
+// .pull: a bad SLUICE_PEER_SM_PUSH_MAX_KIB or SLUICE_PEER_SM_PULL_MAX_KIB, named
+// by SLUICE_TEST_BAD_PEER_VARIABLE): copy_peer and copy_peer_batch throw
+// errc::invalid_argument naming the variable, and the destination is untouched.
 TEST(PeerEnvironment, BadValuesAreRejectedBeforeAnythingIsEnqueued) {
   ASSERT_GE(sluice::device_count(), 2);
   const sluice::device d0{0}, d1{1};
@@ -130,7 +131,9 @@ TEST(PeerEnvironment, BadValuesAreRejectedBeforeAnythingIsEnqueued) {
       EXPECT_NE(std::string(e.what()).find(variable), std::string::npos) << e.what();
     }
   };
-  rejected("SLUICE_PEER_SM_MAX_KIB", false);       // read by every copy_peer
+  const char* single = std::getenv("SLUICE_TEST_BAD_PEER_VARIABLE");
+  rejected(single != nullptr ? single : "SLUICE_PEER_SM_MAX_KIB",
+           false);                                 // read by every copy_peer
   rejected("SLUICE_PEER_SM_BATCH_MAX_KIB", true);  // read by every copy_peer_batch
   s.synchronize();
   sluice::pinned_buffer<unsigned char> out{n};
