@@ -150,8 +150,11 @@ struct cuda_api {
   static constexpr const char* kernel_driver_file = "/proc/driver/nvidia/version";
   static constexpr const char* kernel_driver_marker = "Kernel Module";
   // A peer copy issued on the source's stream (push) beats one issued on the
-  // destination's (pull): 18.9 vs 4.9 GB/s at 64 KiB on 2x H200 NVLink
-  // (shared/reference/anchors.md); SLUICE_DIAGNOSE says so.
+  // destination's (pull): 18.9 vs 4.9 GB/s at 64 KiB on 2x H200 NVLink on the
+  // copy engine (shared/reference/anchors.md). With pulls on sluice's SM kernel
+  // (below) a push still wins: on two H100s 24.2 vs 20.5 GB/s at 64 KiB, 214
+  // vs 166 at 1 MiB, 371.5 vs 347 at 16 MiB (docs/performance.md). SLUICE_DIAGNOSE
+  // says so.
   static constexpr bool peer_push_preferred = true;
   // Single peer copies up to these many KiB run as sluice's SM copy kernel
   // (gpu.hpp, sm_copy_limit). Two H100s over NVLink (NV18, 2026-11-25,
