@@ -41,8 +41,11 @@ copy_path plan_copy_peer(int own, void* dst, device dst_dev, const void* src, de
          src_dev.id(), ") nor the destination (", dst_dev.id(), ")");
   copy_path path = copy_path::local;
   if (dst_dev != src_dev) {
-    const int other = own == src_dev.id() ? dst_dev.id() : src_dev.id();
-    path = peer_access_enabled(device(own), device(other)) ? copy_path::direct : copy_path::staged;
+    // The two given devices (no new device objects: each would look its id up).
+    const bool on_source = own == src_dev.id();
+    path = peer_access_enabled(on_source ? src_dev : dst_dev, on_source ? dst_dev : src_dev)
+               ? copy_path::direct
+               : copy_path::staged;
   }
   if (bytes > 0) {
     check_copy_ranges(dst, src, bytes, api);

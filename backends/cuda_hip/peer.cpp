@@ -112,8 +112,14 @@ void enable_peer_access(sluice::device from, sluice::device to) {
 }
 
 bool peer_access_enabled(sluice::device from, sluice::device to) {
-  (void)engine().dev(from.id(), "sluice::peer_access_enabled");
-  (void)engine().dev(to.id(), "sluice::peer_access_enabled");
+  // Only the range is checked (it indexes the flags): a device object was
+  // checked when it was made, and the flag needs no device set up. copy_peer
+  // asks this on every call.
+  auto& e = engine();
+  if (from.id() < 0 || from.id() >= e.count) [[unlikely]]
+    (void)e.dev(from.id(), "sluice::peer_access_enabled");  // throws
+  if (to.id() < 0 || to.id() >= e.count) [[unlikely]]
+    (void)e.dev(to.id(), "sluice::peer_access_enabled");  // throws
   if (from == to) return false;
   return detail::peer_flag(from.id(), to.id()).load(std::memory_order_acquire);
 }
@@ -142,7 +148,8 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   detail::end_host_batch(st);
   const detail::device_current on(st);  // as in copy: pool memory of another device
   detail::traced_op traced(st, "copy_peer", bytes);
-  traced.path(to_string(path));
+  if (detail::trace::enabled()) [[unlikely]]
+    traced.path(to_string(path));
   if (path == copy_path::direct_sm) {
     // Small and aligned, over the link: sluice's SM copy kernel on the stream's
     // device (a push from the source, a pull from the destination).
