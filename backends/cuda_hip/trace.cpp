@@ -409,11 +409,16 @@ class tracer {
     }
     if (now - c.tried_ns < point_interval_ns) return;
     c.tried_ns = now;
+    try_calibrate(d);  // tried again a second later if it fails
+  }
+
+  //! Under m_: a further point of device d that fails no operation: if it
+  //! cannot be taken, d's times are extrapolated from its latest point, and
+  //! stderr says so.
+  void try_calibrate(int d) noexcept {
     try {
       calibrate(d);
     } catch (const std::exception& e) {
-      // The operation is not failed for it: its times are extrapolated from
-      // the latest point (tried again a second later).
       api::clear_last_error();
       std::fprintf(stderr, "sluice: trace: %s (device times extrapolated)\n", e.what());
     }
@@ -489,12 +494,7 @@ class tracer {
     for (std::size_t d = 0; d < clocks_.size(); ++d) {
       device_clock& c = clocks_[d];
       if (!c.calibrated || now - c.points.back().host_ns < 10000000) continue;
-      try {
-        calibrate(static_cast<int>(d));
-      } catch (const std::exception& e) {
-        api::clear_last_error();
-        std::fprintf(stderr, "sluice: trace: %s (device times extrapolated)\n", e.what());
-      }
+      try_calibrate(static_cast<int>(d));
     }
   }
 
