@@ -400,47 +400,44 @@ std::vector<row> run_all(const run_info& info, sluice::device dev) {
         n, [&] { sluice::fill(shared, buf.data(), 0, bytes); }, sync_shared,
         [&] { check(cudaMemsetAsync(buf.data(), 0, bytes, shared_native), "cudaMemsetAsync"); },
         sync_shared));
-  }
-  // A peer copy to the next device, where there is one with peer access: the
-  // same stream and buffers on both sides, so only sluice's own code differs
-  // (its checks, the path choice: a 64-byte push is on the copy engine, the
-  // same cudaMemcpyPeerAsync). Not targeted: measured on two GPUs only.
-  if (sluice::device_count() >= 2) {
-    const sluice::device peer{(dev.id() + 1) % sluice::device_count()};
-    if (sluice::link(dev, peer).peer_access_possible) {
-      sluice::enable_peer_access(dev, peer);
-      auto& far = kept_until_exit(new sluice::device_buffer<unsigned char>(peer, bytes));
-      sluice::stream shared(dev);
-      const cudaStream_t shared_native = sluice::native_handle(shared);
-      const auto sync_shared = [&] { shared.synchronize(); };
-      rows.push_back(measure(
-          {"copy_peer_64B_same_stream", "sluice::copy_peer (push, direct)",
-           "cudaMemcpyPeerAsync, same stream and buffers", work_batch, false},
-          n, [&] { (void)sluice::copy_peer(shared, far.data(), peer, buf.data(), dev, bytes); },
-          sync_shared,
-          [&] {
-            check(cudaMemcpyPeerAsync(far.data(), peer.id(), buf.data(), dev.id(), bytes,
-                                      shared_native),
-                  "cudaMemcpyPeerAsync");
-          },
-          sync_shared));
-      rows.push_back(measure(
-          {"copy_peer_round_trip", "sluice::copy_peer + s.synchronize()",
-           "cudaMemcpyPeerAsync + cudaStreamSynchronize, same stream and buffers", work_batch,
-           false},
-          n,
-          [&] {
-            (void)sluice::copy_peer(shared, far.data(), peer, buf.data(), dev, bytes);
-            shared.synchronize();
-          },
-          nothing,
-          [&] {
-            check(cudaMemcpyPeerAsync(far.data(), peer.id(), buf.data(), dev.id(), bytes,
-                                      shared_native),
-                  "cudaMemcpyPeerAsync");
-            check(cudaStreamSynchronize(shared_native), "cudaStreamSynchronize");
-          },
-          nothing));
+    // A peer copy to the next device, where there is one with peer access, on
+    // the same stream and buffers on both sides: only sluice's own code differs
+    // (its checks, the path choice: a 64-byte push is on the copy engine, the
+    // same cudaMemcpyPeerAsync). Not targeted: measured on two GPUs only.
+    if (sluice::device_count() >= 2) {
+      const sluice::device peer{(dev.id() + 1) % sluice::device_count()};
+      if (sluice::link(dev, peer).peer_access_possible) {
+        sluice::enable_peer_access(dev, peer);
+        auto& far = kept_until_exit(new sluice::device_buffer<unsigned char>(peer, bytes));
+        rows.push_back(measure(
+            {"copy_peer_64B_same_stream", "sluice::copy_peer (push, direct)",
+             "cudaMemcpyPeerAsync, same stream and buffers", work_batch, false},
+            n, [&] { (void)sluice::copy_peer(shared, far.data(), peer, buf.data(), dev, bytes); },
+            sync_shared,
+            [&] {
+              check(cudaMemcpyPeerAsync(far.data(), peer.id(), buf.data(), dev.id(), bytes,
+                                        shared_native),
+                    "cudaMemcpyPeerAsync");
+            },
+            sync_shared));
+        rows.push_back(measure(
+            {"copy_peer_round_trip", "sluice::copy_peer + s.synchronize()",
+             "cudaMemcpyPeerAsync + cudaStreamSynchronize, same stream and buffers", work_batch,
+             false},
+            n,
+            [&] {
+              (void)sluice::copy_peer(shared, far.data(), peer, buf.data(), dev, bytes);
+              shared.synchronize();
+            },
+            nothing,
+            [&] {
+              check(cudaMemcpyPeerAsync(far.data(), peer.id(), buf.data(), dev.id(), bytes,
+                                        shared_native),
+                    "cudaMemcpyPeerAsync");
+              check(cudaStreamSynchronize(shared_native), "cudaStreamSynchronize");
+            },
+            nothing));
+      }
     }
   }
   rows.push_back(measure(

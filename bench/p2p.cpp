@@ -236,14 +236,33 @@ class bench {
     const cudaStream_t rs = on_source ? r_.on_src : r_.on_dst;
     const cudaEvent_t rstart = on_source ? r_.start_src : r_.start_dst;
     const cudaEvent_t rend = on_source ? r_.end_src : r_.end_dst;
+    // `count` copies of each side, enqueued on its stream (the trials and the
+    // data checks below).
+    const auto sluice_copies = [&](int count) {
+      for (int i = 0; i < count; ++i)
+        out.path = to_string(sluice::copy_peer(s, r_.dst, b_, r_.src, a_, bytes));
+    };
+    const auto raw_copies = [&](int count) {
+      if (raw_sm) {
+        const int on = on_source ? a_.id() : b_.id();
+        check(cudaSetDevice(on), "cudaSetDevice");  // a launch goes to the current device
+        for (int i = 0; i < count; ++i)
+          check(raw_sm_copy(r_.dst, r_.src, bytes, rs, on_source ? sms_a_ : sms_b_),
+                "the raw SM copy kernel's launch");
+        check(cudaSetDevice(0), "cudaSetDevice");
+      } else {
+        for (int i = 0; i < count; ++i)
+          check(cudaMemcpyPeerAsync(r_.dst, b_.id(), r_.src, a_.id(), bytes, rs),
+                "cudaMemcpyPeerAsync");
+      }
+    };
     for (int t = 0; t < trials_ + 1; ++t) {  // the first trial of each side warms up
       {
         sluice::flag f(0);
         s.wait_value(f, 1);
         start.record(s);
         hold_guard guard([&f] { f.store(1); }, hold_limit);
-        for (int i = 0; i < reps; ++i)
-          out.path = to_string(sluice::copy_peer(s, r_.dst, b_, r_.src, a_, bytes));
+        sluice_copies(reps);
         end.record(s);
         out.blocked = out.blocked || guard.fired();
         guard.release_now();
@@ -262,18 +281,7 @@ class bench {
         check(cudaEventRecord(rstart, rs), "cudaEventRecord");
         hold_guard guard([this] { __atomic_store_n(r_.word, std::uint64_t{1}, __ATOMIC_RELEASE); },
                          hold_limit);
-        if (raw_sm) {
-          const int on = on_source ? a_.id() : b_.id();
-          check(cudaSetDevice(on), "cudaSetDevice");  // a launch goes to the current device
-          for (int i = 0; i < reps; ++i)
-            check(raw_sm_copy(r_.dst, r_.src, bytes, rs, on_source ? sms_a_ : sms_b_),
-                  "the raw SM copy kernel's launch");
-          check(cudaSetDevice(0), "cudaSetDevice");
-        } else {
-          for (int i = 0; i < reps; ++i)
-            check(cudaMemcpyPeerAsync(r_.dst, b_.id(), r_.src, a_.id(), bytes, rs),
-                  "cudaMemcpyPeerAsync");
-        }
+        raw_copies(reps);
         check(cudaEventRecord(rend, rs), "cudaEventRecord");
         if (guard.fired()) raw_call_blocks(test) = true;
         raw_blocked_ = raw_blocked_ || guard.fired() || !hold;
@@ -293,25 +301,15 @@ class bench {
     // H100s (2026-11-25). Each side's data is checked on its own: the
     // destination is cleared, one copy of that side runs, it is read back.
     out.verified = verify_side(bytes, [&] {
-      (void)sluice::copy_peer(s, r_.dst, b_, r_.src, a_, bytes);
+      sluice_copies(1);
       s.synchronize();
     });
-    out.verified =
-        verify_side(bytes,
-                    [&] {
-                      if (raw_sm) {
-                        const int on = on_source ? a_.id() : b_.id();
-                        check(cudaSetDevice(on), "cudaSetDevice");
-                        check(raw_sm_copy(r_.dst, r_.src, bytes, rs, on_source ? sms_a_ : sms_b_),
-                              "the raw SM copy kernel's launch");
-                      } else {
-                        check(cudaMemcpyPeerAsync(r_.dst, b_.id(), r_.src, a_.id(), bytes, rs),
-                              "cudaMemcpyPeerAsync");
-                      }
-                      check(cudaStreamSynchronize(rs), "cudaStreamSynchronize");
-                      check(cudaSetDevice(0), "cudaSetDevice");
-                    }) &&
-        out.verified;
+    out.verified = verify_side(bytes,
+                               [&] {
+                                 raw_copies(1);
+                                 check(cudaStreamSynchronize(rs), "cudaStreamSynchronize");
+                               }) &&
+                   out.verified;
     return out;
   }
 
