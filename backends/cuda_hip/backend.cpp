@@ -8,6 +8,7 @@
 
 #include <sluice/version.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -211,8 +212,17 @@ device_state& engine_t::dev(int id, const char* api_name) {
                                                  api::default_hardware_queues, 1, 128);
     check(api::pool_create(&d.pool, d.id), "sluice::device: creating the memory pool of device ",
           d.id);
-    check(api::stream_create(&d.alloc_stream, d.range.least),
-          "sluice::device: creating an internal stream on device ", d.id);
+    // The stream pool first, while nothing of sluice's runs on the device: the
+    // priorities that sluice::priority names (IND-4, stream_pool.hpp).
+    std::vector<int> levels;
+    for (const priority p : {priority::normal, priority::high, priority::low}) {
+      stream_options o;
+      o.priority = p;
+      const int native = effective_native_priority(o, d.range, api::default_priority);
+      if (std::find(levels.begin(), levels.end(), native) == levels.end()) levels.push_back(native);
+    }
+    d.natives.fill(d, levels);
+    d.alloc_stream = d.natives.take(d, d.range.least, "sluice::device: an internal stream").stream;
     // The device's context is current here (the stream was made in it): copies
     // compare the calling thread's against it (api::device_is_current).
     d.context = api::current_context();
@@ -228,33 +238,28 @@ device_state& engine_t::dev(int id, const char* api_name) {
 }
 
 stream_state* engine_t::new_stream(device_state& d, int native_priority) {
+  // The vendor stream first: it may fail (errc::not_ready, stream_pool.hpp).
+  const native_stream n = d.natives.take(d, native_priority, "sluice::stream");
   stream_state* s = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(pool_m);
-    s = free_states;
-    if (s != nullptr) free_states = s->pool_next;
-  }
-  if (s == nullptr) {
-    // Pooled, never freed: a stale stream_ref can still read its generation.
-    auto fresh = std::make_unique<stream_state>();
-    fresh->gate = allocate_word();
-    s = fresh.release();
-  }
   try {
-    const scoped_device guard(d.id);
-    check(api::stream_create(&s->native, native_priority),
-          "sluice::stream: creating a stream on device ", d.id, " with priority ", native_priority);
-    const api::status e = api::event_create(&s->position, false, false);
-    if (!e.ok()) {
-      (void)api::stream_destroy(s->native);
-      check(e, "sluice::stream: creating the stream's position event on device ", d.id);
+    {
+      std::lock_guard<std::mutex> lock(pool_m);
+      s = free_states;
+      if (s != nullptr) free_states = s->pool_next;
+    }
+    if (s == nullptr) {
+      // Pooled, never freed: a stale stream_ref can still read its generation.
+      auto fresh = std::make_unique<stream_state>();
+      fresh->gate = allocate_word();
+      s = fresh.release();
     }
   } catch (...) {
-    std::lock_guard<std::mutex> lock(pool_m);
-    s->pool_next = free_states;
-    free_states = s;
+    d.natives.give(n);
     throw;
   }
+  s->native = n.stream;
+  s->position = n.position;
+  s->queue = n.queue;
   s->pool_next = nullptr;
   s->open_batch.store(nullptr, std::memory_order_relaxed);
   s->native_escaped.store(false, std::memory_order_relaxed);
@@ -265,9 +270,12 @@ stream_state* engine_t::new_stream(device_state& d, int native_priority) {
   s->trace_seq.store(0, std::memory_order_relaxed);
   s->trace_last = nullptr;  // a recycled state does not start where its last stream ended
   s->refs.store(1);         // the owning handle
-  {
+  try {
     std::lock_guard<std::mutex> lock(d.streams_m);
     d.streams.push_back(s);
+  } catch (...) {
+    recycle(s);
+    throw;
   }
   return s;
 }
@@ -293,19 +301,9 @@ void engine_t::recycle(stream_state* s) noexcept {
       }
   }
   recycle_staging(*s);
-  // Destroying an event or stream with pending work returns at once on CUDA and
-  // on HIP's events; the traits say where stream destruction blocks (LIFE-1).
-  (void)api::event_destroy(s->position);
-  if constexpr (api::stream_destroy_blocks) {
-    const api::stream_t native = s->native;
-    try {
-      reaper.submit([native] { (void)api::stream_destroy(native); });
-    } catch (...) {
-      (void)api::stream_destroy(native);  // no memory for the hand-over: block instead
-    }
-  } else {
-    (void)api::stream_destroy(s->native);
-  }
+  // The vendor stream goes back to the device's pool, its work still running
+  // (LIFE-1): nothing is destroyed, so nothing waits (IND-4).
+  d.natives.give(native_stream{s->native, s->position, s->native_priority, s->queue});
   s->native = {};
   s->position = {};
   std::lock_guard<std::mutex> lock(pool_m);

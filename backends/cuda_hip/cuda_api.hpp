@@ -40,6 +40,11 @@ struct cuda_api {
 
   // cudaStreamDestroy returns at once and releases the stream after its work (CUDA runtime docs).
   static constexpr bool stream_destroy_blocks = false;
+  // cudaStreamCreate* waits for the device's pending work once the context holds about 33
+  // streams (H200 and H100, driver 580.159.04, bench/held_calls_probe.cpp): sluice makes
+  // this many streams of each priority level ahead, while the device is idle (stream_pool.hpp).
+  // 64: twice the hardware queues sluice asks for, so that every queue has two.
+  static constexpr int stream_reserve_default = 64;
   // Streams map onto CUDA_DEVICE_MAX_CONNECTIONS hardware channels (default 8, CUDA programming
   // guide).
   static constexpr const char* hardware_queues_variable = "CUDA_DEVICE_MAX_CONNECTIONS";

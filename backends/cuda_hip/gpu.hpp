@@ -29,6 +29,7 @@
 #include "checks.hpp"
 #include "diagnose.hpp"
 #include "spin_mutex.hpp"
+#include "stream_pool.hpp"
 #include "trace.hpp"
 
 #include <sluice/device.hpp>
@@ -137,6 +138,7 @@ struct stream_state {
   std::uint32_t host_functions = 0;  // tickets issued, under enqueue_m
   std::atomic<std::uint32_t> host_functions_published{0};  // for self-wait checks
   api::event_t position{};  // recorded by wait(stream_ref this), under enqueue_m
+  int queue = 0;            // the pooled vendor stream's hardware queue (stream_pool.hpp)
 
   std::mutex batch_m;  // with enqueue_m, guards setting open_batch
 
@@ -344,6 +346,10 @@ struct device_state {
   unsigned sm_blocks = 0;
   api::stream_t
       alloc_stream{};  // synchronous device_buffer allocations and their frees; never waits
+
+  // Vendor streams made ahead of need: no sluice call creates one while the
+  // device may be busy (IND-4, stream_pool.hpp).
+  stream_pool natives;
 
   std::mutex
       streams_m;  // live streams of the device (frees of synchronous allocations wait on them)

@@ -40,6 +40,12 @@ struct hip_api {
   // hipStreamDestroy waits for the stream's pending work before it returns (ROCm clr
   // hipamd/src/hip_stream.cpp), unlike cudaStreamDestroy: sluice destroys it on its reaper.
   static constexpr bool stream_destroy_blocks = true;
+  // Reasoned, not run (no AMD GPU): HIP's documentation does not say that hipStreamCreate
+  // never waits for the device, hipStreamDestroy does wait for the stream's work (above), and
+  // HIP on NVIDIA forwards to cudaStreamCreate, which waits past about 33 streams. So HIP gets
+  // the same pool as CUDA (stream_pool.hpp): no stream is created or destroyed while the
+  // device may be busy.
+  static constexpr int stream_reserve_default = 64;
   // Streams map onto GPU_MAX_HW_QUEUES hardware queues per device (default 4: ROCm clr
   // rocclr/utils/flags.hpp, `release(uint, GPU_MAX_HW_QUEUES, 4, ...)`).
   static constexpr const char* hardware_queues_variable = "GPU_MAX_HW_QUEUES";

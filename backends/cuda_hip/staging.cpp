@@ -73,7 +73,8 @@ struct staging_set {
   std::size_t chunk = 0;       // bytes per slot
 
   api::stream_t helper{};
-  unsigned char* host = nullptr;              // slots * chunk bytes, pinned
+  native_stream helper_native;    // the helper's pooled vendor stream (given back, never destroyed)
+  unsigned char* host = nullptr;  // slots * chunk bytes, pinned
   std::array<api::event_t, slots> filled{};   // device src
   std::array<api::event_t, slots> drained{};  // device dst
   std::array<bool, slots> used{};
@@ -94,7 +95,9 @@ void destroy_parts(staging_set& s) noexcept {
     if (e != api::event_t{}) (void)api::event_destroy(e);
   if (s.start != api::event_t{}) (void)api::event_destroy(s.start);
   if (s.done != api::event_t{}) (void)api::event_destroy(s.done);
-  if (s.helper != api::stream_t{}) (void)api::stream_destroy(s.helper);
+  if (s.helper != api::stream_t{})
+    engine().devices[static_cast<std::size_t>(s.helper_on_dst ? s.dst : s.src)].natives.give(
+        s.helper_native);
   if (s.host != nullptr) (void)api::free_host(s.host);
 }
 
@@ -114,9 +117,11 @@ std::unique_ptr<staging_set> create_set(int src, int dst, bool helper_on_dst, in
           " bytes of pinned staging memory");
     set->host = static_cast<unsigned char*>(host);
     {
-      const scoped_device on(helper_on_dst ? dst : src);
-      check(api::stream_create(&set->helper, priority), api_name, ": a helper stream on device ",
-            helper_on_dst ? dst : src);
+      // From the pool: no stream is created while the device may be busy (IND-4).
+      const int on = helper_on_dst ? dst : src;
+      auto& d = engine().dev(on, api_name);
+      set->helper_native = d.natives.take(d, priority, api_name);
+      set->helper = set->helper_native.stream;
     }
     {
       const scoped_device on(src);

@@ -117,6 +117,15 @@ stream::stream(sluice::device d, stream_options o)
   generation_ = state_->generation.load(std::memory_order_relaxed);
 }
 
+void reserve_streams(sluice::device d, int count, stream_options o) {
+  constexpr const char* api = "sluice::reserve_streams";
+  auto& dev = detail::engine().dev(d.id(), api);
+  if (count < 0 || count > 4096)
+    detail::fail(errc::invalid_argument, api, "count ", count, " is outside [0, 4096]");
+  const int native = detail::effective_native_priority(o, dev.range, gpu::api::default_priority);
+  dev.natives.reserve(dev, native, count, api);
+}
+
 stream::~stream() {
   if (state_ == nullptr) return;
   if (detail::diagnose::enabled() &&

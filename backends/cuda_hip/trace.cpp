@@ -428,9 +428,12 @@ class tracer {
   void calibrate(int d) {
     device_clock& c = clocks_[static_cast<std::size_t>(d)];
     const scoped_device guard(d);
-    if (c.stream == api::stream_t{})
-      check(api::stream_create(&c.stream, api::default_priority),
-            "sluice tracing: creating the tracer's stream on device ", d);
+    if (c.stream == api::stream_t{}) {
+      // From the pool: no stream is created while the device may be busy (IND-4).
+      auto& dev = engine().dev(d, "sluice tracing");
+      c.stream =
+          dev.natives.take(dev, dev.range.least, "sluice tracing: the tracer's stream").stream;
+    }
     // Two events: the best window so far and the next attempt.
     while (c.spare.size() < 2) {
       api::event_t e{};

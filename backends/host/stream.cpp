@@ -102,6 +102,14 @@ stream::stream(sluice::device d, stream_options o)
   generation_ = state_->generation.load(std::memory_order_relaxed);
 }
 
+void reserve_streams(sluice::device d, int count, stream_options /*o*/) {
+  constexpr const char* api = "sluice::reserve_streams";
+  (void)detail::engine().dev(d.id());
+  if (count < 0 || count > 4096)
+    detail::fail(errc::invalid_argument, api, "count ", count, " is outside [0, 4096]");
+  // Host streams are made without waiting for anything (IND-4): nothing to reserve.
+}
+
 stream::~stream() {
   if (state_ == nullptr) return;
   if (detail::diagnose::enabled() && state_->completed.load(std::memory_order_acquire) <

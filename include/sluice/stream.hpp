@@ -113,7 +113,9 @@ class stream_ref {
 class stream : public stream_ref {
  public:
   //! Throws errc::invalid_device for a bad device, errc::invalid_argument never
-  //! (out-of-range native priorities are clamped).
+  //! (out-of-range native priorities are clamped). Never waits for work on the
+  //! device (IND-4); on the GPU backends, errc::not_ready when no stream of this
+  //! priority is ready and the device has pending work (see reserve_streams).
   explicit stream(sluice::device d = sluice::device::current(), stream_options o = {});
   ~stream();
   stream(stream&& other) noexcept : stream_ref(other.state_, other.generation_) {
@@ -143,5 +145,13 @@ priority_range stream_priority_range(sluice::device d);
 
 //! Live streams per device guaranteed not to serialize falsely (IND-1).
 int independent_stream_limit(sluice::device d);
+
+//! Makes sure that `count` streams with the priority of `o` can be created on d
+//! later without waiting for the device's work, even while it is busy (IND-4).
+//! The GPU backends keep SLUICE_STREAM_RESERVE (default 64) ready per priority
+//! level and refill while the device is idle; call this where a code will
+//! create more while streams are held (before the hold). It may itself wait for
+//! the device's pending work. errc::invalid_argument unless 0 <= count <= 4096.
+void reserve_streams(sluice::device d, int count, stream_options o = {});
 
 }  // namespace sluice

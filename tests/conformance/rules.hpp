@@ -25,6 +25,8 @@ inline constexpr rule rules[] = {
     {"IND-2", level::may, "independent streams run concurrently"},
     {"IND-3", level::must,
      "wait(stream) orders after work enqueued on the other stream so far, only"},
+    {"IND-4", level::must,
+     "creating or destroying a stream, event, flag or buffer never waits for other streams"},
     {"EVT-1", level::must, "wait(event) returns at once; later work waits for the captured work"},
     {"EVT-2", level::must, "a wait captures the event state at the time of the call"},
     {"EVT-3", level::must,

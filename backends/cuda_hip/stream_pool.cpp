@@ -1,0 +1,162 @@
+// The per-device pool of vendor streams (stream_pool.hpp has the why).
+#include "stream_pool.hpp"
+
+#include "environment.hpp"
+#include "gpu.hpp"
+
+#include <algorithm>
+#include <climits>
+
+namespace sluice::detail {
+
+void stream_pool::fill(device_state& d, const std::vector<int>& priorities) {
+  reserve_ =
+      integer_from_environment("SLUICE_STREAM_RESERVE", api::stream_reserve_default, 0, 4096);
+  std::lock_guard<std::mutex> lock(m_);
+  queue_users_.assign(static_cast<std::size_t>(std::max(1, d.hardware_queues)), 0);
+  free_.reserve(priorities.size() * static_cast<std::size_t>(reserve_));
+  // Interleaved, so that each priority's streams cover every hardware queue.
+  for (int i = 0; i < reserve_; ++i)
+    for (const int p : priorities) make(d, p, "sluice::device (filling the stream pool)");
+}
+
+void stream_pool::make(device_state& d, int priority, const char* what) {
+  native_stream n;
+  n.priority = priority;
+  const scoped_device guard(d.id);
+  check(api::stream_create(&n.stream, priority), what, ": creating a stream on device ", d.id,
+        " with priority ", priority);
+  const api::status e = api::event_create(&n.position, false, false);
+  if (!e.ok()) {
+    (void)api::stream_destroy(n.stream);
+    check(e, what, ": creating a stream's position event on device ", d.id);
+  }
+  n.queue = static_cast<int>(created_ % queue_users_.size());
+  try {
+    free_.push_back(entry{n, false});
+  } catch (...) {
+    (void)api::event_destroy(n.position);
+    (void)api::stream_destroy(n.stream);
+    throw;
+  }
+  ++created_;
+}
+
+int stream_pool::pick_idle(int priority) {
+  int best = -1;
+  int best_users = INT_MAX;
+  for (std::size_t i = 0; i < free_.size(); ++i) {
+    entry& e = free_[i];
+    if (e.n.priority != priority) continue;
+    const int users = queue_users_[static_cast<std::size_t>(e.n.queue)];
+    if (users >= best_users) continue;
+    if (e.maybe_busy) {
+      const api::status q = api::stream_query(e.n.stream);
+      if (!q.ok()) {
+        api::clear_last_error();
+        continue;  // a dead stream's work still runs: no false dependency on it
+      }
+      e.maybe_busy = false;
+    }
+    best = static_cast<int>(i);
+    best_users = users;
+    if (users == 0) break;
+  }
+  return best;
+}
+
+int stream_pool::idle_count(int priority) {
+  int n = 0;
+  for (entry& e : free_) {
+    if (e.n.priority != priority) continue;
+    if (e.maybe_busy) {
+      if (!api::stream_query(e.n.stream).ok()) {
+        api::clear_last_error();
+        continue;
+      }
+      e.maybe_busy = false;
+    }
+    ++n;
+  }
+  return n;
+}
+
+bool stream_pool::quiet(device_state& d) {
+  for (const entry& e : free_)
+    if (e.maybe_busy && !api::stream_query(e.n.stream).ok()) {
+      api::clear_last_error();
+      return false;
+    }
+  if (d.alloc_stream != api::stream_t{} && !api::stream_query(d.alloc_stream).ok()) {
+    api::clear_last_error();
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(d.streams_m);
+  for (const stream_state* s : d.streams)
+    if (!api::stream_query(s->native).ok()) {
+      api::clear_last_error();
+      return false;
+    }
+  return true;
+}
+
+native_stream stream_pool::take(device_state& d, int priority, const char* what) {
+  std::lock_guard<std::mutex> lock(m_);
+  int at = pick_idle(priority);
+  // Below the reserve: fill up while nothing of sluice's runs on the device
+  // (then no creation can wait), so that later creations while it is busy
+  // find streams ready.
+  if (at < 0 || idle_count(priority) <= reserve_) {
+    if (quiet(d)) {
+      for (int idle = idle_count(priority); idle <= reserve_ || idle == 0; ++idle)
+        make(d, priority, what);
+      at = pick_idle(priority);
+    }
+  }
+  if (at < 0)
+    fail(errc::not_ready, what, "no stream of priority ", priority, " is ready on device ", d.id,
+         " (the pool's ", pooled_locked(priority), " still run work of destroyed streams)",
+         " and the device has pending work: creating one now could wait for that work (",
+         api::vendor, " stream creation does past about 33 streams, IND-4). Reserve streams ",
+         "while the device is idle: sluice::reserve_streams(), or SLUICE_STREAM_RESERVE (now ",
+         reserve_, ")");
+  const native_stream n = free_[static_cast<std::size_t>(at)].n;
+  free_[static_cast<std::size_t>(at)] = free_.back();
+  free_.pop_back();
+  ++queue_users_[static_cast<std::size_t>(n.queue)];
+  return n;
+}
+
+void stream_pool::give(native_stream n) noexcept {
+  const bool busy = !api::stream_query(n.stream).ok();
+  if (busy) api::clear_last_error();
+  std::lock_guard<std::mutex> lock(m_);
+  --queue_users_[static_cast<std::size_t>(n.queue)];
+  try {
+    free_.push_back(entry{n, busy});
+  } catch (...) {
+    // No memory to keep it: destroy it where that returns at once (the
+    // traits); elsewhere it is left to the process's end rather than waited for.
+    if constexpr (!api::stream_destroy_blocks) {
+      (void)api::event_destroy(n.position);
+      (void)api::stream_destroy(n.stream);
+    }
+  }
+}
+
+void stream_pool::reserve(device_state& d, int priority, int count, const char* what) {
+  std::lock_guard<std::mutex> lock(m_);
+  for (int idle = idle_count(priority); idle < count; ++idle) make(d, priority, what);
+}
+
+std::size_t stream_pool::pooled(int priority) {
+  std::lock_guard<std::mutex> lock(m_);
+  return pooled_locked(priority);
+}
+
+std::size_t stream_pool::pooled_locked(int priority) const {
+  return static_cast<std::size_t>(std::count_if(
+      free_.begin(), free_.end(), [priority](const entry& e) { return e.n.priority == priority; }));
+}
+
+}  // namespace sluice::detail

@@ -1,0 +1,92 @@
+// Native streams made ahead of need (IND-4). On CUDA 13 (driver 580.159.04,
+// H200 and H100) cudaStreamCreate* waits for the device's pending work once
+// the context holds about 33 streams (bench/held_calls_probe.cpp,
+// docs/vendor-differences.md): a program that held one stream and then
+// created streams deadlocked in the 34th creation. So no sluice call creates a
+// vendor stream while the device may be busy:
+// - each device keeps a pool of vendor streams, each with its position event
+//   (wait(stream_ref)); a destroyed sluice stream gives its vendor stream
+//   back instead of destroying it, and a stream that still has work (LIFE-1)
+//   is handed out again only once that work is done (IND-1: no false
+//   dependency on a dead stream's work);
+// - at the device's first use, with nothing of sluice's on it, the pool is
+//   filled with `reserve` streams of each priority that sluice::priority names
+//   (SLUICE_STREAM_RESERVE, default api::stream_reserve_default);
+// - whenever the pool of a priority runs below `reserve` and every stream sluice
+//   has on the device is idle ("quiet"), it is filled up again; when it is
+//   empty and the device is not quiet, the call fails with errc::not_ready
+//   before anything is made, naming the variable and reserve_streams();
+// - streams are handed out so that live streams spread over the device's
+//   hardware queues (api::hardware_queues_variable): the vendor assigns them
+//   round-robin in creation order, and two live streams on one queue can
+//   falsely serialize (IND-1's bound).
+#pragma once
+
+#include SLUICE_GPU_API_HEADER
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+namespace sluice::detail {
+
+struct device_state;
+
+//! A vendor stream of the pool and the event that marks positions on it.
+struct native_stream {
+  gpu::SLUICE_GPU_API::stream_t stream{};
+  gpu::SLUICE_GPU_API::event_t position{};
+  int priority = 0;
+  int queue = 0;  // the hardware queue it was assigned (creation order)
+};
+
+//! One device's pool (a member of device_state).
+class stream_pool {
+ public:
+  //! At the device's first use (nothing of sluice's runs on it yet): reads
+  //! SLUICE_STREAM_RESERVE and makes `reserve` streams of each given priority.
+  void fill(device_state& d, const std::vector<int>& priorities);
+
+  //! A stream of `priority` that has no pending work, without waiting for the
+  //! device's work: errc::not_ready when none is idle and one cannot be made
+  //! now (the device is not quiet). `what` names the caller in errors.
+  native_stream take(device_state& d, int priority, const char* what);
+
+  //! Gives a stream back (its work may still be pending). Never blocks.
+  void give(native_stream n) noexcept;
+
+  //! reserve_streams(): makes streams of `priority` until `count` are idle in the
+  //! pool; may wait for the device's pending work (the caller says when).
+  void reserve(device_state& d, int priority, int count, const char* what);
+
+  //! How many streams of `priority` the pool holds, idle or not (tests, info).
+  std::size_t pooled(int priority);
+  int reserve_size() const noexcept { return reserve_; }
+  //! Every vendor stream the pool made for the device (info, tests).
+  std::uint64_t created() const noexcept { return created_; }
+
+ private:
+  struct entry {
+    native_stream n;
+    bool maybe_busy = false;  // given back with work pending: queried before reuse
+  };
+  //! Under m_: the index of the idle entry of `priority` on the least used
+  //! hardware queue, or -1.
+  int pick_idle(int priority);
+  //! Under m_: makes one stream of `priority` and adds it to the pool.
+  void make(device_state& d, int priority, const char* what);
+  //! Under m_: idle entries of `priority` (busy ones queried now).
+  int idle_count(int priority);
+  std::size_t pooled_locked(int priority) const;
+  //! Whether every stream sluice has on d is idle: then no creation can wait.
+  bool quiet(device_state& d);
+
+  std::mutex m_;
+  std::vector<entry> free_;
+  std::vector<int> queue_users_;  // live sluice streams per hardware queue
+  std::uint64_t created_ = 0;
+  int reserve_ = 0;
+};
+
+}  // namespace sluice::detail
