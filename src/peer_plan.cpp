@@ -1,6 +1,7 @@
 #include "peer_plan.hpp"
 
 #include "checks.hpp"
+#include "peer_access.hpp"
 #include "range_map.hpp"
 
 #include <algorithm>
@@ -31,21 +32,25 @@ void check_end(const range_lookup& l, std::size_t bytes, int device, bool only_s
          device);
 }
 
-}  // namespace
+bool aligned(const void* p, const peer_limits& l) noexcept {
+  return reinterpret_cast<std::uintptr_t>(p) % l.sm_alignment == 0;
+}
 
-copy_path plan_copy_peer(int own, void* dst, device dst_dev, const void* src, device src_dev,
-                         std::size_t bytes, bool only_sluice_memory) {
+std::size_t blocks_for(std::size_t bytes, const peer_limits& l) noexcept {
+  return std::max<std::size_t>(1, (bytes + l.sm_block_bytes - 1) / l.sm_block_bytes);
+}
+
+//! The checks and the path of one copy (no SM choice).
+copy_path checked_path(int own, void* dst, device dst_dev, const void* src, device src_dev,
+                       std::size_t bytes, bool only_sluice_memory) {
   constexpr const char* api = "sluice::copy_peer";
   if (own != dst_dev.id() && own != src_dev.id())
     fail(errc::invalid_argument, api, "the stream is on device ", own, ", neither the source (",
          src_dev.id(), ") nor the destination (", dst_dev.id(), ")");
   copy_path path = copy_path::local;
   if (dst_dev != src_dev) {
-    // The two given devices (no new device objects: each would look its id up).
-    const bool on_source = own == src_dev.id();
-    path = peer_access_enabled(on_source ? src_dev : dst_dev, on_source ? dst_dev : src_dev)
-               ? copy_path::direct
-               : copy_path::staged;
+    const int other = own == src_dev.id() ? dst_dev.id() : src_dev.id();
+    path = peer_access().enabled(own, other) ? copy_path::direct : copy_path::staged;
   }
   if (bytes > 0) {
     check_copy_ranges(dst, src, bytes, api);
@@ -56,13 +61,38 @@ copy_path plan_copy_peer(int own, void* dst, device dst_dev, const void* src, de
   return path;
 }
 
-copy_path plan_copy_peer_batch(int own, device dst_dev, device src_dev, const peer_piece* pieces,
-                               std::size_t count, bool only_sluice_memory,
-                               std::size_t* total_bytes) {
+}  // namespace
+
+copy_plan plan_copy_peer(int own, void* dst, device dst_dev, const void* src, device src_dev,
+                         std::size_t bytes, const peer_limits& limits) {
+  copy_plan plan;
+  plan.bytes = bytes;
+  plan.path = checked_path(own, dst, dst_dev, src, src_dev, bytes, limits.only_sluice_memory);
+  // Small and aligned, over the link: the SM copy kernel on the stream's
+  // device (a push from the source, a pull from the destination).
+  const std::size_t sm_max = own == src_dev.id() ? limits.sm_push_max : limits.sm_pull_max;
+  if (plan.path == copy_path::direct && bytes > 0 && bytes <= sm_max && limits.sm_blocks > 0 &&
+      aligned(dst, limits) && aligned(src, limits)) {
+    plan.path = copy_path::direct_sm;
+    plan.sm_blocks =
+        static_cast<unsigned>(std::min<std::size_t>(limits.sm_blocks, blocks_for(bytes, limits)));
+  }
+  return plan;
+}
+
+unsigned sm_batch_blocks(std::size_t largest, unsigned pieces, const peer_limits& limits) noexcept {
+  return static_cast<unsigned>(std::clamp<std::size_t>(
+      blocks_for(largest, limits), 1, std::max(1U, limits.sm_blocks / std::max(1U, pieces))));
+}
+
+copy_plan plan_copy_peer_batch(int own, device dst_dev, device src_dev, const peer_piece* pieces,
+                               std::size_t count, const peer_limits& limits) {
   constexpr const char* api = "sluice::copy_peer_batch";
   if (pieces == nullptr && count > 0)
     fail(errc::invalid_argument, api, "pieces is null with a count of ", count);
-  copy_path path = plan_copy_peer(own, nullptr, dst_dev, nullptr, src_dev, 0, only_sluice_memory);
+  const bool only = limits.only_sluice_memory;
+  copy_path path = checked_path(own, nullptr, dst_dev, nullptr, src_dev, 0, only);
+  bool small = limits.sm_batch_max > 0 && limits.sm_blocks > 0;
   struct range {
     std::uintptr_t begin, end;
     std::size_t piece;
@@ -74,13 +104,15 @@ copy_path plan_copy_peer_batch(int own, device dst_dev, device src_dev, const pe
     const peer_piece& p = pieces[i];
     if (p.bytes == 0) continue;
     try {
-      path = plan_copy_peer(own, p.dst, dst_dev, p.src, src_dev, p.bytes, only_sluice_memory);
+      path = checked_path(own, p.dst, dst_dev, p.src, src_dev, p.bytes, only);
     } catch (const error& e) {
       fail(e.code(), api, "piece ", i, ": ", e.what());
     }
     if (total > SIZE_MAX - p.bytes)
       fail(errc::invalid_argument, api, "the pieces' sizes overflow std::size_t");
     total += p.bytes;
+    small =
+        small && p.bytes <= limits.sm_batch_max && aligned(p.dst, limits) && aligned(p.src, limits);
     const auto d = reinterpret_cast<std::uintptr_t>(p.dst);
     const auto s = reinterpret_cast<std::uintptr_t>(p.src);
     ranges.push_back({d, d + p.bytes, i, true});
@@ -105,8 +137,18 @@ copy_path plan_copy_peer_batch(int own, device dst_dev, device src_dev, const pe
     if (r.written && (furthest_written == nullptr || r.end > furthest_written->end))
       furthest_written = &r;
   }
-  *total_bytes = total;
-  return path;
+  copy_plan plan;
+  plan.bytes = total;
+  plan.path = path;
+  // Every piece small and aligned: the SM kernel, sm_batch_pieces per launch.
+  // Within one device too: the vendor's batched copy of 64 x 16 KiB took 239 us
+  // on one H200, the kernel 10.7 (docs/performance.md).
+  if (small && total > 0) {
+    if (path == copy_path::local) plan.path = copy_path::local_sm;
+    if (path == copy_path::direct) plan.path = copy_path::direct_sm;
+    if (plan.path != path) plan.sm_blocks = limits.sm_blocks;
+  }
+  return plan;
 }
 
 }  // namespace sluice::detail

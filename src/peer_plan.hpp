@@ -1,4 +1,7 @@
-// The backend-neutral part of copy_peer (PEER-2): argument checks and the path. Internal.
+// copy_peer's whole plan (PEER-2), backend-neutral: the argument checks, the
+// path and, for sluice's SM copy kernel, the launch shape. The backend says
+// what its device can do (peer_limits) and runs the plan; nothing here calls
+// back into the backend. Internal.
 #pragma once
 
 #include <sluice/peer.hpp>
@@ -7,21 +10,52 @@
 
 namespace sluice::detail {
 
-//! Checks a copy_peer ordered on a stream of device `own` (it must be the source's
-//! or the destination's device; non-zero sizes need valid, non-overlapping ranges)
-//! and returns its path: local on one device, direct when `own` has peer access
-//! to the other device, staged otherwise. A range in a sluice allocation must
-//! lie in it and be memory of its stated device; memory sluice did not allocate
-//! is rejected when `only_sluice_memory` (the host backend, which knows all of
-//! its device memory). Throws errc::invalid_argument.
-copy_path plan_copy_peer(int own, void* dst, device dst_dev, const void* src, device src_dev,
-                         std::size_t bytes, bool only_sluice_memory);
+//! What the planner needs from the backend about the stream's device.
+struct peer_limits {
+  //! Memory sluice did not allocate is rejected (the host backend knows all of
+  //! its device memory); else it is the vendor's to check.
+  bool only_sluice_memory = false;
+  //! Single copies over the link of at most these many bytes, aligned, run as
+  //! the SM copy kernel: `push` on the source's stream, `pull` on the
+  //! destination's (0: never).
+  std::size_t sm_push_max = 0;
+  std::size_t sm_pull_max = 0;
+  //! copy_peer_batch: every piece at most this many bytes, aligned (0: never).
+  std::size_t sm_batch_max = 0;
+  //! Blocks of a full-size launch on the stream's device; 0: the kernel cannot run.
+  unsigned sm_blocks = 0;
+  std::size_t sm_alignment = 16;    //!< both ends of an SM copy
+  std::size_t sm_block_bytes = 1;   //!< bytes one block moves per step
+  std::size_t sm_batch_pieces = 1;  //!< pieces per launch of the batch kernel
+};
 
-//! copy_peer_batch's checks: pieces is null only when count is 0; each piece as
-//! plan_copy_peer checks it; no piece's destination overlaps any other piece's
-//! source or destination. Returns the path and the total of the bytes.
-copy_path plan_copy_peer_batch(int own, device dst_dev, device src_dev, const peer_piece* pieces,
-                               std::size_t count, bool only_sluice_memory,
-                               std::size_t* total_bytes);
+//! What to enqueue.
+struct copy_plan {
+  copy_path path = copy_path::local;
+  //! direct_sm single copy: blocks of its launch. direct_sm / local_sm batch:
+  //! the blocks per piece of each launch come from sm_batch_blocks().
+  unsigned sm_blocks = 0;
+  std::size_t bytes = 0;  //!< the copy's bytes (a batch: all pieces')
+};
+
+//! copy_peer on a stream of device `own` (the source's or the destination's;
+//! non-zero sizes need valid, non-overlapping ranges): local on one device,
+//! direct when `own` has peer access to the other device (peer_access.hpp),
+//! direct_sm for small aligned copies within the limits, staged otherwise. A
+//! range in a sluice allocation must lie in it and be memory of its stated
+//! device. Throws errc::invalid_argument.
+copy_plan plan_copy_peer(int own, void* dst, device dst_dev, const void* src, device src_dev,
+                         std::size_t bytes, const peer_limits& limits);
+
+//! copy_peer_batch: pieces is null only when count is 0; each piece as
+//! plan_copy_peer checks it; no piece's destination overlaps any other
+//! piece's source or destination. direct_sm / local_sm when every piece is
+//! within sm_batch_max and aligned.
+copy_plan plan_copy_peer_batch(int own, device dst_dev, device src_dev, const peer_piece* pieces,
+                               std::size_t count, const peer_limits& limits);
+
+//! Blocks per piece of one batch launch of `pieces` pieces whose largest is
+//! `largest` bytes: what the largest needs, the device's blocks shared out.
+unsigned sm_batch_blocks(std::size_t largest, unsigned pieces, const peer_limits& limits) noexcept;
 
 }  // namespace sluice::detail

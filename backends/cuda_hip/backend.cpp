@@ -3,6 +3,7 @@
 #include "environment.hpp"
 #include "gpu.hpp"
 #include "host_functions.hpp"
+#include "peer_access.hpp"
 #include "priority.hpp"
 #include "trace.hpp"
 
@@ -162,8 +163,7 @@ engine_t::engine_t() {
   count = n;
   devices = std::make_unique<device_state[]>(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) devices[static_cast<std::size_t>(i)].id = i;
-  peer_enabled = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(n) *
-                                                       static_cast<std::size_t>(n));
+  peer_access().reset(n);
   trace::start_from_environment();  // SLUICE_TRACE=<path>
 }
 

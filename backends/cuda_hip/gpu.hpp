@@ -28,6 +28,7 @@
 
 #include "checks.hpp"
 #include "diagnose.hpp"
+#include "peer_plan.hpp"
 #include "spin_mutex.hpp"
 #include "stream_pool.hpp"
 #include "trace.hpp"
@@ -398,8 +399,7 @@ struct engine_t {
   worker_pool host_functions;  // user host functions
   worker_pool reaper;          // blocking vendor frees and destroys
 
-  std::mutex peer_m;
-  std::unique_ptr<std::atomic<bool>[]> peer_enabled;  // [from * count + to]
+  std::mutex peer_m;  // enable_peer_access (the flags: src/peer_access.hpp)
 
   std::mutex staging_m;
   std::vector<staging_set*> staging_free;  // staging sets of recycled streams
@@ -446,6 +446,9 @@ const sm_copy_limits& sm_copy_limit();
 //! which gains nothing over the calls; not yet measured between two GPUs.
 constexpr int sm_batch_default_kib = 256;
 std::size_t sm_batch_limit();
+//! What src/peer_plan needs to plan a copy on a stream of device d: the SM
+//! kernel's shape and the limits of single copies (or of batches, `batch`).
+peer_limits peer_limits_of(const device_state& d, bool batch);
 
 //! Copies the pieces from device src_dev to device dst_dev through pinned host
 //! memory, as one operation of u (u is on one of the two devices): sluice's

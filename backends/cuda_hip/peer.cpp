@@ -2,6 +2,7 @@
 // sluice's memory pools), and copy_peer with the path it took.
 #include "environment.hpp"
 #include "gpu.hpp"
+#include "peer_access.hpp"
 #include "peer_plan.hpp"
 
 #include <algorithm>
@@ -9,30 +10,9 @@
 
 namespace sluice {
 
-namespace detail {
-namespace {
-
-std::atomic<bool>& peer_flag(int from, int to) {
-  auto& e = engine();
-  return e.peer_enabled[static_cast<std::size_t>(from) * static_cast<std::size_t>(e.count) +
-                        static_cast<std::size_t>(to)];
-}
-
-}  // namespace
-}  // namespace detail
-
 using detail::engine;
 
 namespace detail {
-
-bool sm_aligned(const void* p) noexcept {
-  return reinterpret_cast<std::uintptr_t>(p) % sm_copy::alignment == 0;
-}
-
-std::size_t sm_blocks_for(std::size_t bytes) noexcept {
-  constexpr std::size_t per_block = std::size_t{sm_copy::threads} * sm_copy::alignment;
-  return std::max<std::size_t>(1, (bytes + per_block - 1) / per_block);
-}
 
 const sm_copy_limits& sm_copy_limit() {
   static const sm_copy_limits limits = [] {
@@ -46,6 +26,22 @@ const sm_copy_limits& sm_copy_limit() {
                           kib("SLUICE_PEER_SM_PULL_MAX_KIB", gpu::api::peer_sm_pull_default_kib)};
   }();
   return limits;
+}
+
+peer_limits peer_limits_of(const device_state& d, bool batch) {
+  peer_limits l;
+  l.sm_blocks = d.sm_blocks;
+  l.sm_alignment = sm_copy::alignment;
+  l.sm_block_bytes = std::size_t{sm_copy::threads} * sm_copy::alignment;
+  l.sm_batch_pieces = sm_copy::batch_pieces;
+  // The variables are read (and checked) by each call that uses them.
+  if (batch) {
+    l.sm_batch_max = sm_batch_limit();
+  } else {
+    l.sm_push_max = sm_copy_limit().push;
+    l.sm_pull_max = sm_copy_limit().pull;
+  }
+  return l;
 }
 
 std::size_t sm_batch_limit() {
@@ -87,7 +83,7 @@ void enable_peer_access(sluice::device from, sluice::device to) {
   auto& target = e.dev(to.id(), api);
   if (from == to)
     detail::fail(errc::invalid_argument, api, "device ", from.id(), " cannot be its own peer");
-  if (detail::peer_flag(from.id(), to.id()).load(std::memory_order_acquire)) return;
+  if (detail::peer_access().enabled(from.id(), to.id())) return;
   int possible = 0;
   detail::check(gpu::api::can_access_peer(&possible, from.id(), to.id()), api, ": devices ",
                 from.id(), " and ", to.id());
@@ -96,7 +92,7 @@ void enable_peer_access(sluice::device from, sluice::device to) {
                  " cannot access memory of device ", to.id(),
                  " (the vendor reports no peer access between them)");
   std::lock_guard<std::mutex> lock(e.peer_m);  // idempotent and thread-safe (PEER-1)
-  if (detail::peer_flag(from.id(), to.id()).load(std::memory_order_relaxed)) return;
+  if (detail::peer_access().enabled(from.id(), to.id())) return;
   {
     const detail::scoped_device guard(from.id());
     const auto s = gpu::api::enable_peer_access(to.id());
@@ -108,7 +104,7 @@ void enable_peer_access(sluice::device from, sluice::device to) {
   // Stream-ordered pool memory needs its own grant (see the traits).
   detail::check(gpu::api::pool_grant_access(target.pool, from.id()), api, ": device ", from.id(),
                 " to the memory pool of device ", to.id());
-  detail::peer_flag(from.id(), to.id()).store(true, std::memory_order_release);
+  detail::peer_access().enable(from.id(), to.id());
 }
 
 bool peer_access_enabled(sluice::device from, sluice::device to) {
@@ -120,8 +116,7 @@ bool peer_access_enabled(sluice::device from, sluice::device to) {
     (void)e.dev(from.id(), "sluice::peer_access_enabled");  // throws
   if (to.id() < 0 || to.id() >= e.count) [[unlikely]]
     (void)e.dev(to.id(), "sluice::peer_access_enabled");  // throws
-  if (from == to) return false;
-  return detail::peer_flag(from.id(), to.id()).load(std::memory_order_acquire);
+  return detail::peer_access().enabled(from.id(), to.id());
 }
 
 copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void* src,
@@ -129,20 +124,13 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   constexpr const char* api = "sluice::copy_peer";
   auto& st = detail::checked(s, api);
   const int own = st.device;
-  // Memory from the vendor's own allocator is the vendor's to check.
-  copy_path path = detail::plan_copy_peer(own, dst, dst_dev, src, src_dev, bytes, false);
+  // The whole plan in src/peer_plan (memory from the vendor's own allocator is the vendor's to
+  // check).
+  const auto plan = detail::plan_copy_peer(
+      own, dst, dst_dev, src, src_dev, bytes,
+      detail::peer_limits_of(engine().devices[static_cast<std::size_t>(own)], false));
+  const copy_path path = plan.path;
   if (bytes == 0) return path;
-  // Read (and checked) by every copy_peer; the side the stream is on decides.
-  const auto& limits = detail::sm_copy_limit();
-  const std::size_t sm_limit = own == src_dev.id() ? limits.push : limits.pull;
-  unsigned sm_blocks = 0;
-  if (path == copy_path::direct && bytes <= sm_limit) {
-    const unsigned most = engine().devices[static_cast<std::size_t>(own)].sm_blocks;
-    if (most > 0 && detail::sm_aligned(dst) && detail::sm_aligned(src)) {
-      sm_blocks = static_cast<unsigned>(std::min<std::size_t>(most, detail::sm_blocks_for(bytes)));
-      path = copy_path::direct_sm;
-    }
-  }
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), bytes,
                                    to_string(path), gpu::api::peer_push_preferred);
   detail::end_host_batch(st);
@@ -153,7 +141,7 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   if (path == copy_path::direct_sm) {
     // Small and aligned, over the link: sluice's SM copy kernel on the stream's
     // device (a push from the source, a pull from the destination).
-    detail::check(gpu::api::sm_copy(dst, src, bytes, st.native, sm_blocks), api, ": ", bytes,
+    detail::check(gpu::api::sm_copy(dst, src, bytes, st.native, plan.sm_blocks), api, ": ", bytes,
                   " bytes from device ", src_dev.id(), " to device ", dst_dev.id(), " (direct_sm)");
   } else if (path == copy_path::local) {
     detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes,
@@ -177,23 +165,11 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
   constexpr const char* api = "sluice::copy_peer_batch";
   auto& st = detail::checked(s, api);
   const int own = st.device;
-  std::size_t total = 0;
-  copy_path path =
-      detail::plan_copy_peer_batch(own, dst_dev, src_dev, pieces, count, false, &total);
+  const auto limits = detail::peer_limits_of(engine().devices[static_cast<std::size_t>(own)], true);
+  const auto plan = detail::plan_copy_peer_batch(own, dst_dev, src_dev, pieces, count, limits);
+  const copy_path path = plan.path;
+  const std::size_t total = plan.bytes;
   if (total == 0) return path;
-  const std::size_t limit = detail::sm_batch_limit();  // read (and checked) by every batch
-  const unsigned most = engine().devices[static_cast<std::size_t>(own)].sm_blocks;
-  if ((path == copy_path::direct || path == copy_path::local) && most > 0 && limit > 0) {
-    // Every piece small and aligned: the SM kernel, 64 pieces per launch.
-    // Within one device too: the vendor's batched copy of 64 x 16 KiB took
-    // 239 us on one H200, the kernel 10.7 (docs/performance.md).
-    bool small = true;
-    for (std::size_t i = 0; i < count && small; ++i)
-      small =
-          pieces[i].bytes == 0 || (pieces[i].bytes <= limit && detail::sm_aligned(pieces[i].dst) &&
-                                   detail::sm_aligned(pieces[i].src));
-    if (small) path = path == copy_path::local ? copy_path::local_sm : copy_path::direct_sm;
-  }
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), total,
                                    to_string(path), gpu::api::peer_push_preferred);
   if (path == copy_path::direct_sm || path == copy_path::local_sm) {
@@ -207,8 +183,7 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
       std::size_t largest = 0;
       for (const auto& p : group) largest = std::max(largest, p.bytes);
       const auto n = static_cast<unsigned>(group.size());
-      const unsigned blocks = static_cast<unsigned>(
-          std::clamp<std::size_t>(detail::sm_blocks_for(largest), 1, std::max(1U, most / n)));
+      const unsigned blocks = detail::sm_batch_blocks(largest, n, limits);
       detail::check(gpu::api::sm_copy_batch(group.data(), n, st.native, blocks), api, ": ", n,
                     " pieces from device ", src_dev.id(), " to device ", dst_dev.id(), " (",
                     to_string(path), ")");

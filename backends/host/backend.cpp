@@ -4,6 +4,7 @@
 #include "host.hpp"
 #include "host_functions.hpp"
 #include "mutation.hpp"
+#include "peer_access.hpp"
 
 #include <sluice/native.hpp>
 
@@ -41,8 +42,7 @@ startup start() {
       d->slots = slots;
       b->devices.push_back(std::move(d));
     }
-    b->peer_enabled = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(count) *
-                                                            static_cast<std::size_t>(count));
+    peer_access().reset(count);
     r.instance = b;
     trace::start_from_environment();  // SLUICE_TRACE=<path>
   } catch (...) {

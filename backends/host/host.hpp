@@ -184,7 +184,6 @@ class backend {
   int slots = 1;
   std::vector<std::unique_ptr<device_state>> devices;
   host_pool pool;
-  std::unique_ptr<std::atomic<bool>[]> peer_enabled;  // [from * count + to]
 
   device_state& dev(int id) { return *devices[static_cast<std::size_t>(id)]; }
 

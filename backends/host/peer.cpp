@@ -2,6 +2,7 @@
 // through host memory. Peer access is tracked per ordered pair; without it
 // copy_peer really stages through a bounce buffer.
 #include "host.hpp"
+#include "peer_access.hpp"
 #include "peer_plan.hpp"
 
 #include <algorithm>
@@ -18,10 +19,11 @@ seq_t enqueue_copy(stream_state& s, void* dst, const void* src, std::size_t byte
 
 namespace {
 
-std::atomic<bool>& peer_flag(int from, int to) {
-  auto& b = engine();
-  return b.peer_enabled[static_cast<std::size_t>(from) * static_cast<std::size_t>(b.device_count) +
-                        static_cast<std::size_t>(to)];
+//! Host: all device memory is sluice's, so anything else is rejected; no SM kernel.
+peer_limits host_limits() noexcept {
+  peer_limits l;
+  l.only_sluice_memory = true;
+  return l;
 }
 
 //! The staged path: device -> bounce buffer -> device, chunk by chunk.
@@ -90,12 +92,11 @@ void enable_peer_access(sluice::device from, sluice::device to) {
   if (from == to)
     detail::fail(errc::invalid_argument, "sluice::enable_peer_access", "device ", from.id(),
                  " cannot be its own peer");
-  detail::peer_flag(from.id(), to.id()).store(true, std::memory_order_release);
+  detail::peer_access().enable(from.id(), to.id());
 }
 
 bool peer_access_enabled(sluice::device from, sluice::device to) {
-  if (from == to) return false;
-  return detail::peer_flag(from.id(), to.id()).load(std::memory_order_acquire);
+  return detail::peer_access().enabled(from.id(), to.id());
 }
 
 copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void* src,
@@ -103,8 +104,8 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   constexpr const char* api = "sluice::copy_peer";
   auto& st = detail::checked(s, api);
   const int own = st.dev->id;
-  // Host: all device memory is sluice's, so anything else is rejected.
-  const copy_path path = detail::plan_copy_peer(own, dst, dst_dev, src, src_dev, bytes, true);
+  const copy_path path =
+      detail::plan_copy_peer(own, dst, dst_dev, src, src_dev, bytes, detail::host_limits()).path;
   if (bytes == 0) return path;
   // Host: no direction is faster than the other.
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), bytes,
@@ -121,9 +122,10 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
   constexpr const char* api = "sluice::copy_peer_batch";
   auto& st = detail::checked(s, api);
   const int own = st.dev->id;
-  std::size_t total = 0;
-  const copy_path path =
-      detail::plan_copy_peer_batch(own, dst_dev, src_dev, pieces, count, true, &total);
+  const auto plan =
+      detail::plan_copy_peer_batch(own, dst_dev, src_dev, pieces, count, detail::host_limits());
+  const copy_path path = plan.path;
+  const std::size_t total = plan.bytes;
   if (total == 0) return path;
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), total,
                                    to_string(path), false);
