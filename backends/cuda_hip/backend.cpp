@@ -269,7 +269,7 @@ stream_state* engine_t::new_stream(device_state& d, int native_priority) {
   s->trace_id = trace::new_stream_id();
   s->trace_seq.store(0, std::memory_order_relaxed);
   s->trace_last = nullptr;  // a recycled state does not start where its last stream ended
-  s->refs.store(1);         // the owning handle
+  s->refs.reset_to_one();   // the owning handle
   try {
     std::lock_guard<std::mutex> lock(d.streams_m);
     d.streams.push_back(s);
@@ -281,7 +281,7 @@ stream_state* engine_t::new_stream(device_state& d, int native_priority) {
 }
 
 void stream_state::release() noexcept {
-  if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) engine().recycle(this);
+  if (refs.drop()) engine().recycle(this);
 }
 
 void engine_t::recycle(stream_state* s) noexcept {

@@ -1,5 +1,6 @@
 // Events of the GPU backend: vendor events, plus what the vendor does not
 // check (EVT-5 device match, EVT-8 argument rules, self-waits from host functions).
+#include "backend_rules.hpp"
 #include "gpu.hpp"
 
 #include <algorithm>
@@ -115,20 +116,11 @@ std::chrono::duration<double, std::milli> elapsed(const event& start, const even
   constexpr const char* api = "sluice::elapsed";
   auto& a = checked_event(start, api);
   auto& b = checked_event(stop, api);
-  if (!a.options.timing || !b.options.timing)
-    detail::fail(errc::invalid_argument, api,
-                 "both events need event_options::timing (start: ", a.options.timing ? "yes" : "no",
-                 ", stop: ", b.options.timing ? "yes" : "no", ")");
-  if (a.device != b.device)
-    detail::fail(errc::invalid_argument, api, "the events belong to different devices (", a.device,
-                 " and ", b.device, ")");
   a.usage.use();
   b.usage.use();
-  const bool ra = a.recorded.load(std::memory_order_acquire);
-  const bool rb = b.recorded.load(std::memory_order_acquire);
-  if (!ra || !rb)
-    detail::fail(errc::invalid_argument, api, "the ", !ra ? "start" : "stop",
-                 " event was never recorded");
+  detail::check_elapsed_arguments(a.options.timing, b.options.timing, a.device, b.device,
+                                  a.recorded.load(std::memory_order_acquire),
+                                  b.recorded.load(std::memory_order_acquire));
   for (const auto* ev : {&a, &b}) {
     const auto q = gpu::api::event_query(ev->native);
     if (q.code == gpu::api::not_ready)

@@ -26,6 +26,7 @@
 
 #include SLUICE_GPU_API_HEADER
 
+#include "backend_rules.hpp"
 #include "checks.hpp"
 #include "diagnose.hpp"
 #include "peer_plan.hpp"
@@ -120,7 +121,7 @@ struct stream_state {
   int native_priority = 0;
   api::context_t context{};  // its device's (device_current: no lookup in the engine)
   std::atomic<std::uint32_t> generation{1};
-  std::atomic<int> refs{0};
+  ref_count refs;
   // Consecutive host functions share one vendor callback and one gate wait:
   // the vendor queues only about 55 callbacks separated by device work on a
   // held stream (bench/queue_depth.cpp), and consecutive raw callbacks do not
@@ -166,13 +167,8 @@ struct stream_state {
 
   stream_state* pool_next = nullptr;
 
-  void add_ref() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
-  bool try_add_ref() noexcept {
-    int r = refs.load(std::memory_order_relaxed);
-    while (r > 0)
-      if (refs.compare_exchange_weak(r, r + 1, std::memory_order_relaxed)) return true;
-    return false;
-  }
+  void add_ref() noexcept { refs.add(); }
+  bool try_add_ref() noexcept { return refs.try_add(); }
   void release() noexcept;
 };
 

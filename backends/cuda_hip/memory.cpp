@@ -1,5 +1,6 @@
 // Memory of the GPU backend: device_buffer from sluice's pool per device,
 // stream-ordered frees that never block, pinned buffers, copy and fill.
+#include "backend_rules.hpp"
 #include "gpu.hpp"
 #include "range_map.hpp"
 
@@ -76,12 +77,7 @@ int allocation_device(const allocation* a) noexcept { return a->device; }
 
 void record_stream(allocation* a, stream_ref s) {
   auto& st = checked(s, "sluice::device_buffer::record_stream");
-  std::lock_guard<std::mutex> lock(a->m);
-  if (&st == a->stream) return;
-  for (auto* r : a->recorded)
-    if (r == &st) return;
-  a->recorded.push_back(&st);
-  st.add_ref();
+  add_recorded_stream(a->m, a->stream, a->recorded, st);
 }
 
 void release_device(allocation* a) noexcept {

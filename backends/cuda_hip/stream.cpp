@@ -1,5 +1,6 @@
 // Streams of the GPU backend: handles, synchronization, waits, host functions
 // and stream memory operations.
+#include "backend_rules.hpp"
 #include "gpu.hpp"
 #include "host_functions.hpp"
 #include "priority.hpp"
@@ -128,27 +129,13 @@ void reserve_streams(sluice::device d, int count, stream_options o) {
 
 stream::~stream() {
   if (state_ == nullptr) return;
-  if (detail::diagnose::enabled() &&
-      gpu::api::stream_query(state_->native).code == gpu::api::not_ready)
-    detail::diagnose::warn(
-        detail::diagnose::kind::stream_destroyed_busy, SLUICE_CALL_SITE(),
-        "a stream of device " + std::to_string(state_->device) + " was destroyed with work pending",
-        "the work still runs (LIFE-1), but nothing can wait for it any more "
-        "through this stream: record an event or synchronize first if later "
-        "work depends on it");
+  const bool busy = detail::diagnose::enabled() &&
+                    gpu::api::stream_query(state_->native).code == gpu::api::not_ready;
   // Invalidate every stream_ref; pending host functions and stream-ordered
   // buffers keep the state (and the vendor stream) alive until they are done.
   state_->generation.fetch_add(1, std::memory_order_relaxed);
-  // Failures already known are reported now: the state may outlive the process.
-  if (state_->has_errors.load(std::memory_order_acquire)) {
-    std::vector<std::string> taken;
-    {
-      std::lock_guard<std::mutex> lock(state_->errors_m);
-      taken.swap(state_->errors);
-      state_->has_errors.store(false, std::memory_order_relaxed);
-    }
-    detail::print_unreported_failures(state_->device, taken);
-  }
+  detail::report_stream_destroyed(state_->device, busy, state_->errors_m, state_->errors,
+                                  state_->has_errors, SLUICE_CALL_SITE());
   state_->release();
 }
 

@@ -78,7 +78,7 @@ stream_state* backend::new_stream(device_state& d, int native) {
   s->enqueued.store(0);
   s->completed.store(0);
   s->next_waiter.store(UINT64_MAX);
-  s->refs.store(1);  // the owning handle
+  s->refs.reset_to_one();  // the owning handle
   {
     std::lock_guard<std::mutex> lock(d.streams_m);
     d.streams.push_back(s);

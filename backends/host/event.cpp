@@ -1,5 +1,6 @@
 // Events of the host backend: a record is a position in a stream plus, for
 // timing events, the time the record op ran.
+#include "backend_rules.hpp"
 #include "host.hpp"
 #include "mutation.hpp"
 
@@ -111,20 +112,12 @@ std::chrono::duration<double, std::milli> elapsed(const event& start, const even
   constexpr const char* api = "sluice::elapsed";
   auto& a = checked_event(start, api);
   auto& b = checked_event(stop, api);
-  if (!a.options.timing || !b.options.timing)
-    detail::fail(errc::invalid_argument, api,
-                 "both events need event_options::timing (start: ", a.options.timing ? "yes" : "no",
-                 ", stop: ", b.options.timing ? "yes" : "no", ")");
-  if (a.device != b.device)
-    detail::fail(errc::invalid_argument, api, "the events belong to different devices (", a.device,
-                 " and ", b.device, ")");
   a.usage.use();
   b.usage.use();
   auto ra = a.snapshot();
   auto rb = b.snapshot();
-  if (ra == nullptr || rb == nullptr)
-    detail::fail(errc::invalid_argument, api, "the ", ra == nullptr ? "start" : "stop",
-                 " event was never recorded");
+  detail::check_elapsed_arguments(a.options.timing, b.options.timing, a.device, b.device,
+                                  ra != nullptr, rb != nullptr);
   if (!ra->done() || !rb->done())
     throw error(errc::not_ready, std::string(api) + ": a record has not completed yet", 0, api);
   const auto ns = std::max<std::int64_t>(0, rb->timestamp_ns.load(std::memory_order_relaxed) -

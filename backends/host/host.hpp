@@ -21,6 +21,7 @@
 //   wake-ups cost ~60 us on our VMs; anchors.md): one spinner per device.
 #pragma once
 
+#include "backend_rules.hpp"
 #include "checks.hpp"
 #include "diagnose.hpp"
 #include "trace.hpp"
@@ -81,8 +82,7 @@ struct stream_state final : listener {
   int level = 1;               // index into the device's ready queues
   std::uint64_t trace_id = 0;  // this stream's id in traces (new per stream)
   std::atomic<std::uint32_t> generation{1};
-  alignas(64) std::atomic<int> refs{
-      0};  // own line: taken and dropped by records on the caller side
+  alignas(64) ref_count refs;  // own line: taken and dropped by records on the caller side
 
   // The queue. Producers append under `queue_m`. The head op belongs to
   // whoever advances the stream (a worker, or the host pool during a host
@@ -116,16 +116,8 @@ struct stream_state final : listener {
   stream_state* pool_next = nullptr;   // intrusive link in the free pool
 
   void on_complete() noexcept override;  // resume: make runnable again
-  void add_ref() noexcept { refs.fetch_add(1, std::memory_order_relaxed); }
-  //! add_ref unless the count already reached zero (the state is on its way to
-  //! the pool). For code that finds streams through the device's list, which
-  //! may still hold a dying state: reviving it would recycle it twice.
-  bool try_add_ref() noexcept {
-    int r = refs.load(std::memory_order_relaxed);
-    while (r > 0)
-      if (refs.compare_exchange_weak(r, r + 1, std::memory_order_relaxed)) return true;
-    return false;
-  }
+  void add_ref() noexcept { refs.add(); }
+  bool try_add_ref() noexcept { return refs.try_add(); }  // (src/backend_rules.hpp)
   void release() noexcept;
 };
 

@@ -1,6 +1,7 @@
 // Memory of the host backend: simulated device memory and pinned memory are
 // host allocations registered in a range map, so that copies can check
 // ranges and tell sluice memory from pageable memory (MEM-3).
+#include "backend_rules.hpp"
 #include "host.hpp"
 #include "range_map.hpp"
 
@@ -131,12 +132,7 @@ int allocation_device(const allocation* a) noexcept { return a->device; }
 
 void record_stream(allocation* a, stream_ref s) {
   auto& st = checked(s, "sluice::device_buffer::record_stream");
-  std::lock_guard<std::mutex> lock(a->m);
-  if (&st == a->stream) return;
-  for (auto* r : a->recorded)
-    if (r == &st) return;
-  st.add_ref();
-  a->recorded.push_back(&st);
+  add_recorded_stream(a->m, a->stream, a->recorded, st);
 }
 
 void release_device(allocation* a) noexcept {

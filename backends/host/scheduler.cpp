@@ -66,7 +66,7 @@ stream_state* current_host_function_stream() noexcept { return tls_host_stream; 
 void stream_state::on_complete() noexcept { dev->make_runnable(this); }
 
 void stream_state::release() noexcept {
-  if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) engine().recycle(this);
+  if (refs.drop()) engine().recycle(this);
 }
 
 // --- device scheduling ---------------------------------------------------

@@ -1,4 +1,5 @@
 // Streams of the host backend: handles, synchronization, waits, flags ops.
+#include "backend_rules.hpp"
 #include "chaos.hpp"
 #include "host.hpp"
 #include "host_functions.hpp"
@@ -112,26 +113,13 @@ void reserve_streams(sluice::device d, int count, stream_options /*o*/) {
 
 stream::~stream() {
   if (state_ == nullptr) return;
-  if (detail::diagnose::enabled() && state_->completed.load(std::memory_order_acquire) <
-                                         state_->enqueued.load(std::memory_order_acquire))
-    detail::diagnose::warn(detail::diagnose::kind::stream_destroyed_busy, SLUICE_CALL_SITE(),
-                           "a stream of device " + std::to_string(state_->dev->id) +
-                               " was destroyed with work pending",
-                           "the work still runs (LIFE-1), but nothing can wait for it any more "
-                           "through this stream: record an event or synchronize first if later "
-                           "work depends on it");
+  const bool busy =
+      detail::diagnose::enabled() && state_->completed.load(std::memory_order_acquire) <
+                                         state_->enqueued.load(std::memory_order_acquire);
   // Invalidate every stream_ref to this stream; queued work keeps the state alive.
   state_->generation.fetch_add(1, std::memory_order_relaxed);
-  // Failures already known are reported now: the state may outlive the process.
-  if (state_->has_errors.load(std::memory_order_acquire)) {
-    std::vector<std::string> taken;
-    {
-      std::lock_guard<std::mutex> lock(state_->waiters_m);
-      taken.swap(state_->errors);
-      state_->has_errors.store(false, std::memory_order_relaxed);
-    }
-    detail::print_unreported_failures(state_->dev->id, taken);
-  }
+  detail::report_stream_destroyed(state_->dev->id, busy, state_->waiters_m, state_->errors,
+                                  state_->has_errors, SLUICE_CALL_SITE());
   state_->release();
 }
 
