@@ -21,18 +21,8 @@
 #include <utility>
 #include <vector>
 
+namespace sluice::conformance {
 namespace {
-
-using sluice::errc;
-using sluice::conformance::contains;
-using sluice::conformance::error_of;
-using sluice::conformance::first_byte_not;
-using sluice::conformance::first_pattern_mismatch;
-using sluice::conformance::gate;
-using sluice::conformance::patterned_device_bytes;
-using sluice::conformance::read_back;
-using sluice::conformance::stays_false;
-using sluice::conformance::throws_code;
 
 using byte = unsigned char;
 constexpr std::size_t huge = std::numeric_limits<std::size_t>::max();
@@ -80,9 +70,9 @@ int fault_child_checks() {
     const sluice::device dev{0};
     sluice::stream s{dev};
     sluice::event e{dev};
-    s.synchronize();  // the device works before the fault
-    const int launched = sluice::conformance::enqueue_device_fault(s);  // 0: launched
-    if (launched == sluice::conformance::no_device_code) return fault_not_supported;
+    s.synchronize();                               // the device works before the fault
+    const int launched = enqueue_device_fault(s);  // 0: launched
+    if (launched == no_device_code) return fault_not_supported;
     if (launched != 0) {
       std::printf("the faulting kernel did not launch: vendor error %d\n", launched);
       return fault_not_launched;
@@ -215,8 +205,6 @@ void expect_stream_works(sluice::stream_ref s) {
   s.synchronize();
   EXPECT_EQ(first_byte_not(p.data(), n, 0x6D), n) << "the stream does not work after an error";
 }
-
-}  // namespace
 
 TEST(Errors, ERR_1__error_codes_have_names) {
   const std::pair<errc, const char*> names[] = {
@@ -479,7 +467,9 @@ TEST(ErrorsMultiDevice, ERR_4__objects_of_another_device_are_rejected_before_any
   e1.synchronize();
 }
 
-namespace sluice::conformance {
+}  // namespace
+
+// The fault child's entry points (fault.hpp): called by main() before gtest starts.
 
 bool fault_child_requested() { return std::getenv(fault_child_variable) != nullptr; }
 

@@ -13,28 +13,12 @@
 #include <thread>
 #include <vector>
 
+namespace sluice::conformance {
 namespace {
-
-using sluice::errc;
-using sluice::conformance::blocks_until_released;
-using sluice::conformance::busy_for;
-using sluice::conformance::contains;
-using sluice::conformance::current_device_guard;
-using sluice::conformance::error_of;
-using sluice::conformance::eventually;
-using sluice::conformance::first_byte_not;
-using sluice::conformance::gate;
-using sluice::conformance::order_log;
-using sluice::conformance::returns_while_held;
-using sluice::conformance::stays_false;
-using sluice::conformance::throws_code;
-using namespace std::chrono_literals;
 
 using byte = unsigned char;
 constexpr std::size_t kib = 1024;
 const sluice::event_options timing{true, false};
-
-}  // namespace
 
 TEST(Events, EVT_1__wait_returns_at_once_and_later_work_waits) {
   const sluice::device dev{0};
@@ -441,10 +425,9 @@ TEST(Events, EVT_9__elapsed_across_a_held_gate_is_at_least_the_hold_time) {
     g.hold(s);
     stop.record(s);
     ASSERT_TRUE(eventually([&] { return start.ready(); }));
-    const auto held_since = sluice::conformance::clock::now();
+    const auto held_since = clock::now();
     busy_for(hold);
-    const std::chrono::duration<double, std::milli> host_ms =
-        sluice::conformance::clock::now() - held_since;
+    const std::chrono::duration<double, std::milli> host_ms = clock::now() - held_since;
     g.release();
     stop.synchronize();
     const double device_ms = sluice::elapsed(start, stop).count();
@@ -464,15 +447,14 @@ TEST(Events, EVT_9__elapsed_across_a_blocked_host_function_is_at_least_the_block
   s.synchronize();
 
   constexpr auto hold = 15ms;
-  sluice::conformance::host_latch latch;
+  host_latch latch;
   start.record(s);
   s.host_func(latch.waiter());
   stop.record(s);
   ASSERT_TRUE(eventually([&] { return latch.entered() == 1 && start.ready(); }));
-  const auto held_since = sluice::conformance::clock::now();
+  const auto held_since = clock::now();
   busy_for(hold);
-  const std::chrono::duration<double, std::milli> host_ms =
-      sluice::conformance::clock::now() - held_since;
+  const std::chrono::duration<double, std::milli> host_ms = clock::now() - held_since;
   latch.open();
   stop.synchronize();
   const double device_ms = sluice::elapsed(start, stop).count();
@@ -480,13 +462,11 @@ TEST(Events, EVT_9__elapsed_across_a_blocked_host_function_is_at_least_the_block
                                               << " ms, elapsed() says " << device_ms << " ms";
 }
 
-namespace {
 double thread_cpu_ms() {
   timespec t{};
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
 }
-}  // namespace
 
 // MAY: a thread blocked in synchronize() of a blocking_sync event uses (much)
 // less CPU time than the wall time it waits.
@@ -517,3 +497,6 @@ TEST(Events, EVT_10__blocking_sync_yields_the_cpu) {
   SLUICE_NOT_OBSERVED("synchronize() used " << cpu_ms << " ms of CPU time while waiting " << wall_ms
                                             << " ms");
 }
+
+}  // namespace
+}  // namespace sluice::conformance

@@ -12,18 +12,8 @@
 #include <string>
 #include <vector>
 
+namespace sluice::conformance {
 namespace {
-
-using sluice::errc;
-using sluice::conformance::contains;
-using sluice::conformance::error_of;
-using sluice::conformance::eventually;
-using sluice::conformance::first_byte_not;
-using sluice::conformance::gate;
-using sluice::conformance::host_latch;
-using sluice::conformance::order_log;
-using sluice::conformance::stays_false;
-using sluice::conformance::throws_code;
 
 using byte = unsigned char;
 constexpr std::size_t kib = 1024;
@@ -47,8 +37,6 @@ ready_poll poll_ready(sluice::stream_ref s) {
   });
   return result;
 }
-
-}  // namespace
 
 TEST(HostFunctions, HOST_1__runs_once_after_the_work_before_it) {
   const sluice::device dev{0};
@@ -407,3 +395,6 @@ TEST(HostFunctions, HOST_4__every_failure_reaches_only_its_own_stream) {
   EXPECT_TRUE(contains(second->what(), "second failure")) << second->what();
   s.synchronize();
 }
+
+}  // namespace
+}  // namespace sluice::conformance

@@ -10,15 +10,8 @@
 #include <string>
 #include <vector>
 
+namespace sluice::conformance {
 namespace {
-
-using sluice::conformance::eventually;
-using sluice::conformance::first_byte_not;
-using sluice::conformance::gate;
-using sluice::conformance::order_log;
-using sluice::conformance::returns_before_unblocked;
-using sluice::conformance::returns_while_held;
-using sluice::conformance::stays_false;
 
 using byte = unsigned char;
 constexpr std::size_t kib = 1024;
@@ -29,8 +22,6 @@ constexpr std::size_t mib = 1024 * kib;
 int independent_streams(sluice::device d, int wanted) {
   return std::min(sluice::independent_stream_limit(d), wanted);
 }
-
-}  // namespace
 
 TEST(Independence, IND_1__a_stream_completes_while_another_is_held) {
   const sluice::device dev{0};
@@ -83,8 +74,7 @@ TEST(Independence, IND_1__a_pinned_free_holds_no_stream_behind_a_gate) {
     std::atomic<bool> ran{false};
     held.host_func([&ran] { ran.store(true); });
     std::vector<byte> page(n, 0xFF);
-    EXPECT_TRUE(sluice::conformance::blocks_until_released(
-        g, [&] { sluice::copy(held, page.data(), d.data(), n); }))
+    EXPECT_TRUE(blocks_until_released(g, [&] { sluice::copy(held, page.data(), d.data(), n); }))
         << "round " << round;
     EXPECT_TRUE(ran.load()) << "round " << round;
     EXPECT_EQ(first_byte_not(page.data(), n, static_cast<byte>(round)), n) << "round " << round;
@@ -309,8 +299,6 @@ TEST(IndependenceMultiDevice, IND_3__wait_on_a_stream_of_another_device) {
 // named after the deadline, the gate is released so that the test ends, and
 // the test fails.
 
-namespace {
-
 //! 64 creations per kind, the count of the original report, and more than
 //! twice the ~33 streams past which CUDA's creation waited.
 constexpr int churn = 64;
@@ -326,8 +314,6 @@ struct held_stream {
   gate g;
   sluice::event behind;
 };
-
-}  // namespace
 
 TEST(Independence, IND_4__streams_are_created_and_destroyed_while_another_is_held) {
   const sluice::device dev{0};
@@ -516,3 +502,6 @@ TEST(Independence, IND_4__reserve_streams_checks_its_count) {
     }
   }
 }
+
+}  // namespace
+}  // namespace sluice::conformance

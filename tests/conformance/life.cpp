@@ -10,16 +10,8 @@
 #include <utility>
 #include <vector>
 
+namespace sluice::conformance {
 namespace {
-
-using sluice::errc;
-using sluice::conformance::eventually;
-using sluice::conformance::first_byte_not;
-using sluice::conformance::gate;
-using sluice::conformance::order_log;
-using sluice::conformance::returns_while_held;
-using sluice::conformance::stays_false;
-using sluice::conformance::throws_code;
 
 using byte = unsigned char;
 constexpr std::size_t kib = 1024;
@@ -60,8 +52,6 @@ static_assert(!std::is_copy_constructible_v<sluice::pinned_buffer<int>>);
 static_assert(std::is_nothrow_move_constructible_v<sluice::pinned_buffer<int>>);
 static_assert(!std::is_copy_constructible_v<sluice::flag>);
 static_assert(!std::is_move_constructible_v<sluice::flag>, "streams may wait on a flag's address");
-
-}  // namespace
 
 TEST(Lifetimes, LIFE_1__destroying_a_stream_with_pending_work_returns_at_once) {
   const sluice::device dev{0};
@@ -268,3 +258,6 @@ TEST(Lifetimes, LIFE_3__handles_cannot_be_built_from_zero_or_nullptr) {
   EXPECT_EQ(r, sluice::stream_ref{s});
   EXPECT_EQ(r.device(), dev);
 }
+
+}  // namespace
+}  // namespace sluice::conformance

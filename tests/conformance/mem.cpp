@@ -10,23 +10,8 @@
 #include <string>
 #include <vector>
 
+namespace sluice::conformance {
 namespace {
-
-using sluice::errc;
-using sluice::conformance::blocks_until_released;
-using sluice::conformance::contains;
-using sluice::conformance::error_of;
-using sluice::conformance::eventually;
-using sluice::conformance::filled_device_bytes;
-using sluice::conformance::first_byte_not;
-using sluice::conformance::first_pattern_mismatch;
-using sluice::conformance::gate;
-using sluice::conformance::patterned_device_bytes;
-using sluice::conformance::read_back;
-using sluice::conformance::returns_while_held;
-using sluice::conformance::stays_false;
-using sluice::conformance::throws_code;
-using sluice::conformance::write_pattern;
 
 using byte = unsigned char;
 constexpr std::size_t kib = 1024;
@@ -43,8 +28,6 @@ void reuse_memory(sluice::device d, std::size_t n, int count, byte value) {
   }
   s.synchronize();
 }
-
-}  // namespace
 
 TEST(Memory, MEM_1__copy_and_fill_are_ordered_on_their_stream) {
   const sluice::device dev{0};
@@ -66,8 +49,7 @@ TEST(Memory, MEM_1__copy_and_fill_are_ordered_on_their_stream) {
 
   EXPECT_EQ(first_pattern_mismatch(out.data(), n / 4, 7), n / 4);
   EXPECT_EQ(first_byte_not(out.data() + n / 4, n / 2, 0xEE), n / 2);
-  for (std::size_t i = 3 * n / 4; i < n; ++i)
-    ASSERT_EQ(out[i], sluice::conformance::pattern_byte(i, 7)) << "byte " << i;
+  for (std::size_t i = 3 * n / 4; i < n; ++i) ASSERT_EQ(out[i], pattern_byte(i, 7)) << "byte " << i;
 }
 
 TEST(Memory, MEM_1__zero_bytes_is_a_no_op) {
@@ -278,11 +260,11 @@ TEST(Memory, MEM_2__copies_behind_a_running_host_function_do_not_block) {
   write_pattern(in.data(), n, 12);
   std::fill(out.begin(), out.end(), byte{0});
   sluice::device_buffer<byte> d{dev, n};
-  sluice::conformance::host_latch latch;
+  host_latch latch;
   s.host_func(latch.waiter());
   ASSERT_TRUE(eventually([&] { return latch.entered() == 1; }));
 
-  EXPECT_TRUE(sluice::conformance::returns_before_unblocked(
+  EXPECT_TRUE(returns_before_unblocked(
       [&] {
         for (int i = 0; i < 16; ++i) {
           sluice::copy(s, d.data(), in.data(), n);
@@ -592,3 +574,6 @@ TEST(Memory, MEM_6__without_record_stream_an_event_orders_the_free) {
   owner.synchronize();
   EXPECT_EQ(first_byte_not(out.data(), n, 0x95), n);
 }
+
+}  // namespace
+}  // namespace sluice::conformance

@@ -19,13 +19,8 @@
 #include <string>
 #include <vector>
 
+namespace sluice::conformance {
 namespace {
-
-using sluice::errc;
-using sluice::conformance::contains;
-using sluice::conformance::error_of;
-using sluice::conformance::first_byte_not;
-using sluice::conformance::gate;
 
 using byte = unsigned char;
 constexpr std::size_t n = 4096;
@@ -295,8 +290,6 @@ void write_table_if_asked() {
   std::fclose(f);
 }
 
-}  // namespace
-
 TEST(Errors, ERR_4__misuse_table_each_bad_input_gives_its_error_and_enqueues_nothing) {
   write_table_if_asked();
   for (const row& r : single_device_rows()) check_row<bench>(r);
@@ -306,3 +299,6 @@ TEST(ErrorsMultiDevice, ERR_4__misuse_table_with_two_devices) {
   SLUICE_REQUIRE_DEVICES(2);
   for (const pair_row& r : two_device_rows()) check_row<pair_bench>(r);
 }
+
+}  // namespace
+}  // namespace sluice::conformance

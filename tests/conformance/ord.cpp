@@ -7,23 +7,12 @@
 #include <thread>
 #include <vector>
 
+namespace sluice::conformance {
 namespace {
-
-using sluice::conformance::blocks_until_released;
-using sluice::conformance::eventually;
-using sluice::conformance::first_byte_not;
-using sluice::conformance::gate;
-using sluice::conformance::host_latch;
-using sluice::conformance::order_log;
-using sluice::conformance::returns_while_held;
-using sluice::conformance::start_line;
-using sluice::conformance::stays_false;
 
 using byte = unsigned char;
 constexpr std::size_t kib = 1024;
 constexpr std::size_t mib = 1024 * kib;
-
-}  // namespace
 
 // A chain where every step reads what the step before wrote: any reordering
 // or overlap of two operations leaves a wrong value in one of the snapshots.
@@ -402,3 +391,6 @@ TEST(Ordering, ORD_4__concurrent_records_capture_each_threads_earlier_work) {
     }
   s.synchronize();
 }
+
+}  // namespace
+}  // namespace sluice::conformance

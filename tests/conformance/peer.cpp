@@ -14,20 +14,8 @@
 #include <utility>
 #include <vector>
 
+namespace sluice::conformance {
 namespace {
-
-using sluice::errc;
-using sluice::conformance::error_of;
-using sluice::conformance::eventually;
-using sluice::conformance::filled_device_bytes;
-using sluice::conformance::first_byte_not;
-using sluice::conformance::first_pattern_mismatch;
-using sluice::conformance::gate;
-using sluice::conformance::patterned_device_bytes;
-using sluice::conformance::read_back;
-using sluice::conformance::start_line;
-using sluice::conformance::stays_false;
-using sluice::conformance::throws_code;
 
 using byte = unsigned char;
 constexpr std::size_t kib = 1024;
@@ -134,8 +122,6 @@ sluice::copy_path batch_and_check(sluice::device from, sluice::device to, sluice
   }
   return path;
 }
-
-}  // namespace
 
 TEST(Peer, PEER_1__enabling_peer_access_to_itself_is_invalid) {
   const sluice::device dev{0};
@@ -604,3 +590,6 @@ TEST(PeerMultiDevice, PEER_4__links_between_devices_are_consistent) {
     EXPECT_FALSE(sluice::peer_access_enabled(d0, d1));
   }
 }
+
+}  // namespace
+}  // namespace sluice::conformance

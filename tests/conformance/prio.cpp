@@ -6,9 +6,8 @@
 #include <cstddef>
 #include <vector>
 
+namespace sluice::conformance {
 namespace {
-
-using sluice::conformance::gate;
 
 using byte = unsigned char;
 constexpr std::size_t mib = std::size_t{1024} * 1024;
@@ -31,8 +30,6 @@ int clamp_to(sluice::priority_range r, int native) {
   if (native > r.least) return r.least;
   return native;
 }
-
-}  // namespace
 
 TEST(Priorities, PRIO_1__the_range_is_the_vendor_range) {
   for (int id = 0; id < sluice::device_count(); ++id) {
@@ -171,3 +168,6 @@ TEST(Priorities, PRIO_4__high_priority_work_overtakes_a_low_priority_backlog) {
   SLUICE_NOT_OBSERVED("the high-priority work finished after all " << low_streams
                                                                    << " low-priority streams");
 }
+
+}  // namespace
+}  // namespace sluice::conformance

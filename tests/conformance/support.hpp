@@ -4,6 +4,11 @@
 // whose name ends in "MultiDevice" needs two devices (ctest label
 // multi_device). MAY rules that were not observed call SLUICE_NOT_OBSERVED,
 // which the runner reports as NOT OBSERVED (never as PASS).
+//
+// Each test file puts its helpers and TESTs inside
+//   namespace sluice::conformance { namespace { ... } }
+// so that the helpers below are used without qualification or
+// using-declarations; a namespace is no part of a gtest name.
 #pragma once
 
 #include "../pattern.hpp"

@@ -8,26 +8,11 @@
 #include <thread>
 #include <vector>
 
+namespace sluice::conformance {
 namespace {
-
-using sluice::errc;
-using sluice::conformance::background_call;
-using sluice::conformance::blocks_until_released;
-using sluice::conformance::current_device_guard;
-using sluice::conformance::eventually;
-using sluice::conformance::first_byte_not;
-using sluice::conformance::first_pattern_mismatch;
-using sluice::conformance::gate;
-using sluice::conformance::host_latch;
-using sluice::conformance::returns_while_held;
-using sluice::conformance::stays_false;
-using sluice::conformance::throws_code;
-using sluice::conformance::write_pattern;
 
 using byte = unsigned char;
 constexpr std::size_t kib = 1024;
-
-}  // namespace
 
 TEST(XdevMultiDevice, XDEV_1__a_stream_waits_on_an_event_of_another_device) {
   SLUICE_REQUIRE_DEVICES(2);
@@ -260,3 +245,6 @@ TEST(XdevMultiDevice, XDEV_3__device_synchronize_ignores_other_devices) {
   EXPECT_FALSE(held.ready());
   EXPECT_TRUE(blocks_until_released(g, [&] { d1.synchronize(); }));
 }
+
+}  // namespace
+}  // namespace sluice::conformance
