@@ -24,7 +24,6 @@
 namespace sluice::conformance {
 namespace {
 
-using byte = unsigned char;
 constexpr std::size_t huge = std::numeric_limits<std::size_t>::max();
 
 static_assert(std::is_base_of_v<std::runtime_error, sluice::error>);

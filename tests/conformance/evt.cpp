@@ -16,8 +16,6 @@
 namespace sluice::conformance {
 namespace {
 
-using byte = unsigned char;
-constexpr std::size_t kib = 1024;
 const sluice::event_options timing{true, false};
 
 TEST(Events, EVT_1__wait_returns_at_once_and_later_work_waits) {

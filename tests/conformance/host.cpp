@@ -15,9 +15,6 @@
 namespace sluice::conformance {
 namespace {
 
-using byte = unsigned char;
-constexpr std::size_t kib = 1024;
-
 //! Polls ready() until it is true; counts and keeps the errors it threw on the way.
 struct ready_poll {
   int thrown = 0;

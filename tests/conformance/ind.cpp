@@ -13,10 +13,6 @@
 namespace sluice::conformance {
 namespace {
 
-using byte = unsigned char;
-constexpr std::size_t kib = 1024;
-constexpr std::size_t mib = 1024 * kib;
-
 //! How many streams a test may keep live on d without exceeding what the
 //! backend guarantees to be independent.
 int independent_streams(sluice::device d, int wanted) {
@@ -302,18 +298,6 @@ TEST(IndependenceMultiDevice, IND_3__wait_on_a_stream_of_another_device) {
 //! 64 creations per kind, the count of the original report, and more than
 //! twice the ~33 streams past which CUDA's creation waited.
 constexpr int churn = 64;
-
-//! A held stream with an event recorded behind the hold: work that waits on
-//! `behind` runs only once the gate is released.
-struct held_stream {
-  explicit held_stream(sluice::device d) : s(d), behind(d) {
-    g.hold(s);
-    behind.record(s);
-  }
-  sluice::stream s;
-  gate g;
-  sluice::event behind;
-};
 
 TEST(Independence, IND_4__streams_are_created_and_destroyed_while_another_is_held) {
   const sluice::device dev{0};

@@ -13,9 +13,6 @@
 namespace sluice::conformance {
 namespace {
 
-using byte = unsigned char;
-constexpr std::size_t kib = 1024;
-
 // LIFE-3 and the type properties of the handles (style.md: pinned down by
 // static_asserts). tests/conformance_compile_fail/ shows the first two fail to
 // compile for real, as `sluice::stream_ref r = 0;` would.

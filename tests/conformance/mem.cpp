@@ -13,10 +13,6 @@
 namespace sluice::conformance {
 namespace {
 
-using byte = unsigned char;
-constexpr std::size_t kib = 1024;
-constexpr std::size_t mib = 1024 * kib;
-
 //! Allocates and fills buffers of n bytes with `value` until `count` exist:
 //! memory freed too early is likely handed out again and overwritten here.
 void reuse_memory(sluice::device d, std::size_t n, int count, byte value) {

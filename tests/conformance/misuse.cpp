@@ -22,7 +22,6 @@
 namespace sluice::conformance {
 namespace {
 
-using byte = unsigned char;
 constexpr std::size_t n = 4096;
 constexpr std::size_t huge = std::numeric_limits<std::size_t>::max();
 

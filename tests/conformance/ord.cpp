@@ -10,10 +10,6 @@
 namespace sluice::conformance {
 namespace {
 
-using byte = unsigned char;
-constexpr std::size_t kib = 1024;
-constexpr std::size_t mib = 1024 * kib;
-
 // A chain where every step reads what the step before wrote: any reordering
 // or overlap of two operations leaves a wrong value in one of the snapshots.
 TEST(Ordering, ORD_1__copies_and_fills_see_the_previous_operation) {

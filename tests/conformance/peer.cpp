@@ -17,9 +17,6 @@
 namespace sluice::conformance {
 namespace {
 
-using byte = unsigned char;
-constexpr std::size_t kib = 1024;
-
 //! The paths copy_peer may report for a copy ordered on a stream of `on`,
 //! reaching the `other` device: without peer access only staged; with it,
 //! direct (the host backend), or direct / direct_sm (GPUs: copy engine or

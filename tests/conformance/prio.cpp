@@ -9,9 +9,6 @@
 namespace sluice::conformance {
 namespace {
 
-using byte = unsigned char;
-constexpr std::size_t mib = std::size_t{1024} * 1024;
-
 sluice::stream make_stream(sluice::device d, sluice::priority level) {
   sluice::stream_options o;
   o.priority = level;

@@ -44,6 +44,11 @@ inline constexpr auto hold_time = 50ms;
 //! Deadline for work that must complete once released (generous for VMs and sanitizers).
 inline constexpr auto deadline = 10s;
 
+//! The tests' unit of data, and sizes.
+using byte = unsigned char;
+inline constexpr std::size_t kib = 1024;
+inline constexpr std::size_t mib = 1024 * kib;
+
 //! A host-released gate: streams held by it do not advance until release().
 //! Released by the destructor too, so a failing test never leaves a stream stuck.
 class gate {
@@ -55,6 +60,18 @@ class gate {
 
  private:
   sluice::flag flag_{0};
+};
+
+//! A stream held by a gate of its own, with an event recorded behind the hold:
+//! work that waits on `behind` runs only once `g` is released.
+struct held_stream {
+  explicit held_stream(sluice::device d) : s(d), behind(d) {
+    g.hold(s);
+    behind.record(s);
+  }
+  sluice::stream s;
+  gate g;
+  sluice::event behind;
 };
 
 //! Polls pred until it is true or the deadline passes (yielding, no sleeps).

@@ -11,9 +11,6 @@
 namespace sluice::conformance {
 namespace {
 
-using byte = unsigned char;
-constexpr std::size_t kib = 1024;
-
 TEST(XdevMultiDevice, XDEV_1__a_stream_waits_on_an_event_of_another_device) {
   SLUICE_REQUIRE_DEVICES(2);
   const sluice::device a{0}, b{1};
