@@ -394,8 +394,7 @@ TEST(Errors, ERR_4__overflowing_sizes_are_rejected_before_anything_is_enqueued) 
   sluice::device_buffer<byte> d = patterned_device_bytes(dev, n, 31);
   sluice::pinned_buffer<byte> p{n};
   std::fill(p.begin(), p.end(), byte{0x47});
-  gate g;
-  g.hold(s);
+  gate g{s};
   EXPECT_TRUE(throws_code(errc::invalid_argument, [&] {
     sluice::device_buffer<std::uint64_t> b{s, huge / 4};
   }));
@@ -432,8 +431,7 @@ TEST(Errors, ERR_4__moved_from_handles_are_rejected_before_anything_is_enqueued)
   sluice::event kept_event{std::move(moved_event)};
   sluice::flag f{0};
 
-  gate g;
-  g.hold(s);
+  gate g{s};
   kept_event.record(s);
   // NOLINTBEGIN(bugprone-use-after-move)
   EXPECT_TRUE(throws_code(errc::invalid_handle, [&] { kept_event.record(moved_stream); }));
@@ -455,8 +453,7 @@ TEST(ErrorsMultiDevice, ERR_4__objects_of_another_device_are_rejected_before_any
   const sluice::device d0{0}, d1{1};
   sluice::stream s0{d0}, s1{d1};
   sluice::event e1{d1};
-  gate g;
-  g.hold(s1);
+  gate g{s1};
   e1.record(s1);
   EXPECT_TRUE(throws_code(errc::invalid_argument, [&] { e1.record(s0); }));
   EXPECT_TRUE(s0.ready()) << "the rejected record left work on the stream";

@@ -27,8 +27,7 @@ TEST(Events, EVT_1__wait_returns_at_once_and_later_work_waits) {
   std::fill(out.begin(), out.end(), byte{0});
   sluice::event e{dev};
 
-  gate g;
-  g.hold(producer);
+  gate g{producer};
   sluice::fill(producer, d.data(), 0x31, n);
   e.record(producer);
   EXPECT_TRUE(returns_while_held(g, [&] { consumer.wait(e); }));
@@ -47,8 +46,7 @@ TEST(Events, EVT_1__work_before_the_wait_is_not_held) {
   sluice::stream producer{dev}, consumer{dev};
   sluice::event e{dev};
   order_log log;
-  gate g;
-  g.hold(producer);
+  gate g{producer};
   e.record(producer);
   consumer.host_func([&] { log.add(1); });
   consumer.wait(e);
@@ -79,8 +77,7 @@ TEST(Events, EVT_2__rerecord_after_a_wait_does_not_release_it) {
   const sluice::device dev{0};
   sluice::stream held{dev}, idle{dev}, consumer{dev};
   sluice::event e{dev};
-  gate g;
-  g.hold(held);
+  gate g{held};
   e.record(held);
   consumer.wait(e);
   consumer.host_func([] {});
@@ -103,8 +100,7 @@ TEST(Events, EVT_2__rerecord_after_a_wait_does_not_extend_it) {
   e.record(idle);
   e.synchronize();
   consumer.wait(e);
-  gate g;
-  g.hold(held);
+  gate g{held};
   e.record(held);
   consumer.host_func([] {});
 
@@ -120,9 +116,7 @@ TEST(Events, EVT_2__each_wait_keeps_its_own_capture) {
   const sluice::device dev{0};
   sluice::stream first_held{dev}, second_held{dev}, first_consumer{dev}, second_consumer{dev};
   sluice::event e{dev};
-  gate g1, g2;
-  g1.hold(first_held);
-  g2.hold(second_held);
+  gate g1{first_held}, g2{second_held};
   e.record(first_held);
   first_consumer.wait(e);
   first_consumer.host_func([] {});
@@ -166,8 +160,7 @@ TEST(Events, EVT_3__a_never_recorded_event_is_ready_and_waiting_on_it_is_a_no_op
 TEST(Events, EVT_3__a_never_recorded_event_stays_ready_while_streams_are_held) {
   const sluice::device dev{0};
   sluice::stream held{dev}, consumer{dev};
-  gate g;
-  g.hold(held);
+  gate g{held};
   held.host_func([] {});
   sluice::event e{dev};
   EXPECT_TRUE(e.ready());
@@ -182,8 +175,7 @@ TEST(Events, EVT_4__rerecord_onto_idle_work_replaces_a_pending_capture) {
   const sluice::device dev{0};
   sluice::stream held{dev}, idle{dev};
   sluice::event e{dev};
-  gate g;
-  g.hold(held);
+  gate g{held};
   e.record(held);
   EXPECT_TRUE(stays_false([&] { return e.ready(); }));
   e.record(idle);
@@ -201,8 +193,7 @@ TEST(Events, EVT_4__rerecord_onto_pending_work_replaces_a_completed_capture) {
   e.record(idle);
   e.synchronize();
   ASSERT_TRUE(e.ready());
-  gate g;
-  g.hold(held);
+  gate g{held};
   e.record(held);
   EXPECT_TRUE(stays_false([&] { return e.ready(); }));
   EXPECT_TRUE(blocks_until_released(g, [&] { e.synchronize(); }));
@@ -243,8 +234,7 @@ TEST(EventsMultiDevice, EVT_5__record_on_a_stream_of_another_device_is_rejected)
   EXPECT_TRUE(s1.ready()) << "the rejected record left work on the stream";
 
   // With a pending capture: the rejected record must not replace it.
-  gate g;
-  g.hold(s0);
+  gate g{s0};
   e.record(s0);
   EXPECT_TRUE(throws_code(errc::invalid_argument, [&] { e.record(s1); }));
   EXPECT_TRUE(stays_false([&] { return e.ready(); }))
@@ -265,8 +255,7 @@ TEST(EventsMultiDevice, EVT_6__ready_and_synchronize_work_whatever_the_current_d
     current.make_current();
     sluice::stream s{owner};
     sluice::event e{owner};
-    gate g;
-    g.hold(s);
+    gate g{s};
     e.record(s);
     EXPECT_FALSE(e.ready());
     EXPECT_FALSE(s.ready());
@@ -295,8 +284,7 @@ TEST(Events, EVT_7__destroying_an_event_with_a_pending_record_returns_at_once) {
   sluice::pinned_buffer<byte> out{n};
   std::fill(out.begin(), out.end(), byte{0});
 
-  gate g;
-  g.hold(producer);
+  gate g{producer};
   sluice::fill(producer, d.data(), 0x4D, n);
   auto e = std::make_unique<sluice::event>(dev);
   e->record(producer);
@@ -317,8 +305,7 @@ TEST(Events, EVT_7__move_assigning_over_a_pending_event_returns_at_once) {
   const sluice::device dev{0};
   sluice::stream producer{dev}, consumer{dev};
   sluice::event e{dev};
-  gate g;
-  g.hold(producer);
+  gate g{producer};
   e.record(producer);
   consumer.wait(e);
   consumer.host_func([] {});
@@ -363,8 +350,7 @@ TEST(Events, EVT_8__elapsed_of_an_incomplete_record_is_not_ready) {
   sluice::stream s{dev};
   sluice::event start{dev, timing}, stop{dev, timing};
   start.record(s);
-  gate g;
-  g.hold(s);
+  gate g{s};
   stop.record(s);
   EXPECT_TRUE(throws_code(errc::not_ready, [&] { (void)sluice::elapsed(start, stop); }));
   EXPECT_TRUE(throws_code(errc::not_ready, [&] { (void)sluice::elapsed(stop, start); }));
@@ -473,8 +459,7 @@ TEST(Events, EVT_10__blocking_sync_yields_the_cpu) {
   sluice::stream s{dev};
   sluice::event e{dev, sluice::event_options{false, true}};
   constexpr auto hold = 200ms;
-  gate g;
-  g.hold(s);
+  gate g{s};
   e.record(s);
 
   std::atomic<bool> done{false};

@@ -45,8 +45,7 @@ TEST(HostFunctions, HOST_1__runs_once_after_the_work_before_it) {
   std::atomic<int> runs{0};
   std::size_t intact = 0;
 
-  gate g;
-  g.hold(s);
+  gate g{s};
   sluice::fill(s, d.data(), 0x66, n);
   sluice::copy(s, p.data(), d.data(), n);
   s.host_func([&] {
@@ -161,8 +160,7 @@ TEST(HostFunctions, HOST_1__work_after_back_to_back_host_functions_waits_for_no_
     sluice::pinned_buffer<byte> p{64};
     order_log log;
     host_latch latch;
-    gate g;
-    g.hold(s);
+    gate g{s};
     s.host_func([&] { log.add(1); });
     s.host_func([&] { log.add(2); });
     // The operation, and how to see that it completed.
@@ -263,8 +261,7 @@ TEST(HostFunctions, HOST_3__a_host_function_may_enqueue_onto_its_own_stream) {
   sluice::stream s{dev};
   order_log log;
   std::optional<sluice::error> failure;
-  gate g;
-  g.hold(s);
+  gate g{s};
   s.host_func([&] {
     log.add(1);
     failure = error_of([&] { s.host_func([&] { log.add(3); }); });
@@ -307,8 +304,7 @@ TEST(HostFunctions, HOST_3__waiting_for_itself_through_an_event_or_the_device_th
   sluice::stream s{dev};
   sluice::event after{dev};
   std::optional<sluice::error> from_event, from_device;
-  gate g;
-  g.hold(s);  // f runs only after the record below has been made
+  gate g{s};  // f runs only after the record below has been made
   s.host_func([&] {
     from_event = error_of([&] { after.synchronize(); });
     from_device = error_of([&] { dev.synchronize(); });

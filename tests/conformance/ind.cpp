@@ -24,8 +24,7 @@ TEST(Independence, IND_1__a_stream_completes_while_another_is_held) {
   ASSERT_GE(sluice::independent_stream_limit(dev), 2)
       << "a device whose streams all serialize cannot keep IND-1";
   sluice::stream held{dev};
-  gate g;
-  g.hold(held);
+  gate g{held};
   sluice::device_buffer<byte> held_data{dev, 64 * kib};
   sluice::fill(held, held_data.data(), 1, held_data.size());
 
@@ -65,8 +64,7 @@ TEST(Independence, IND_1__a_pinned_free_holds_no_stream_behind_a_gate) {
       other.synchronize();
     }  // freed here, while the next stream is being held
     sluice::stream held{dev};
-    gate g;
-    g.hold(held);
+    gate g{held};
     std::atomic<bool> ran{false};
     held.host_func([&ran] { ran.store(true); });
     std::vector<byte> page(n, 0xFF);
@@ -119,8 +117,7 @@ TEST(Independence, IND_1__a_held_stream_of_any_priority_holds_no_other) {
     sluice::stream_options held_options;
     held_options.priority = held_level;
     sluice::stream held{dev, held_options};
-    gate g;
-    g.hold(held);
+    gate g{held};
     held.host_func([] {});
 
     std::vector<sluice::stream> others;
@@ -160,9 +157,7 @@ TEST(Independence, IND_2__independent_streams_run_concurrently) {
   (void)sluice::elapsed(start_a, stop_a);
 
   for (int attempt = 0; attempt < 5; ++attempt) {
-    gate g;
-    g.hold(a);
-    g.hold(b);
+    gate g{a, b};
     start_a.record(a);
     start_b.record(b);
     for (int i = 0; i < fills; ++i) {
@@ -196,8 +191,7 @@ TEST(Independence, IND_3__wait_stream_orders_after_the_others_earlier_work) {
   sluice::pinned_buffer<byte> out{n};
   std::fill(out.begin(), out.end(), byte{0});
 
-  gate g;
-  g.hold(producer);
+  gate g{producer};
   sluice::fill(producer, d.data(), 0x42, n);
   EXPECT_TRUE(returns_while_held(g, [&] { consumer.wait(producer); }))
       << "wait(stream) must return to the host at once";
@@ -218,8 +212,7 @@ TEST(Independence, IND_3__wait_stream_ignores_work_enqueued_later_on_the_other) 
   order_log log;
   other.host_func([&] { log.add(1); });
   s.wait(other);
-  gate later;
-  later.hold(other);
+  gate later{other};
   other.host_func([&] { log.add(3); });
   s.host_func([&] { log.add(2); });
 
@@ -246,8 +239,7 @@ TEST(Independence, IND_3__waits_are_transitive) {
   const sluice::device dev{0};
   sluice::stream a{dev}, b{dev}, c{dev};
   order_log log;
-  gate g;
-  g.hold(a);
+  gate g{a};
   a.host_func([&] { log.add(1); });
   b.wait(a);
   b.host_func([&] { log.add(2); });
@@ -270,8 +262,7 @@ TEST(IndependenceMultiDevice, IND_3__wait_on_a_stream_of_another_device) {
   std::fill(middle.begin(), middle.end(), byte{0});
   std::fill(out.begin(), out.end(), byte{0});
 
-  gate g;
-  g.hold(producer);
+  gate g{producer};
   sluice::fill(producer, src.data(), 0x6B, n);
   sluice::copy(producer, middle.data(), src.data(), n);
   consumer.wait(producer);

@@ -62,8 +62,7 @@ TEST(Lifetimes, LIFE_1__destroying_a_stream_with_pending_work_returns_at_once) {
 
   std::optional<sluice::stream> s;
   s.emplace(dev);
-  gate g;
-  g.hold(*s);
+  gate g{*s};
   sluice::fill(*s, d.data(), 0x4A, n);
   sluice::copy(*s, out.data(), d.data(), n);
   s->host_func([&] { ran.fetch_add(1); });
@@ -124,8 +123,7 @@ TEST(Lifetimes, LIFE_1__move_assigning_over_a_busy_stream_returns_at_once) {
   const sluice::device dev{0};
   sluice::stream s{dev};
   std::atomic<int> ran{0};
-  gate g;
-  g.hold(s);
+  gate g{s};
   s.host_func([&] { ran.fetch_add(1); });
   EXPECT_TRUE(returns_while_held(g, [&] { s = sluice::stream{dev}; }));
   EXPECT_TRUE(s.ready()) << "the new stream is idle";

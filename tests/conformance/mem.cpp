@@ -34,8 +34,7 @@ TEST(Memory, MEM_1__copy_and_fill_are_ordered_on_their_stream) {
   std::fill(out.begin(), out.end(), byte{0});
   sluice::device_buffer<byte> d{dev, n};
 
-  gate g;
-  g.hold(s);
+  gate g{s};
   sluice::copy(s, d.data(), in.data(), n);
   sluice::fill(s, d.data() + n / 4, 0xEE, n / 2);
   sluice::copy(s, out.data(), d.data(), n);
@@ -64,8 +63,7 @@ TEST(Memory, MEM_1__zero_bytes_is_a_no_op) {
   sluice::fill(s, d.data() + n, 0x22, 0);  // one past the end, but empty
   EXPECT_TRUE(s.ready()) << "a zero-byte copy or fill left work on an idle stream";
 
-  gate g;
-  g.hold(s);
+  gate g{s};
   EXPECT_TRUE(returns_while_held(g, [&] {
     sluice::copy(s, d.data(), p.data(), 0);
     sluice::fill(s, d.data(), 0x22, 0);
@@ -105,8 +103,7 @@ TEST(Memory, MEM_1__overlapping_ranges_are_rejected) {
   sluice::pinned_buffer<byte> p{n};
   write_pattern(p.data(), n, 5);
 
-  gate g;
-  g.hold(s);
+  gate g{s};
   EXPECT_TRUE(
       throws_code(errc::invalid_argument, [&] { sluice::copy(s, d.data(), d.data() + 8, 64); }));
   EXPECT_TRUE(
@@ -136,8 +133,7 @@ TEST(Memory, MEM_1__a_range_past_the_end_of_an_allocation_is_rejected) {
   std::fill(small.begin(), small.end(), byte{0x44});
   std::fill(large.begin(), large.end(), byte{0x55});
 
-  gate g;
-  g.hold(s);
+  gate g{s};
   EXPECT_TRUE(
       throws_code(errc::invalid_argument, [&] { sluice::fill(s, d.data() + n - 4, 0, 8); }));
   EXPECT_TRUE(
@@ -203,8 +199,7 @@ TEST(Memory, MEM_2__pinned_device_copies_never_block_the_caller) {
   std::fill(out.begin(), out.end(), byte{0});
   sluice::device_buffer<byte> d{dev, n};
 
-  gate g;
-  g.hold(s);
+  gate g{s};
   EXPECT_TRUE(returns_while_held(g, [&] { sluice::copy(s, d.data(), in.data(), n); }))
       << "pinned -> device blocked";
   EXPECT_TRUE(returns_while_held(g, [&] { sluice::copy(s, out.data(), d.data(), n); }))
@@ -230,8 +225,7 @@ TEST(Memory, MEM_2__copies_between_pinned_buffers_never_block_and_stay_ordered) 
   sluice::device_buffer<byte> d{dev, n};
   std::atomic<std::size_t> seen{0};
 
-  gate g;
-  g.hold(s);
+  gate g{s};
   EXPECT_TRUE(returns_while_held(g, [&] { sluice::copy(s, b.data(), a.data(), n); }))
       << "pinned -> pinned blocked";
   // Ordered both ways: device work after it reads what it wrote, and a host
@@ -284,8 +278,7 @@ TEST(Memory, MEM_3__a_pageable_destination_holds_the_data_on_return) {
   sluice::device_buffer<byte> d{dev, n};
   std::vector<byte> dst(n, 0);
 
-  gate g;
-  g.hold(s);
+  gate g{s};
   sluice::fill(s, d.data(), 0x7E, n);
   EXPECT_TRUE(blocks_until_released(g, [&] { sluice::copy(s, dst.data(), d.data(), n); }));
   EXPECT_EQ(first_byte_not(dst.data(), n, 0x7E), n) << "the call returned before the data arrived";
@@ -324,8 +317,7 @@ TEST(Memory, MEM_4__a_stream_ordered_buffer_is_usable_by_later_work_and_freed_in
   sluice::pinned_buffer<std::uint32_t> out{count};
   std::fill(out.begin(), out.end(), 0u);
 
-  gate g;
-  g.hold(s);
+  gate g{s};
   std::optional<sluice::device_buffer<std::uint32_t>> b;
   EXPECT_TRUE(returns_while_held(g, [&] { b.emplace(s, count); }))
       << "a stream-ordered allocation blocked";
@@ -353,8 +345,7 @@ TEST(Memory, MEM_4__another_stream_uses_it_after_waiting_on_an_event) {
   std::fill(out.begin(), out.end(), byte{0});
   sluice::event allocated{dev}, used{dev};
 
-  gate g;
-  g.hold(owner);
+  gate g{owner};
   {
     sluice::device_buffer<byte> b{owner, n};
     sluice::fill(owner, b.data(), 0x3E, n);
@@ -382,8 +373,7 @@ TEST(Memory, MEM_4__freeing_a_synchronous_allocation_does_not_block) {
   std::optional<sluice::device_buffer<byte>> b;
   b.emplace(filled_device_bytes(dev, n, 0x5C));
 
-  gate g;
-  g.hold(s);
+  gate g{s};
   sluice::copy(s, out.data(), b->data(), n);
   EXPECT_TRUE(returns_while_held(g, [&] { b.reset(); })) << "device_buffer's destructor blocked";
   reuse_memory(dev, n, 4, 0xCD);
@@ -444,8 +434,7 @@ TEST(Memory, MEM_5__write_value_stores_after_the_work_before_it) {
   sluice::pinned_buffer<byte> p{n};
   std::fill(p.begin(), p.end(), byte{0});
 
-  gate g;
-  g.hold(s);
+  gate g{s};
   sluice::fill(s, d.data(), 0x2B, n);
   sluice::copy(s, p.data(), d.data(), n);
   s.write_value(f, 9);
@@ -471,8 +460,7 @@ TEST(Memory, MEM_5__write_value_on_one_stream_releases_wait_value_on_others) {
   std::fill(out2.begin(), out2.end(), byte{0});
   sluice::flag ready_flag{0};
 
-  gate g;
-  g.hold(producer);
+  gate g{producer};
   sluice::fill(producer, d.data(), 0x61, n);
   producer.write_value(ready_flag, 1);
   first.wait_value(ready_flag, 1);
@@ -500,8 +488,7 @@ TEST(Memory, MEM_6__record_stream_delays_the_free_of_a_synchronous_allocation) {
   std::optional<sluice::device_buffer<byte>> b;
   b.emplace(filled_device_bytes(dev, n, 0x93));
 
-  gate g;
-  g.hold(user);
+  gate g{user};
   sluice::copy(user, out.data(), b->data(), n);
   b->record_stream(user);
   EXPECT_TRUE(returns_while_held(g, [&] { b.reset(); }));
@@ -523,9 +510,7 @@ TEST(Memory, MEM_6__record_stream_delays_the_free_of_a_stream_ordered_allocation
   sluice::fill(owner, b->data(), 0x94, n);
   owner.synchronize();
 
-  gate g1, g2;
-  g1.hold(user1);
-  g2.hold(user2);
+  gate g1{user1}, g2{user2};
   sluice::copy(user1, out1.data(), b->data(), n);
   sluice::copy(user2, out2.data(), b->data(), n);
   b->record_stream(user1);
@@ -558,8 +543,7 @@ TEST(Memory, MEM_6__without_record_stream_an_event_orders_the_free) {
   sluice::fill(owner, b->data(), 0x95, n);
   owner.synchronize();
 
-  gate g;
-  g.hold(user);
+  gate g{user};
   sluice::copy(user, out.data(), b->data(), n);
   used.record(user);
   owner.wait(used);

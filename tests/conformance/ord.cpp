@@ -22,8 +22,7 @@ TEST(Ordering, ORD_1__copies_and_fills_see_the_previous_operation) {
   std::fill(second.begin(), second.end(), byte{0});
   std::fill(third.begin(), third.end(), byte{0});
 
-  gate g;
-  g.hold(s);
+  gate g{s};
   sluice::fill(s, a.data(), 0x11, n);
   sluice::copy(s, b.data(), a.data(), n);       // b = 11
   sluice::fill(s, a.data(), 0x22, n);           // a = 22; must not reach b
@@ -60,8 +59,7 @@ TEST(Ordering, ORD_1__host_functions_see_the_copies_before_them) {
   std::vector<int> seen(rounds, -1);
   order_log log;
 
-  gate g;
-  g.hold(s);
+  gate g{s};
   for (int i = 0; i < rounds; ++i) {
     sluice::fill(s, d.data(), static_cast<byte>(i), n);
     sluice::copy(s, p.data(), d.data(), n);
@@ -91,8 +89,7 @@ TEST(Ordering, ORD_1__record_and_write_value_wait_for_the_work_before_them) {
   sluice::event e{dev};
   sluice::flag f{0};
 
-  gate g;
-  g.hold(s);
+  gate g{s};
   sluice::fill(s, d.data(), 0x5A, d.size());
   e.record(s);
   s.write_value(f, 7);
@@ -159,8 +156,7 @@ TEST(Ordering, ORD_2__not_ready_while_work_is_pending) {
   const sluice::device dev{0};
   sluice::stream s{dev};
   sluice::device_buffer<byte> d{dev, 64 * kib};
-  gate g;
-  g.hold(s);
+  gate g{s};
   sluice::fill(s, d.data(), 1, d.size());
 
   // ready() is a snapshot: it answers at once, even while the stream is held.
@@ -217,8 +213,7 @@ TEST(Ordering, ORD_3__synchronize_blocks_until_the_work_completed) {
   sluice::pinned_buffer<byte> p{n};
   std::fill(p.begin(), p.end(), byte{0});
 
-  gate g;
-  g.hold(s);
+  gate g{s};
   sluice::fill(s, d.data(), 0x77, n);
   sluice::copy(s, p.data(), d.data(), n);
 
@@ -272,8 +267,7 @@ TEST(Ordering, ORD_4__concurrent_host_functions_run_once_in_per_thread_order) {
   std::vector<std::atomic<int>> runs(std::size_t{threads} * per_thread);
   for (auto& r : runs) r.store(0);
 
-  gate g;
-  g.hold(s);
+  gate g{s};
   start_line start{threads};
   std::vector<std::thread> workers;
   workers.reserve(threads);
@@ -358,8 +352,7 @@ TEST(Ordering, ORD_4__concurrent_records_capture_each_threads_earlier_work) {
   std::vector<std::atomic<int>> progress(threads);
   for (auto& p : progress) p.store(0);
 
-  gate g;
-  g.hold(s);
+  gate g{s};
   start_line start{threads};
   std::vector<std::thread> workers;
   workers.reserve(threads);

@@ -435,8 +435,7 @@ TEST(PeerMultiDevice, PEER_3__copy_peer_batch_is_ordered_on_its_own_stream) {
   sluice::stream s{d0}, reader{d1};
   sluice::pinned_buffer<byte> early{n};
   std::fill(early.begin(), early.end(), byte{0});
-  gate g;
-  g.hold(s);
+  gate g{s};
   sluice::fill(s, src.data(), 0x5C, n);
   std::vector<sluice::peer_piece> halves = {{dst.data(), src.data(), n / 2},
                                             {dst.data() + n / 2, src.data() + n / 2, n / 2}};
@@ -491,9 +490,7 @@ TEST(PeerMultiDevice, PEER_3__copy_peer_waits_for_no_other_stream) {
   sluice::device_buffer<byte> dst = filled_device_bytes(d1, n, 0);
   sluice::device_buffer<byte> scratch0{d0, n}, scratch1{d1, n};
   sluice::stream held0{d0}, held1{d1};
-  gate g;
-  g.hold(held0);
-  g.hold(held1);
+  gate g{held0, held1};
   sluice::fill(held0, scratch0.data(), 1, n);
   sluice::fill(held1, scratch1.data(), 1, n);
 
@@ -525,8 +522,7 @@ TEST(PeerMultiDevice, PEER_3__copy_peer_is_ordered_on_its_own_stream) {
   sluice::pinned_buffer<byte> early{n};
   std::fill(early.begin(), early.end(), byte{0});
 
-  gate g;
-  g.hold(producer);
+  gate g{producer};
   sluice::fill(producer, src.data(), 0xC3, n);
   produced.record(producer);
   s.wait(produced);

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -53,6 +54,17 @@ inline constexpr std::size_t mib = 1024 * kib;
 //! Released by the destructor too, so a failing test never leaves a stream stuck.
 class gate {
  public:
+  gate() = default;
+  //! A gate that holds `streams` from here on: `gate g{s};` is `gate g; g.hold(s);`.
+  explicit gate(std::initializer_list<stream_ref> streams) {
+    try {
+      for (const stream_ref s : streams) hold(s);
+    } catch (...) {  // leave no stream waiting on the flag of a gate that never was
+      release();
+      throw;
+    }
+  }
+
   void hold(stream_ref s) const { s.wait_value(flag_, 1); }
   void release() { flag_.store(1); }
   ~gate() { flag_.store(1); }

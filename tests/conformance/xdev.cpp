@@ -22,8 +22,7 @@ TEST(XdevMultiDevice, XDEV_1__a_stream_waits_on_an_event_of_another_device) {
   std::fill(out.begin(), out.end(), byte{0});
   sluice::event e{a};
 
-  gate g;
-  g.hold(producer);
+  gate g{producer};
   sluice::fill(producer, d.data(), 0x29, n);
   sluice::copy(producer, middle.data(), d.data(), n);
   e.record(producer);
@@ -205,9 +204,7 @@ TEST(XdevMultiDevice, XDEV_2__the_current_device_is_per_thread_and_the_default) 
 TEST(Xdev, XDEV_3__device_synchronize_waits_for_every_stream_of_the_device) {
   const sluice::device dev{0};
   sluice::stream a{dev}, b{dev}, c{dev};
-  gate ga, gb;
-  ga.hold(a);
-  gb.hold(b);
+  gate ga{a}, gb{b};
   a.host_func([] {});
   b.host_func([] {});
   host_latch latch;
@@ -230,8 +227,7 @@ TEST(XdevMultiDevice, XDEV_3__device_synchronize_ignores_other_devices) {
   SLUICE_REQUIRE_DEVICES(2);
   const sluice::device d0{0}, d1{1};
   sluice::stream held{d1}, busy{d0};
-  gate g;
-  g.hold(held);
+  gate g{held};
   held.host_func([] {});
   sluice::device_buffer<byte> d{d0, 256 * kib};
   sluice::fill(busy, d.data(), 3, d.size());
