@@ -194,8 +194,7 @@ child_result run_fault_child(const char* kind) {
 void expect_stream_works(sluice::stream_ref s) {
   constexpr std::size_t n = std::size_t{16} * 1024;
   sluice::device_buffer<byte> d{s.device(), n};
-  sluice::pinned_buffer<byte> p{n};
-  std::fill(p.begin(), p.end(), byte{0});
+  sluice::pinned_buffer<byte> p = filled_pinned_bytes(n, 0);
   sluice::event e{s.device()};
   sluice::fill(s, d.data(), 0x6D, n);
   sluice::copy(s, p.data(), d.data(), n);
@@ -392,8 +391,7 @@ TEST(Errors, ERR_4__overflowing_sizes_are_rejected_before_anything_is_enqueued) 
 
   constexpr std::size_t n = std::size_t{4} * 1024;
   sluice::device_buffer<byte> d = patterned_device_bytes(dev, n, 31);
-  sluice::pinned_buffer<byte> p{n};
-  std::fill(p.begin(), p.end(), byte{0x47});
+  sluice::pinned_buffer<byte> p = filled_pinned_bytes(n, 0x47);
   gate g{s};
   EXPECT_TRUE(throws_code(errc::invalid_argument, [&] {
     sluice::device_buffer<std::uint64_t> b{s, huge / 4};

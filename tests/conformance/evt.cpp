@@ -23,8 +23,7 @@ TEST(Events, EVT_1__wait_returns_at_once_and_later_work_waits) {
   sluice::stream producer{dev}, consumer{dev};
   constexpr std::size_t n = 128 * kib;
   sluice::device_buffer<byte> d{dev, n};
-  sluice::pinned_buffer<byte> out{n};
-  std::fill(out.begin(), out.end(), byte{0});
+  sluice::pinned_buffer<byte> out = filled_pinned_bytes(n, 0);
   sluice::event e{dev};
 
   gate g{producer};
@@ -281,8 +280,7 @@ TEST(Events, EVT_7__destroying_an_event_with_a_pending_record_returns_at_once) {
   sluice::stream producer{dev}, consumer{dev};
   constexpr std::size_t n = 64 * kib;
   sluice::device_buffer<byte> d{dev, n};
-  sluice::pinned_buffer<byte> out{n};
-  std::fill(out.begin(), out.end(), byte{0});
+  sluice::pinned_buffer<byte> out = filled_pinned_bytes(n, 0);
 
   gate g{producer};
   sluice::fill(producer, d.data(), 0x4D, n);

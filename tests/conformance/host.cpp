@@ -40,8 +40,7 @@ TEST(HostFunctions, HOST_1__runs_once_after_the_work_before_it) {
   sluice::stream s{dev};
   constexpr std::size_t n = 64 * kib;
   sluice::device_buffer<byte> d{dev, n};
-  sluice::pinned_buffer<byte> p{n};
-  std::fill(p.begin(), p.end(), byte{0});
+  sluice::pinned_buffer<byte> p = filled_pinned_bytes(n, 0);
   std::atomic<int> runs{0};
   std::size_t intact = 0;
 
@@ -127,8 +126,7 @@ TEST(HostFunctions, HOST_2__a_blocked_host_function_delays_only_its_stream) {
   other.host_func([&] { ran.fetch_add(1); });
   constexpr std::size_t n = 64 * kib;
   sluice::device_buffer<byte> d{dev, n};
-  sluice::pinned_buffer<byte> p{n};
-  std::fill(p.begin(), p.end(), byte{0});
+  sluice::pinned_buffer<byte> p = filled_pinned_bytes(n, 0);
   sluice::fill(device_work, d.data(), 0x14, n);
   sluice::copy(device_work, p.data(), d.data(), n);
 
@@ -230,8 +228,7 @@ TEST(HostFunctions, HOST_3__a_host_function_may_enqueue_record_and_synchronize_o
   sluice::stream s{dev}, other{dev};
   constexpr std::size_t n = 64 * kib;
   sluice::device_buffer<byte> d{dev, n};
-  sluice::pinned_buffer<byte> p{n};
-  std::fill(p.begin(), p.end(), byte{0});
+  sluice::pinned_buffer<byte> p = filled_pinned_bytes(n, 0);
   sluice::event e{dev};
   std::size_t seen_inside = 0;
   bool event_ready_inside = false;
@@ -358,8 +355,7 @@ TEST(HostFunctions, HOST_4__later_device_work_and_events_still_run) {
   sluice::stream s{dev};
   constexpr std::size_t n = 64 * kib;
   sluice::device_buffer<byte> d{dev, n};
-  sluice::pinned_buffer<byte> p{n};
-  std::fill(p.begin(), p.end(), byte{0});
+  sluice::pinned_buffer<byte> p = filled_pinned_bytes(n, 0);
   sluice::event e{dev};
   s.host_func([] { throw std::logic_error("bad"); });
   sluice::fill(s, d.data(), 0x0F, n);

@@ -32,8 +32,7 @@ TEST(Independence, IND_1__a_stream_completes_while_another_is_held) {
   sluice::stream other{dev};
   constexpr std::size_t n = 256 * kib;
   sluice::device_buffer<byte> d{dev, n};
-  sluice::pinned_buffer<byte> out{n};
-  std::fill(out.begin(), out.end(), byte{0});
+  sluice::pinned_buffer<byte> out = filled_pinned_bytes(n, 0);
   sluice::fill(other, d.data(), 0x5A, n);
   sluice::copy(other, out.data(), d.data(), n);
 
@@ -58,8 +57,7 @@ TEST(Independence, IND_1__a_pinned_free_holds_no_stream_behind_a_gate) {
   sluice::device_buffer<byte> d{dev, n};
   for (int round = 0; round < 10; ++round) {
     {
-      sluice::pinned_buffer<byte> staging{n};
-      std::fill(staging.begin(), staging.end(), static_cast<byte>(round));
+      sluice::pinned_buffer<byte> staging = filled_pinned_bytes(n, static_cast<byte>(round));
       sluice::copy(other, d.data(), staging.data(), n);
       other.synchronize();
     }  // freed here, while the next stream is being held
@@ -188,8 +186,7 @@ TEST(Independence, IND_3__wait_stream_orders_after_the_others_earlier_work) {
   sluice::stream producer{dev}, consumer{dev};
   constexpr std::size_t n = 256 * kib;
   sluice::device_buffer<byte> d{dev, n};
-  sluice::pinned_buffer<byte> out{n};
-  std::fill(out.begin(), out.end(), byte{0});
+  sluice::pinned_buffer<byte> out = filled_pinned_bytes(n, 0);
 
   gate g{producer};
   sluice::fill(producer, d.data(), 0x42, n);
@@ -258,9 +255,8 @@ TEST(IndependenceMultiDevice, IND_3__wait_on_a_stream_of_another_device) {
   sluice::stream producer{d0}, consumer{d1};
   constexpr std::size_t n = 64 * kib;
   sluice::device_buffer<byte> src{d0, n};
-  sluice::pinned_buffer<byte> middle{n}, out{n};
-  std::fill(middle.begin(), middle.end(), byte{0});
-  std::fill(out.begin(), out.end(), byte{0});
+  sluice::pinned_buffer<byte> middle = filled_pinned_bytes(n, 0);
+  sluice::pinned_buffer<byte> out = filled_pinned_bytes(n, 0);
 
   gate g{producer};
   sluice::fill(producer, src.data(), 0x6B, n);

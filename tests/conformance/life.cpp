@@ -54,8 +54,7 @@ TEST(Lifetimes, LIFE_1__destroying_a_stream_with_pending_work_returns_at_once) {
   const sluice::device dev{0};
   constexpr std::size_t n = 128 * kib;
   sluice::device_buffer<byte> d{dev, n};
-  sluice::pinned_buffer<byte> out{n};
-  std::fill(out.begin(), out.end(), byte{0});
+  sluice::pinned_buffer<byte> out = filled_pinned_bytes(n, 0);
   sluice::flag f{0};
   sluice::event e{dev};
   std::atomic<int> ran{0};

@@ -29,9 +29,9 @@ TEST(Memory, MEM_1__copy_and_fill_are_ordered_on_their_stream) {
   const sluice::device dev{0};
   sluice::stream s{dev};
   constexpr std::size_t n = 512 * kib;
-  sluice::pinned_buffer<byte> in{n}, out{n};
+  sluice::pinned_buffer<byte> in{n};
+  sluice::pinned_buffer<byte> out = filled_pinned_bytes(n, 0);
   write_pattern(in.data(), n, 7);
-  std::fill(out.begin(), out.end(), byte{0});
   sluice::device_buffer<byte> d{dev, n};
 
   gate g{s};
@@ -52,8 +52,7 @@ TEST(Memory, MEM_1__zero_bytes_is_a_no_op) {
   sluice::stream s{dev};
   constexpr std::size_t n = 4 * kib;
   sluice::device_buffer<byte> d = filled_device_bytes(dev, n, 0x11);
-  sluice::pinned_buffer<byte> p{n};
-  std::fill(p.begin(), p.end(), byte{0x33});
+  sluice::pinned_buffer<byte> p = filled_pinned_bytes(n, 0x33);
 
   sluice::copy(s, nullptr, nullptr, 0);
   sluice::fill(s, nullptr, 0x22, 0);
@@ -129,9 +128,8 @@ TEST(Memory, MEM_1__a_range_past_the_end_of_an_allocation_is_rejected) {
   sluice::stream s{dev};
   constexpr std::size_t n = 4 * kib;
   sluice::device_buffer<byte> d = patterned_device_bytes(dev, n, 9);
-  sluice::pinned_buffer<byte> small{n}, large{2 * n};
-  std::fill(small.begin(), small.end(), byte{0x44});
-  std::fill(large.begin(), large.end(), byte{0x55});
+  sluice::pinned_buffer<byte> small = filled_pinned_bytes(n, 0x44);
+  sluice::pinned_buffer<byte> large = filled_pinned_bytes(2 * n, 0x55);
 
   gate g{s};
   EXPECT_TRUE(
@@ -166,9 +164,8 @@ TEST(Memory, MEM_1__copies_in_every_direction) {
   std::vector<byte> pageable_in(n), pageable_out(n, 0), pageable_last(n, 0);
   write_pattern(pageable_in.data(), n, 21);
   sluice::device_buffer<byte> a{dev, n}, b{dev, n};
-  sluice::pinned_buffer<byte> pinned{n}, pinned_last{n};
-  std::fill(pinned.begin(), pinned.end(), byte{0});
-  std::fill(pinned_last.begin(), pinned_last.end(), byte{0});
+  sluice::pinned_buffer<byte> pinned = filled_pinned_bytes(n, 0);
+  sluice::pinned_buffer<byte> pinned_last = filled_pinned_bytes(n, 0);
 
   sluice::copy(s, a.data(), pageable_in.data(), n);               // pageable -> device
   sluice::copy(s, b.data(), a.data(), n);                         // device -> device
@@ -194,9 +191,9 @@ TEST(Memory, MEM_2__pinned_device_copies_never_block_the_caller) {
   const sluice::device dev{0};
   sluice::stream s{dev};
   constexpr std::size_t n = 16 * mib;
-  sluice::pinned_buffer<byte> in{n}, out{n};
+  sluice::pinned_buffer<byte> in{n};
+  sluice::pinned_buffer<byte> out = filled_pinned_bytes(n, 0);
   write_pattern(in.data(), n, 11);
-  std::fill(out.begin(), out.end(), byte{0});
   sluice::device_buffer<byte> d{dev, n};
 
   gate g{s};
@@ -218,10 +215,10 @@ TEST(Memory, MEM_2__copies_between_pinned_buffers_never_block_and_stay_ordered) 
   const sluice::device dev{0};
   sluice::stream s{dev};
   constexpr std::size_t n = 1 * mib + 3;
-  sluice::pinned_buffer<byte> a{n}, b{n}, c{n};
+  sluice::pinned_buffer<byte> a{n};
+  sluice::pinned_buffer<byte> b = filled_pinned_bytes(n, 0);
+  sluice::pinned_buffer<byte> c = filled_pinned_bytes(n, 0);
   write_pattern(a.data(), n, 13);
-  std::fill(b.begin(), b.end(), byte{0});
-  std::fill(c.begin(), c.end(), byte{0});
   sluice::device_buffer<byte> d{dev, n};
   std::atomic<std::size_t> seen{0};
 
@@ -246,9 +243,9 @@ TEST(Memory, MEM_2__copies_behind_a_running_host_function_do_not_block) {
   const sluice::device dev{0};
   sluice::stream s{dev};
   constexpr std::size_t n = 1 * mib;
-  sluice::pinned_buffer<byte> in{n}, out{n};
+  sluice::pinned_buffer<byte> in{n};
+  sluice::pinned_buffer<byte> out = filled_pinned_bytes(n, 0);
   write_pattern(in.data(), n, 12);
-  std::fill(out.begin(), out.end(), byte{0});
   sluice::device_buffer<byte> d{dev, n};
   host_latch latch;
   s.host_func(latch.waiter());
@@ -341,8 +338,7 @@ TEST(Memory, MEM_4__another_stream_uses_it_after_waiting_on_an_event) {
   const sluice::device dev{0};
   sluice::stream owner{dev}, user{dev};
   constexpr std::size_t n = 128 * kib;
-  sluice::pinned_buffer<byte> out{n};
-  std::fill(out.begin(), out.end(), byte{0});
+  sluice::pinned_buffer<byte> out = filled_pinned_bytes(n, 0);
   sluice::event allocated{dev}, used{dev};
 
   gate g{owner};
@@ -368,8 +364,7 @@ TEST(Memory, MEM_4__freeing_a_synchronous_allocation_does_not_block) {
   const sluice::device dev{0};
   sluice::stream s{dev};
   constexpr std::size_t n = 64 * kib;
-  sluice::pinned_buffer<byte> out{n};
-  std::fill(out.begin(), out.end(), byte{0});
+  sluice::pinned_buffer<byte> out = filled_pinned_bytes(n, 0);
   std::optional<sluice::device_buffer<byte>> b;
   b.emplace(filled_device_bytes(dev, n, 0x5C));
 
@@ -431,8 +426,7 @@ TEST(Memory, MEM_5__write_value_stores_after_the_work_before_it) {
   EXPECT_EQ(f.load(), 5u);
   constexpr std::size_t n = 1 * mib;
   sluice::device_buffer<byte> d{dev, n};
-  sluice::pinned_buffer<byte> p{n};
-  std::fill(p.begin(), p.end(), byte{0});
+  sluice::pinned_buffer<byte> p = filled_pinned_bytes(n, 0);
 
   gate g{s};
   sluice::fill(s, d.data(), 0x2B, n);
@@ -455,9 +449,8 @@ TEST(Memory, MEM_5__write_value_on_one_stream_releases_wait_value_on_others) {
   sluice::stream producer{dev}, first{dev}, second{dev};
   constexpr std::size_t n = 64 * kib;
   sluice::device_buffer<byte> d{dev, n};
-  sluice::pinned_buffer<byte> out1{n}, out2{n};
-  std::fill(out1.begin(), out1.end(), byte{0});
-  std::fill(out2.begin(), out2.end(), byte{0});
+  sluice::pinned_buffer<byte> out1 = filled_pinned_bytes(n, 0);
+  sluice::pinned_buffer<byte> out2 = filled_pinned_bytes(n, 0);
   sluice::flag ready_flag{0};
 
   gate g{producer};
@@ -483,8 +476,7 @@ TEST(Memory, MEM_6__record_stream_delays_the_free_of_a_synchronous_allocation) {
   const sluice::device dev{0};
   sluice::stream user{dev};
   constexpr std::size_t n = 64 * kib;
-  sluice::pinned_buffer<byte> out{n};
-  std::fill(out.begin(), out.end(), byte{0});
+  sluice::pinned_buffer<byte> out = filled_pinned_bytes(n, 0);
   std::optional<sluice::device_buffer<byte>> b;
   b.emplace(filled_device_bytes(dev, n, 0x93));
 
@@ -502,9 +494,8 @@ TEST(Memory, MEM_6__record_stream_delays_the_free_of_a_stream_ordered_allocation
   const sluice::device dev{0};
   sluice::stream owner{dev}, user1{dev}, user2{dev};
   constexpr std::size_t n = 64 * kib;
-  sluice::pinned_buffer<byte> out1{n}, out2{n};
-  std::fill(out1.begin(), out1.end(), byte{0});
-  std::fill(out2.begin(), out2.end(), byte{0});
+  sluice::pinned_buffer<byte> out1 = filled_pinned_bytes(n, 0);
+  sluice::pinned_buffer<byte> out2 = filled_pinned_bytes(n, 0);
   std::optional<sluice::device_buffer<byte>> b;
   b.emplace(owner, n);
   sluice::fill(owner, b->data(), 0x94, n);
@@ -535,8 +526,7 @@ TEST(Memory, MEM_6__without_record_stream_an_event_orders_the_free) {
   const sluice::device dev{0};
   sluice::stream owner{dev}, user{dev};
   constexpr std::size_t n = 64 * kib;
-  sluice::pinned_buffer<byte> out{n};
-  std::fill(out.begin(), out.end(), byte{0});
+  sluice::pinned_buffer<byte> out = filled_pinned_bytes(n, 0);
   sluice::event used{dev};
   std::optional<sluice::device_buffer<byte>> b;
   b.emplace(owner, n);

@@ -17,10 +17,9 @@ TEST(Ordering, ORD_1__copies_and_fills_see_the_previous_operation) {
   sluice::stream s{dev};
   constexpr std::size_t n = 256 * kib;
   sluice::device_buffer<byte> a{dev, n}, b{dev, n};
-  sluice::pinned_buffer<byte> first{n}, second{n}, third{n};
-  std::fill(first.begin(), first.end(), byte{0});
-  std::fill(second.begin(), second.end(), byte{0});
-  std::fill(third.begin(), third.end(), byte{0});
+  sluice::pinned_buffer<byte> first = filled_pinned_bytes(n, 0);
+  sluice::pinned_buffer<byte> second = filled_pinned_bytes(n, 0);
+  sluice::pinned_buffer<byte> third = filled_pinned_bytes(n, 0);
 
   gate g{s};
   sluice::fill(s, a.data(), 0x11, n);
@@ -54,8 +53,7 @@ TEST(Ordering, ORD_1__host_functions_see_the_copies_before_them) {
   // this test holds the stream until the loop is done.
   constexpr int rounds = 32;
   sluice::device_buffer<byte> d{dev, n};
-  sluice::pinned_buffer<byte> p{n};
-  std::fill(p.begin(), p.end(), byte{0xFF});
+  sluice::pinned_buffer<byte> p = filled_pinned_bytes(n, 0xFF);
   std::vector<int> seen(rounds, -1);
   order_log log;
 
@@ -128,8 +126,7 @@ TEST(Ordering, ORD_1__device_work_waits_for_a_running_host_function) {
   sluice::stream s{dev};
   constexpr std::size_t n = 64 * kib;
   sluice::device_buffer<byte> d{dev, n};
-  sluice::pinned_buffer<byte> p{n};
-  std::fill(p.begin(), p.end(), byte{0});
+  sluice::pinned_buffer<byte> p = filled_pinned_bytes(n, 0);
   host_latch latch;
 
   s.host_func(latch.waiter());
@@ -210,8 +207,7 @@ TEST(Ordering, ORD_3__synchronize_blocks_until_the_work_completed) {
   sluice::stream s{dev};
   constexpr std::size_t n = 1 * mib;
   sluice::device_buffer<byte> d{dev, n};
-  sluice::pinned_buffer<byte> p{n};
-  std::fill(p.begin(), p.end(), byte{0});
+  sluice::pinned_buffer<byte> p = filled_pinned_bytes(n, 0);
 
   gate g{s};
   sluice::fill(s, d.data(), 0x77, n);
@@ -230,8 +226,7 @@ TEST(Ordering, ORD_3__writes_are_visible_after_synchronize) {
   sluice::stream s{dev};
   constexpr std::size_t n = 4 * mib;
   sluice::device_buffer<byte> d{dev, n};
-  sluice::pinned_buffer<byte> p{n};
-  std::fill(p.begin(), p.end(), byte{0});
+  sluice::pinned_buffer<byte> p = filled_pinned_bytes(n, 0);
   std::vector<int> written(1000, 0);
 
   sluice::fill(s, d.data(), 0xA5, n);
@@ -311,8 +306,8 @@ TEST(Ordering, ORD_4__concurrent_copies_keep_each_threads_order) {
   constexpr int rounds = 24;
   constexpr std::size_t region = 8 * kib;
   sluice::device_buffer<byte> d{dev, threads * region};
-  sluice::pinned_buffer<byte> snapshots{std::size_t{threads} * rounds * region};
-  std::fill(snapshots.begin(), snapshots.end(), byte{0});
+  sluice::pinned_buffer<byte> snapshots =
+      filled_pinned_bytes(std::size_t{threads} * rounds * region, 0);
 
   start_line start{threads};
   std::vector<std::thread> workers;

@@ -433,8 +433,7 @@ TEST(PeerMultiDevice, PEER_3__copy_peer_batch_is_ordered_on_its_own_stream) {
   sluice::device_buffer<byte> src = filled_device_bytes(d0, n, 0);
   sluice::device_buffer<byte> dst = filled_device_bytes(d1, n, 0x01);
   sluice::stream s{d0}, reader{d1};
-  sluice::pinned_buffer<byte> early{n};
-  std::fill(early.begin(), early.end(), byte{0});
+  sluice::pinned_buffer<byte> early = filled_pinned_bytes(n, 0);
   gate g{s};
   sluice::fill(s, src.data(), 0x5C, n);
   std::vector<sluice::peer_piece> halves = {{dst.data(), src.data(), n / 2},
@@ -519,8 +518,7 @@ TEST(PeerMultiDevice, PEER_3__copy_peer_is_ordered_on_its_own_stream) {
   sluice::device_buffer<byte> dst = filled_device_bytes(d1, n, 0x01);
   sluice::stream producer{d0}, s{d1}, reader{d1};
   sluice::event produced{d0};
-  sluice::pinned_buffer<byte> early{n};
-  std::fill(early.begin(), early.end(), byte{0});
+  sluice::pinned_buffer<byte> early = filled_pinned_bytes(n, 0);
 
   gate g{producer};
   sluice::fill(producer, src.data(), 0xC3, n);

@@ -352,6 +352,14 @@ std::vector<T> read_back(const sluice::device_buffer<T>& buffer) {
   return std::vector<T>(staging.data(), staging.data() + staging.size());
 }
 
+//! Pinned memory of n bytes, all `value`: e.g. the destination of a copy whose
+//! arrival the test watches for (its first byte no longer 0).
+inline sluice::pinned_buffer<byte> filled_pinned_bytes(std::size_t n, byte value) {
+  sluice::pinned_buffer<byte> buffer{n};
+  std::fill(buffer.begin(), buffer.end(), value);
+  return buffer;
+}
+
 //! Device memory of n bytes, all `value` (synchronously).
 inline sluice::device_buffer<unsigned char> filled_device_bytes(sluice::device d, std::size_t n,
                                                                 unsigned char value) {

@@ -17,9 +17,8 @@ TEST(XdevMultiDevice, XDEV_1__a_stream_waits_on_an_event_of_another_device) {
   sluice::stream producer{a}, consumer{b};
   constexpr std::size_t n = 128 * kib;
   sluice::device_buffer<byte> d{a, n};
-  sluice::pinned_buffer<byte> middle{n}, out{n};
-  std::fill(middle.begin(), middle.end(), byte{0});
-  std::fill(out.begin(), out.end(), byte{0});
+  sluice::pinned_buffer<byte> middle = filled_pinned_bytes(n, 0);
+  sluice::pinned_buffer<byte> out = filled_pinned_bytes(n, 0);
   sluice::event e{a};
 
   gate g{producer};
@@ -54,11 +53,9 @@ TEST(XdevMultiDevice, XDEV_1__every_pair_of_devices) {
       producers.emplace_back(sluice::device{from});
       consumers.emplace_back(sluice::device{to});
       events.emplace_back(sluice::device{from});
-      middles.emplace_back(n);
-      outs.emplace_back(n);
+      middles.push_back(filled_pinned_bytes(n, 0));
+      outs.push_back(filled_pinned_bytes(n, 0));
       seeds.push_back(seed);
-      std::fill(outs.back().begin(), outs.back().end(), byte{0});
-      std::fill(middles.back().begin(), middles.back().end(), byte{0});
     }
   // The pattern source is written once by the host; each producer copies it
   // into its middle buffer behind the gate.
