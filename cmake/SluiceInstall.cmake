@@ -46,4 +46,11 @@ install(FILES ${PROJECT_BINARY_DIR}/sluiceConfig.cmake ${PROJECT_BINARY_DIR}/slu
 if(TARGET sluice_dispatcher)
   install(TARGETS sluice_dispatcher ${SLUICE_TOOL_PROGRAMS} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
+# The documentation: README.md and all of docs/ beside it, so the README's
+# links (docs/tool.md, ...) hold in <prefix>/${CMAKE_INSTALL_DOCDIR} too. Every
+# file of docs/ is installed, the conformance reports, P2P results and traces
+# included: the largest, docs/traces/*.trace.json (about 200 KB together), are
+# the traces that docs/traces/README.md and the reports next to them describe.
+# tests/package (package.installed_docs) checks that nothing is missing.
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR} OPTIONAL)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
