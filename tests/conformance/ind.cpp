@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdio>
 #include <deque>
 #include <optional>
 #include <stdexcept>
@@ -137,6 +138,22 @@ TEST(Independence, IND_1__a_held_stream_of_any_priority_holds_no_other) {
 
 // MAY: two streams' fills overlap in time (device timestamps of timing events,
 // all measured from one reference event that completed before the release).
+//
+// What stream order guarantees is an observation here, not an assertion.
+// start_x and stop_x are recorded on the same stream x, so stop_x completes
+// after start_x (ORD-1) and its timestamp is not earlier: EVT-9 checks that as
+// a MUST, across a gate held for a known time. An EXPECT_LE(start, stop) here
+// could fail only where those MUST tests fail too, and would report the MAY
+// rule IND-2 as FAIL for another rule's fault. An attempt whose stop comes out
+// before its start cannot show an overlap: it is printed as a note, counted in
+// the test's property unusable_attempts and left out, and NOT OBSERVED says
+// how many attempts were unusable.
+//
+// What an observation shows: the two intervals overlap also when a single
+// worker runs the two streams' operations one at a time, interleaved (the host
+// backend with SLUICE_HOST_SLOTS=1 reports the overlap), so it shows that the
+// two streams made progress together, not that two fills ran at the same
+// instant.
 TEST(Independence, IND_2__independent_streams_run_concurrently) {
   const sluice::device dev{0};
   const sluice::event_options timing{true, false};
@@ -154,7 +171,9 @@ TEST(Independence, IND_2__independent_streams_run_concurrently) {
   a.synchronize();
   (void)sluice::elapsed(start_a, stop_a);
 
-  for (int attempt = 0; attempt < 5; ++attempt) {
+  constexpr int attempts = 5;
+  int unusable = 0;
+  for (int attempt = 0; attempt < attempts; ++attempt) {
     gate g{a, b};
     start_a.record(a);
     start_b.record(b);
@@ -174,11 +193,25 @@ TEST(Independence, IND_2__independent_streams_run_concurrently) {
     const double a1 = sluice::elapsed(reference, stop_a).count();
     const double b0 = sluice::elapsed(reference, start_b).count();
     const double b1 = sluice::elapsed(reference, stop_b).count();
-    EXPECT_LE(a0, a1);
-    EXPECT_LE(b0, b1);
-    if (std::max(a0, b0) < std::min(a1, b1)) return;  // the two intervals overlap
+    if (a1 < a0 || b1 < b0) {  // not a verdict: ORD-1 and EVT-9 are checked elsewhere
+      ++unusable;
+      std::printf(
+          "note: IND-2 attempt %d left out: a stop timestamp is before its start "
+          "(a: %.3f .. %.3f ms, b: %.3f .. %.3f ms after the reference)\n",
+          attempt + 1, a0, a1, b0, b1);
+      continue;
+    }
+    if (std::max(a0, b0) < std::min(a1, b1)) {  // the two intervals overlap
+      RecordProperty("unusable_attempts", unusable);
+      return;
+    }
   }
-  SLUICE_NOT_OBSERVED("fills on two streams never overlapped in 5 attempts");
+  RecordProperty("unusable_attempts", unusable);
+  if (unusable == 0)
+    SLUICE_NOT_OBSERVED("fills on two streams never overlapped in " << attempts << " attempts");
+  SLUICE_NOT_OBSERVED("fills on two streams never overlapped in "
+                      << attempts << " attempts, " << unusable
+                      << " of them unusable (a stop timestamp before its start)");
 }
 
 TEST(Independence, IND_3__wait_stream_orders_after_the_others_earlier_work) {
