@@ -17,6 +17,11 @@
 // operations (chosen per stream, seeded), so that streams drift apart as far
 // as the ordering CUDA promises allows: work that is not ordered by an event
 // or a stream shows it.
+// SLUICE_SIM_STREAM_CREATE_LIMIT=L (default 33; 0: off): creating a stream on
+// a device that already has L or more live streams (created, not destroyed:
+// the default stream and the library's own included) waits until the work
+// every stream of that device holds has completed, as CUDA 13.0 was seen to
+// do on 2x H200 (stream_create_limit below).
 #include "common.hpp"
 
 #include <cuda.h>
@@ -35,6 +40,7 @@
 #include <mutex>
 #include <random>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using fake::current_device;
@@ -137,6 +143,22 @@ unsigned jitter_seed() {
   return seed;
 }
 
+//! SLUICE_SIM_STREAM_CREATE_LIMIT (default 33; 0 turns the model off): how many live streams
+//! (created, not destroyed) a device may have before creating one more waits for the device.
+//! Seen on 2x H200, CUDA 13.0, driver 580.159.04: while one stream was held (a stream memory
+//! wait on a host-mapped word not yet written, or any pending work),
+//! cudaStreamCreateWithFlags / cudaStreamCreateWithPriority blocked inside about the 34th
+//! stream creation until the device's pending work had completed (an implicit
+//! synchronization); 64 streams created before the hold blocked nothing later.
+int stream_create_limit() {
+  static const int n = [] {
+    const char* v = std::getenv("SLUICE_SIM_STREAM_CREATE_LIMIT");
+    const int k = v != nullptr ? std::atoi(v) : 33;
+    return k >= 0 ? k : 33;
+  }();
+  return n;
+}
+
 void run_stream(std::shared_ptr<stream_model> s) {
   static std::atomic<unsigned> streams{0};
   std::seed_seq seeds{jitter_seed(), streams.fetch_add(1)};
@@ -171,11 +193,31 @@ void run_stream(std::shared_ptr<stream_model> s) {
 //! The stream a handle names; the null handle is one default stream per device.
 std::shared_ptr<stream_model> stream_of(cudaStream_t h);
 
-std::shared_ptr<stream_model> new_stream(int device) {
+//! A new stream of device, running. created_by_call: made by cudaStreamCreateWith*, which first
+//! waits for the device's pending work when the device already has stream_create_limit() live
+//! streams or more (the default stream, made on first use, counts but never waits).
+std::shared_ptr<stream_model> new_stream(int device, bool created_by_call) {
   auto s = std::make_shared<stream_model>();
   s->device = device;
   {
-    std::lock_guard<std::mutex> lock(mu());
+    std::unique_lock<std::mutex> lock(mu());
+    if (created_by_call && stream_create_limit() > 0) {
+      int live = 0;
+      for (const auto& t : reg().streams) live += t->device == device && !t->destroyed ? 1 : 0;
+      if (live >= stream_create_limit()) {
+        // An implicit synchronization: the work the device's streams (destroyed ones still
+        // draining included) hold now must complete; work enqueued later is not waited for.
+        std::vector<std::pair<std::shared_ptr<stream_model>, std::uint64_t>> pending;
+        for (const auto& t : reg().streams)
+          if (t->device == device && t->completed < t->enqueued)
+            pending.emplace_back(t, t->enqueued);
+        changed().wait(lock, [&pending] {
+          for (const auto& p : pending)
+            if (p.first->completed < p.second) return false;
+          return true;
+        });
+      }
+    }
     reg().streams.push_back(s);
   }
   std::thread(run_stream, s).detach();
@@ -192,7 +234,7 @@ std::shared_ptr<stream_model> stream_of(cudaStream_t h) {
   std::shared_ptr<stream_model>& d = (*defaults)[static_cast<std::size_t>(current_device)];
   static std::mutex m;
   std::lock_guard<std::mutex> lock(m);
-  if (!d) d = new_stream(current_device);
+  if (!d) d = new_stream(current_device, false);
   return d;
 }
 
@@ -326,7 +368,8 @@ cudaError_t cudaDeviceSynchronize() {
 }
 
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t* h, unsigned int, int) {
-  *h = reinterpret_cast<cudaStream_t>(new stream_handle{new_stream(current_device)});
+  // May wait for the device (stream_create_limit).
+  *h = reinterpret_cast<cudaStream_t>(new stream_handle{new_stream(current_device, true)});
   return cudaSuccess;
 }
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* h, unsigned int flags) {
