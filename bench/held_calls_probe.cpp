@@ -631,6 +631,50 @@ results event_record_wait(probe_env& env) {
   return {r};
 }
 
+void empty_callback(void*) {}
+
+//! Host functions pending behind the hold on many streams: each stream (made
+//! before the hold) waits on an event recorded behind the hold, then gets a
+//! cudaLaunchHostFunc. Found through sluice's IND-4 test on an H200: the
+//! 57th such call waited for the held stream.
+results host_func_many_streams(probe_env& env) {
+  std::vector<cudaStream_t> streams = make_streams(env.opt.count);
+  cudaEvent_t behind{};
+  check(cudaEventCreateWithFlags(&behind, cudaEventDisableTiming), "cudaEventCreateWithFlags");
+  phase_result r;
+  {
+    hold h(env);
+    check(cudaEventRecord(behind, h.stream()), "cudaEventRecord");
+    r = run_calls(h, env, "host_func_many_streams",
+                  "cudaStreamWaitEvent(event_behind_the_hold)+cudaLaunchHostFunc(stream_made_"
+                  "before_the_hold)",
+                  env.opt.count, [&](int i, vendor& v) {
+                    if (v.call("cudaStreamWaitEvent",
+                               [&] { return cudaStreamWaitEvent(streams[i], behind, 0); }))
+                      v.call("cudaLaunchHostFunc", [&] {
+                        return cudaLaunchHostFunc(streams[i], empty_callback, nullptr);
+                      });
+                  });
+  }
+  destroy(streams);
+  (void)cudaEventDestroy(behind);
+  return {r};
+}
+
+//! Host functions pending behind the hold on the held stream itself.
+results host_func_held_stream(probe_env& env) {
+  phase_result r;
+  {
+    hold h(env);
+    r = run_calls(h, env, "host_func_held_stream", "cudaLaunchHostFunc(held)", env.opt.count,
+                  [&](int, vendor& v) {
+                    v.call("cudaLaunchHostFunc",
+                           [&] { return cudaLaunchHostFunc(h.stream(), empty_callback, nullptr); });
+                  });
+  }
+  return {r};
+}
+
 results host_alloc(probe_env& env) {
   std::vector<void*> made;
   phase_result r;
@@ -931,6 +975,8 @@ const case_entry all_cases[] = {
     {"event_create_timing", event_create_timing},
     {"event_destroy", event_destroy},
     {"event_record_wait", event_record_wait},
+    {"host_func_many_streams", host_func_many_streams},
+    {"host_func_held_stream", host_func_held_stream},
     {"host_alloc", host_alloc},
     {"host_free", host_free},
     {"malloc", malloc_case},

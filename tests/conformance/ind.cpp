@@ -322,7 +322,11 @@ constexpr int churn = 64;
 TEST(Independence, IND_4__streams_are_created_and_destroyed_while_another_is_held) {
   const sluice::device dev{0};
   held_stream held{dev};
-  std::atomic<int> ran{0};
+  // One flag per stream, written once the stream passed its wait. (Not a host
+  // function: CUDA 13 blocks cudaLaunchHostFunc once about 56 host functions
+  // wait behind held work on the device, docs/vendor-differences.md, a
+  // different limit from the one this rule is about.)
+  std::deque<sluice::flag> done(churn);
   std::deque<sluice::stream> kept;
   // 64 streams: 48 of normal priority and 8 each of high and low (on CUDA low
   // is normal), each waiting behind the hold; every other one destroyed at
@@ -334,17 +338,20 @@ TEST(Independence, IND_4__streams_are_created_and_destroyed_while_another_is_hel
     for (std::size_t i = 0; i < options.size(); ++i) {
       sluice::stream s{dev, options[i]};
       s.wait(held.behind);
-      s.host_func([&ran] { ran.fetch_add(1); });
+      s.write_value(done[i], 1);
       if (i % 2 == 0) kept.push_back(std::move(s));
     }
   };
   ASSERT_TRUE(returns_while_held(held.g, create));
-  const int total = churn;
-  EXPECT_TRUE(stays_false([&] { return ran.load() > 0; }))
+  const auto written = [&] {
+    return static_cast<int>(std::count_if(done.begin(), done.end(),
+                                          [](const sluice::flag& f) { return f.load() == 1; }));
+  };
+  EXPECT_TRUE(stays_false([&] { return written() > 0; }))
       << "a stream created while another was held ran past its wait on the held stream";
   held.g.release();
-  EXPECT_TRUE(eventually([&] { return ran.load() == total; }))
-      << ran.load() << " of " << total << " host functions ran after the release";
+  EXPECT_TRUE(eventually([&] { return written() == churn; }))
+      << written() << " of " << churn << " streams finished after the release";
   for (auto& s : kept) s.synchronize();
   held.s.synchronize();
 }
