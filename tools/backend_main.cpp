@@ -1,6 +1,7 @@
 // sluice-<backend>: the `sluice` command for one backend. Linked with
 // sluice::<backend> and that backend's conformance tests; the dispatcher
 // `sluice` (dispatcher.cpp) picks one of these and execs it.
+#include "commands.hpp"
 #include "conformance_runner.hpp"
 #include "fault.hpp"
 #include "info.hpp"
@@ -11,52 +12,30 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace {
 
-//! A mistake on the command line (exit code 2, like every other error).
-struct usage_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
+using sluice::tool::command_info;
+using sluice::tool::usage_error;
 
-const char* const main_help =
-    "usage: sluice [--backend host|cuda|hip] <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  info          backend, devices, stream priorities, stream limits, link matrix\n"
-    "  conformance   run the conformance suite, one line per rule of docs/semantics.md\n"
-    "  backends      list the backends that were built (dispatcher only)\n"
-    "\n"
-    "'sluice <command> --help' describes each command's options. See docs/tool.md.\n";
+//! "sluice-host"
+std::string program_name() { return std::string("sluice-") + sluice::backend_name(); }
 
-const char* const info_help =
-    "usage: sluice [--backend NAME] info [--device-count]\n"
-    "\n"
-    "Prints the backend and its version, the devices, each device's stream\n"
-    "priority range and the native value of the low/normal/high levels, the\n"
-    "independent-stream limit, and the link matrix between devices.\n"
-    "\n"
-    "  --device-count   print only the number of devices\n";
-
-const char* const conformance_help =
-    "usage: sluice [--backend NAME] conformance [options]\n"
-    "\n"
-    "Runs the conformance suite in this process and prints one line per rule:\n"
-    "PASS, FAIL (first failure), SKIP (reason), NOT OBSERVED (reason; MAY rules\n"
-    "only), NO TEST, or NOT RUN (filtered out). Exit code 0 when no rule failed\n"
-    "and, without --filter, every rule has a test; 1 otherwise; 2 on errors.\n"
-    "\n"
-    "  --filter PATTERN   run only matching tests (gtest syntax, e.g. '*EVT_*:*HOST_*')\n"
-    "  --junit FILE       write JUnit XML, one testcase per rule\n"
-    "  --markdown FILE    write a Markdown report (machine facts and the rule table)\n"
-    "  --list             list the tests of each rule; run nothing\n"
-    "  --verbose          show gtest's own output for every test\n"
-    "  --gtest_*          passed to GoogleTest unchanged (e.g. --gtest_repeat=10)\n"
-    "\n"
-    "Missing directories of the report files are created.\n";
+std::string main_help() {
+  std::ostringstream out;
+  out << "usage: " << program_name() << " [--backend " << sluice::backend_name()
+      << "] <command> [options]\n\n";
+  sluice::tool::list_commands(out, true);
+  out << "\nThis is the " << sluice::backend_name()
+      << " backend's program; 'sluice' (next to it) picks a backend and runs its\n"
+         "program, and also has the commands backends, trace and bench.\n"
+         "'sluice <command> --help' describes each command's options. See docs/tool.md.\n";
+  return out.str();
+}
 
 //! "--name=value" or "--name value"; advances i past the value.
 bool take_value(const std::vector<std::string>& args, std::size_t& i, const char* name,
@@ -94,48 +73,73 @@ bool conformance_option(const std::vector<std::string>& args, std::size_t& i,
   return true;
 }
 
-int run(const std::string& program, const std::vector<std::string>& args) {
-  if (args.empty()) throw usage_error("no command given\n" + std::string(main_help));
-  const std::string& command = args[0];
-  if (command == "--help" || command == "-h" || command == "help") {
-    std::cout << main_help;
+//! --backend: accepted as the launcher `sluice` accepts it, anywhere on the
+//! command line, when it names this program's own backend.
+void check_backend_option(std::vector<std::string>& args) {
+  const auto backend = sluice::tool::take_backend_option(args);
+  if (!backend || *backend == sluice::backend_name()) return;
+  if (!sluice::tool::is_known_backend(*backend))
+    throw usage_error(sluice::tool::unknown_backend_message("--backend", *backend));
+  throw usage_error("this is " + program_name() + ", the " + sluice::backend_name() +
+                    " backend's program: it runs only --backend " + sluice::backend_name() +
+                    "; for the " + *backend + " backend run 'sluice --backend " + *backend +
+                    " ...' (or sluice-" + *backend + ")");
+}
+
+//! Runs the command line `args` (argv without the program); sets `command`
+//! once the command is known, for the usage line of a usage error.
+int run(const std::string& program, std::vector<std::string> args, const command_info*& command) {
+  check_backend_option(args);
+  if (args.empty()) {
+    std::string help = main_help();
+    help.pop_back();  // print_usage_error ends the line
+    throw usage_error("no command given\n" + help);
+  }
+  const std::string& first = args[0];
+  if (first == "help" || sluice::tool::is_help_option(first)) {
+    if (first == "help" && args.size() > 1) {
+      const command_info* asked = sluice::tool::find_command(args[1]);
+      if (asked == nullptr)
+        throw usage_error("unknown command '" + args[1] + "' (try '" + program_name() +
+                          " --help')");
+      std::cout << asked->help;
+      return 0;
+    }
+    std::cout << main_help();
     return 0;
   }
-  if (command == "--version") {
+  if (first == "--version") {
     std::cout << "sluice " << SLUICE_VERSION_STRING << " (" << sluice::backend_name()
               << " backend)\n";
+    return 0;
+  }
+  command = sluice::tool::find_command(first);
+  if (command == nullptr || !command->backend_program) {
+    const std::string hint = command == nullptr ? "try '" + program_name() + " --help'"
+                                                : "a command of 'sluice', the launcher";
+    command = nullptr;
+    throw usage_error("unknown command '" + first + "' (" + hint + ")");
+  }
+  // The same help as the dispatcher's (commands.hpp).
+  if (sluice::tool::asks_for_help(args, 1)) {
+    std::cout << command->help;
     return 0;
   }
 
   sluice::tool::info_options info;
   sluice::tool::conformance_options conformance;
-  if (command != "info" && command != "conformance") {
-    throw usage_error("unknown command '" + command + "' (try 'sluice --help')");
-  }
+  const std::string name = command->name;
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& arg = args[i];
-    std::string backend;
-    if (arg == "--help" || arg == "-h") {
-      std::cout << (command == "info" ? info_help : conformance_help);
-      return 0;
-    }
-    if (take_value(args, i, "--backend", backend)) {
-      // The dispatcher removes --backend; it reaches here when this program is run directly.
-      if (backend != sluice::backend_name()) {
-        throw usage_error("this is the " + std::string(sluice::backend_name()) +
-                          " backend's program; run 'sluice --backend " + backend + " " + command +
-                          "' instead");
-      }
-    } else if (command == "info" && arg == "--device-count") {
+    if (name == "info" && arg == "--device-count") {
       info.device_count_only = true;
-    } else if (command == "conformance" && conformance_option(args, i, conformance)) {
+    } else if (name == "conformance" && conformance_option(args, i, conformance)) {
       continue;
     } else {
-      throw usage_error("unknown option '" + arg + "' for '" + command + "' (try 'sluice " +
-                        command + " --help')");
+      throw usage_error("unknown option '" + arg + "' for '" + name + "'");
     }
   }
-  if (command == "info") return sluice::tool::run_info(info);
+  if (name == "info") return sluice::tool::run_info(info);
   return sluice::tool::run_conformance(program, conformance);
 }
 
@@ -150,8 +154,12 @@ int main(int argc, char** argv) {
   // Line by line even into a pipe: a run that hangs and is killed still shows
   // every failure printed before the hang.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  const command_info* command = nullptr;
   try {
-    return run(sluice::tool::self_path(argv[0]), std::vector<std::string>(argv + 1, argv + argc));
+    return run(sluice::tool::self_path(argv[0]), std::vector<std::string>(argv + 1, argv + argc),
+               command);
+  } catch (const usage_error& e) {
+    sluice::tool::print_usage_error(std::cerr, e.what(), command);
   } catch (const sluice::error& e) {
     std::cerr << "sluice: error: " << e.what() << " [" << sluice::to_string(e.code()) << "]\n";
   } catch (const std::exception& e) {

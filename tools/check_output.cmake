@@ -1,10 +1,13 @@
-# cmake -DCOMMAND=<list> -DEXIT=<code> [-DEXPECT=<regexes>] [-DFILES=<path, regex, ...>] -P check_output.cmake
+# cmake -DCOMMAND=<list> -DEXIT=<code> [-DEXPECT=<regexes>] [-DSTDOUT=<regexes>]
+#       [-DSTDERR=<regexes>] [-DREJECT=<regexes>] [-DFILES=<path, regex, ...>] -P check_output.cmake
 # (each list joined with "@@")
 # Runs COMMAND, prints its output, and fails unless it exited with EXIT, its
-# output (stdout and stderr together) matches every EXPECT regex, and every
-# FILES path exists and matches the regex that follows it (FILES paths are
-# removed first, so a file left by an earlier run cannot pass).
-foreach(list IN ITEMS COMMAND EXPECT FILES)
+# output (stdout and stderr together) matches every EXPECT regex and no REJECT
+# regex, its standard output alone matches every STDOUT regex, its standard
+# error alone every STDERR regex, and every FILES path exists and matches the
+# regex that follows it (FILES paths are removed first, so a file left by an
+# earlier run cannot pass).
+foreach(list IN ITEMS COMMAND EXPECT STDOUT STDERR REJECT FILES)
   string(REPLACE "@@" ";" ${list} "${${list}}")
 endforeach()
 list(LENGTH FILES length)
@@ -15,9 +18,10 @@ if(length GREATER 0)
     file(REMOVE "${path}")
   endforeach()
 endif()
-execute_process(COMMAND ${COMMAND} RESULT_VARIABLE status OUTPUT_VARIABLE output
-                ERROR_VARIABLE output)
-message("${output}")
+execute_process(COMMAND ${COMMAND} RESULT_VARIABLE status OUTPUT_VARIABLE stdout
+                ERROR_VARIABLE stderr)
+set(output "${stdout}${stderr}")
+message("standard output:\n${stdout}\nstandard error:\n${stderr}")
 set(problems "")
 if(NOT "${status}" STREQUAL "${EXIT}")
   string(APPEND problems "exit status ${status}, expected ${EXIT}\n")
@@ -25,6 +29,21 @@ endif()
 foreach(regex IN LISTS EXPECT)
   if(NOT output MATCHES "${regex}")
     string(APPEND problems "output does not match '${regex}'\n")
+  endif()
+endforeach()
+foreach(regex IN LISTS REJECT)
+  if(output MATCHES "${regex}")
+    string(APPEND problems "output matches '${regex}', which it must not\n")
+  endif()
+endforeach()
+foreach(regex IN LISTS STDOUT)
+  if(NOT stdout MATCHES "${regex}")
+    string(APPEND problems "standard output does not match '${regex}'\n")
+  endif()
+endforeach()
+foreach(regex IN LISTS STDERR)
+  if(NOT stderr MATCHES "${regex}")
+    string(APPEND problems "standard error does not match '${regex}'\n")
   endif()
 endforeach()
 if(length GREATER 0)

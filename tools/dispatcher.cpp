@@ -5,10 +5,12 @@
 //   sluice [--backend host|cuda|hip] <info|conformance> [options]
 //   sluice backends
 //   sluice trace report <file>   (no backend: reads a trace file)
+//   sluice <command> --help      (every command: its help from commands.hpp)
 //
 // Choice: --backend, else $SLUICE_BACKEND, else the first GPU backend (cuda,
 // then hip) that was built and reports at least one device, else host.
 // docs/tool.md describes it.
+#include "commands.hpp"
 #include "self_path.hpp"
 #include "trace_report.hpp"
 
@@ -26,43 +28,36 @@
 #include <cstring>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace {
 
-//! Every backend sluice knows, GPU backends first in order of preference.
-const char* const known_backends[] = {"cuda", "hip", "host"};
+using sluice::tool::command_info;
+using sluice::tool::known_backends;
+using sluice::tool::usage_error;
 
 //! A device-count probe that has not answered after this long counts as "no devices".
 constexpr int probe_timeout_ms = 60'000;
 
-const char* const help =
-    "usage: sluice [--backend host|cuda|hip] <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  info          backend, devices, stream priorities, stream limits, link matrix\n"
-    "  conformance   run the conformance suite, one line per rule of docs/semantics.md\n"
-    "  backends      list the backends that were built and which one is the default\n"
-    "  trace report <file>  overlap, idle gaps, waits and critical path of a sluice trace\n"
-    "  bench p2p [options]  peer copies, sluice next to the raw vendor calls (CUDA, 2+ GPUs)\n"
-    "\n"
-    "The backend: --backend NAME, else $SLUICE_BACKEND, else the first GPU backend\n"
-    "(cuda, hip) that was built and has a device, else host. Each backend is a\n"
-    "program of its own, sluice-<backend>, next to this one.\n"
-    "'sluice <command> --help' describes each command's options. See docs/tool.md.\n";
+std::string main_help() {
+  std::ostringstream out;
+  out << "usage: sluice [--backend host|cuda|hip] <command> [options]\n\n";
+  sluice::tool::list_commands(out, false);
+  out << "\n"
+         "The backend: --backend NAME, else $SLUICE_BACKEND, else the first GPU backend\n"
+         "(cuda, hip) that was built and has a device, else host. Each backend is a\n"
+         "program of its own, sluice-<backend>, next to this one.\n"
+         "'sluice <command> --help' (or 'sluice help <command>') describes each command.\n"
+         "See docs/tool.md.\n";
+  return out.str();
+}
 
 struct dispatch_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
-
-bool is_known(const std::string& name) {
-  for (const char* known : known_backends) {
-    if (name == known) return true;
-  }
-  return false;
-}
 
 std::string own_directory(const char* argv0) {
   const std::string path = sluice::tool::self_path(argv0);
@@ -145,9 +140,8 @@ choice default_backend(const std::string& directory) {
 
 choice chosen_backend(const std::string& directory, const std::string& requested,
                       const char* source) {
-  if (!is_known(requested)) {
-    throw dispatch_error(std::string(source) + " names an unknown backend '" + requested +
-                         "' (known: cuda, hip, host)");
+  if (!sluice::tool::is_known_backend(requested)) {
+    throw dispatch_error(sluice::tool::unknown_backend_message(source, requested));
   }
   if (!is_built(directory, requested)) {
     throw dispatch_error("the " + requested + " backend was not built: no " +
@@ -179,30 +173,45 @@ int list_backends(const std::string& directory, const std::optional<choice>& req
   return 0;
 }
 
-int dispatch(int argc, char** argv) {
-  const std::string directory = own_directory(argv[0]);
-  std::vector<std::string> args;
-  std::optional<std::string> requested;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--backend") {
-      if (i + 1 >= argc) throw dispatch_error("--backend needs a value (cuda, hip or host)");
-      requested = argv[++i];
-    } else if (arg.rfind("--backend=", 0) == 0) {
-      requested = arg.substr(std::strlen("--backend="));
-    } else {
-      args.push_back(arg);
-    }
+//! Runs the command line `args` (argv without the program); sets `command`
+//! once the command is known, for the usage line of a usage error.
+int dispatch(const std::string& directory, std::vector<std::string> args,
+             const command_info*& command) {
+  const auto requested = sluice::tool::take_backend_option(args);
+  if (args.empty()) {
+    std::string help = main_help();
+    help.pop_back();  // print_usage_error ends the line
+    throw usage_error("no command given\n" + help);
   }
-  if (!args.empty() && (args[0] == "--help" || args[0] == "-h" || args[0] == "help")) {
-    std::cout << help;
+  const std::string& first = args[0];
+  if (first == "help" || sluice::tool::is_help_option(first)) {
+    if (first == "help" && args.size() > 1) {
+      const command_info* asked = sluice::tool::find_command(args[1]);
+      if (asked == nullptr)
+        throw usage_error("unknown command '" + args[1] + "' (try 'sluice --help')");
+      std::cout << asked->help;
+      return 0;
+    }
+    std::cout << main_help();
     return 0;
   }
-  if (!args.empty() && args[0] == "--version") {
+  if (first == "--version") {
     std::cout << "sluice " << SLUICE_VERSION_STRING << '\n';
     return 0;
   }
-  if (args.empty()) throw dispatch_error(std::string("no command given\n") + help);
+  command = sluice::tool::find_command(first);
+  if (command == nullptr)
+    throw usage_error("unknown command '" + first + "' (try 'sluice --help')");
+  // Help is the same for every command: its text from commands.hpp, before
+  // the command runs or a backend is chosen.
+  if (sluice::tool::asks_for_help(args, 1)) {
+    std::cout << command->help;
+    return 0;
+  }
+  const std::string name = command->name;
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  // `sluice trace report <file>` reads a file: no backend involved.
+  if (name == "trace") return sluice::tool::trace_command(rest);
 
   std::optional<choice> explicit_choice;
   const char* environment = std::getenv("SLUICE_BACKEND");
@@ -211,20 +220,24 @@ int dispatch(int argc, char** argv) {
   } else if (environment != nullptr && *environment != '\0') {
     explicit_choice = chosen_backend(directory, environment, "SLUICE_BACKEND");
   }
-  if (args[0] == "backends") return list_backends(directory, explicit_choice);
+  if (name == "backends") {
+    if (!rest.empty()) throw usage_error("unknown argument '" + rest[0] + "' for 'backends'");
+    return list_backends(directory, explicit_choice);
+  }
 
   const choice chosen = explicit_choice ? *explicit_choice : default_backend(directory);
   std::string program = program_of(directory, chosen.backend);
-  if (args[0] == "bench") {
+  if (name == "bench") {
     // `sluice bench p2p`: its own program, sluice-bench-p2p-<backend>, next to this one.
-    if (args.size() < 2 || args[1] != "p2p")
-      throw dispatch_error("usage: sluice [--backend NAME] bench p2p [options] (the only bench)");
+    if (rest.empty()) throw usage_error("no bench named (the only one is p2p)");
+    if (rest[0] != "p2p")
+      throw usage_error("unknown bench '" + rest[0] + "' (the only one is p2p)");
     program = directory + "/sluice-bench-p2p-" + chosen.backend;
     if (access(program.c_str(), X_OK) != 0)
       throw dispatch_error("no P2P bench for the " + chosen.backend + " backend (" + program +
                            " was not built; it exists for cuda, built with "
                            "-DSLUICE_ENABLE_CUDA=ON)");
-    args.erase(args.begin(), args.begin() + 2);
+    args.assign(rest.begin() + 1, rest.end());
   }
   std::vector<char*> child_argv;
   child_argv.push_back(const_cast<char*>(program.c_str()));
@@ -237,13 +250,14 @@ int dispatch(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const command_info* command = nullptr;
   try {
-    // `sluice trace report <file>` reads a file: no backend involved.
-    if (argc >= 2 && std::string(argv[1]) == "trace")
-      return sluice::tool::trace_command(argc - 1, argv + 1);
-    return dispatch(argc, argv);
+    return dispatch(own_directory(argv[0]), std::vector<std::string>(argv + 1, argv + argc),
+                    command);
+  } catch (const usage_error& e) {
+    sluice::tool::print_usage_error(std::cerr, e.what(), command);
   } catch (const std::exception& e) {
     std::cerr << "sluice: error: " << e.what() << '\n';
-    return 2;
   }
+  return 2;
 }

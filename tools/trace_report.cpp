@@ -1,13 +1,17 @@
 #include "trace_report.hpp"
 
+#include "commands.hpp"
+
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -475,37 +479,46 @@ void write_timeline_png(const std::vector<traced_op>& ops, const trace_analysis&
   char* args[] = {gnuplot.data(), const_cast<char*>(script.c_str()), nullptr};
   pid_t pid = 0;
   if (posix_spawnp(&pid, "gnuplot", nullptr, nullptr, args, environ) != 0)
-    throw std::runtime_error("gnuplot not found (Debian: gnuplot-nox; scripts/setup --plots)");
+    throw std::runtime_error(
+        "gnuplot not found (Debian: gnuplot-nox, which scripts/setup installs)");
   int status = 0;
   waitpid(pid, &status, 0);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw std::runtime_error("gnuplot failed on " + script);
 }
 
-int trace_command(int argc, char** argv) {
-  // argv: trace report <file> [--png <out.png>]
-  if (argc < 3 || std::string(argv[1]) != "report" || std::string(argv[2]) == "--help") {
-    std::cerr
-        << "usage: sluice trace report <trace.json> [--png <timeline.png>]\n"
-           "  per-stream busy time, pairwise overlap, idle gaps, waits and the critical\n"
-           "  path of a trace written by sluice (SLUICE_TRACE=<file> or trace_begin/trace_end);\n"
-           "  --png draws the timeline with gnuplot (Debian: gnuplot-nox)\n";
-    return argc >= 3 && std::string(argv[2]) == "--help" ? 0 : 2;
+int trace_command(const std::vector<std::string>& args) {
+  // args: report <file> [--png <out.png>]; --help was handled by the dispatcher.
+  if (args.empty()) throw usage_error("no trace command given (the only one is 'report')");
+  if (args[0] != "report") {
+    std::string message = "unknown trace command '" + args[0] + "' (the only one is 'report')";
+    // `sluice trace foo.json`: a file where the command belongs.
+    const bool looks_like_a_file =
+        access(args[0].c_str(), F_OK) == 0 ||
+        (args[0].size() > 5 && args[0].compare(args[0].size() - 5, 5, ".json") == 0);
+    if (looks_like_a_file) message += "; for a report on the file: sluice trace report " + args[0];
+    throw usage_error(message);
   }
-  std::string png;
-  for (int i = 3; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--png" && i + 1 < argc) {
-      png = argv[++i];
+  std::string file, png;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--png") {
+      if (i + 1 >= args.size()) throw usage_error("--png needs a file");
+      png = args[++i];
+    } else if (arg.rfind("--png=", 0) == 0 && arg.size() > 6) {
+      png = arg.substr(6);
+    } else if (arg.rfind('-', 0) == 0 || !file.empty()) {
+      throw usage_error("unknown argument '" + arg + "' for 'trace report'");
     } else {
-      std::cerr << "sluice trace report: unknown argument " << arg << "\n";
-      return 2;
+      file = arg;
     }
   }
-  const std::string file = argv[2];
+  if (file.empty()) throw usage_error("'trace report' needs the trace file to read");
   std::ifstream in(file);
   if (!in) {
-    std::cerr << "sluice trace report: cannot read " << file << "\n";
+    const int error = errno;
+    std::cerr << "sluice trace report: cannot read " << file << ": " << std::strerror(error)
+              << "\n";
     return 1;
   }
   std::stringstream all;

@@ -78,7 +78,10 @@ std::string format_report(const trace_analysis& a, const std::string& file);
 void write_timeline_png(const std::vector<traced_op>& ops, const trace_analysis& a,
                         const std::string& png);
 
-//! `sluice trace report <file> [--png <out.png>]`: prints the report; returns the exit code.
-int trace_command(int argc, char** argv);
+//! `sluice trace report <file> [--png <out.png>]` with `args` the arguments
+//! after "trace": prints the report; returns the exit code (1: unreadable or
+//! malformed file, gnuplot failed). Throws usage_error (commands.hpp) on a
+//! usage error. --help is the dispatcher's (commands.hpp).
+int trace_command(const std::vector<std::string>& args);
 
 }  // namespace sluice::tool
