@@ -50,7 +50,8 @@ inline const command_info commands[] = {
      "\n"
      "Prints the backend and its version, the devices, each device's stream\n"
      "priority range and the native value of the low/normal/high levels, the\n"
-     "independent-stream limit, and the link matrix between devices.\n"
+     "independent-stream limit, and the link matrix between devices. A GPU\n"
+     "backend without a usable device says so on its 'devices:' line.\n"
      "\n"
      "  --device-count   print only the number of devices\n",
      true},
@@ -62,7 +63,8 @@ inline const command_info commands[] = {
      "PASS, FAIL (first failure), SKIP (reason), NOT OBSERVED (reason; MAY rules\n"
      "only), NO TEST, or NOT RUN (filtered out). Exit status 0 when no rule failed\n"
      "and, without --filter, every rule has a test; 1 otherwise; 2 on errors; 3\n"
-     "when the backend has no device here (nothing ran).\n"
+     "when the backend has no device here (nothing ran; the reports still are\n"
+     "written, every rule NOT RUN with the reason).\n"
      "\n"
      "  --filter PATTERN   run only matching tests (gtest syntax, e.g. '*EVT_*:*HOST_*')\n"
      "  --junit FILE       write JUnit XML, one testcase per rule\n"

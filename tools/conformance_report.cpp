@@ -43,9 +43,13 @@ void decide(rule_result& result) {
   }
   if (result.passed + result.failed + result.skipped == 0) {
     result.status = rule_status::not_run;
-    result.detail = first_with(result.tests, test_outcome::filtered) != nullptr
-                        ? "filtered out"
-                        : "all tests are disabled";
+    if (const test_record* not_run = first_with(result.tests, test_outcome::not_run)) {
+      result.detail = trim(not_run->message);
+    } else {
+      result.detail = first_with(result.tests, test_outcome::filtered) != nullptr
+                          ? "filtered out"
+                          : "all tests are disabled";
+    }
     return;
   }
   if (const test_record* failed = first_with(result.tests, test_outcome::failed)) {
@@ -138,6 +142,7 @@ const char* outcome_name(test_outcome outcome) {
     case test_outcome::skipped: return "skipped";
     case test_outcome::disabled: return "disabled";
     case test_outcome::filtered: return "filtered out";
+    case test_outcome::not_run: return "not run";
   }
   return "?";
 }
@@ -283,11 +288,23 @@ conformance_report summarize(machine_facts facts, const std::vector<test_record>
       case test_outcome::failed: ++rule->failed; break;
       case test_outcome::skipped: ++rule->skipped; break;
       case test_outcome::disabled:
-      case test_outcome::filtered: ++rule->not_run; break;
+      case test_outcome::filtered:
+      case test_outcome::not_run: ++rule->not_run; break;
     }
   }
   for (auto& result : report.rules) decide(result);
   return report;
+}
+
+conformance_report summarize_not_run(machine_facts facts, std::vector<test_record> tests,
+                                     const std::string& reason, std::string filter) {
+  for (auto& test : tests) {
+    if (test.outcome == test_outcome::disabled || test.outcome == test_outcome::filtered) continue;
+    test.outcome = test_outcome::not_run;
+    test.message = reason;
+    test.seconds = 0;
+  }
+  return summarize(std::move(facts), tests, {}, std::move(filter));
 }
 
 std::string one_line(const std::string& text, std::size_t limit) {
@@ -338,7 +355,9 @@ void print_table(std::ostream& out, const conformance_report& report) {
     seconds += result.seconds;
   }
   for (const auto& test : report.unmatched) {
-    if (test.outcome != test_outcome::disabled && test.outcome != test_outcome::filtered) ++ran;
+    if (test.outcome == test_outcome::passed || test.outcome == test_outcome::failed ||
+        test.outcome == test_outcome::skipped)
+      ++ran;
     seconds += test.seconds;
   }
   char time[32];
@@ -403,8 +422,10 @@ void write_junit(std::ostream& out, const conformance_report& report) {
         out << "      <skipped message=\"not observed: " << xml_escaped(message) << "\"/>\n";
         break;
       case rule_status::skip:
-      case rule_status::not_run:
         out << "      <skipped message=\"" << xml_escaped(message) << "\"/>\n";
+        break;
+      case rule_status::not_run:
+        out << "      <skipped message=\"not run: " << xml_escaped(message) << "\"/>\n";
         break;
     }
     out << "      <system-out>" << result.rule->id << ' ' << level_name(result.rule->strength)

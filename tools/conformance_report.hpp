@@ -19,7 +19,8 @@ enum class test_outcome {
   failed,
   skipped,   //!< GTEST_SKIP(); `message` holds the reason
   disabled,  //!< DISABLED_ prefix: registered, never run
-  filtered   //!< excluded by --filter
+  filtered,  //!< excluded by --filter
+  not_run    //!< the run could not start (no device); `message` holds why
 };
 
 //! One gtest test as the runner saw it.
@@ -39,7 +40,8 @@ enum class rule_status {
   skip,          //!< every test that ran skipped
   not_observed,  //!< a MAY rule whose probes skipped with "not observed: ..."
   no_test,       //!< no test names this rule: counted as a failure
-  not_run        //!< tests exist but --filter excluded all of them (or all are disabled)
+  not_run        //!< tests exist but none ran: --filter excluded them, all are disabled,
+                 //!< or the run could not start (no device)
 };
 
 //! "MUST" or "MAY".
@@ -82,6 +84,12 @@ std::string rule_id_of(const std::string& test_name);
 //! Sorts the tests onto the rules and decides each rule's status.
 conformance_report summarize(machine_facts facts, const std::vector<test_record>& tests,
                              std::vector<std::string> run_errors, std::string filter);
+
+//! The report of a run that could not start, e.g. a GPU backend without a
+//! device: every test that would have run becomes test_outcome::not_run with
+//! `reason`, so each rule with a test is NOT RUN with that reason.
+conformance_report summarize_not_run(machine_facts facts, std::vector<test_record> tests,
+                                     const std::string& reason, std::string filter);
 
 //! Collapses a multi-line message onto one line and cuts it at `limit` characters.
 std::string one_line(const std::string& text, std::size_t limit = std::string::npos);

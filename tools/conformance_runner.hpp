@@ -18,9 +18,10 @@ struct conformance_options {
 };
 
 //! Runs (or lists) the suite; returns the exit code: 0 when no rule failed or
-//! lacks a test, 1 otherwise. `program` is this executable's path, which gtest
-//! re-executes for death tests. Throws sluice::error when the backend cannot
-//! start and std::runtime_error when a report file cannot be written.
+//! lacks a test, 1 otherwise, 3 when the backend has no device (nothing ran;
+//! the reports are written all the same, every rule NOT RUN with the reason). `program` is this
+//! executable's path, which gtest re-executes for death tests. Throws sluice::error when the
+//! backend cannot start and std::runtime_error when a report file cannot be written.
 int run_conformance(const std::string& program, const conformance_options& options);
 
 //! True when gtest started this process to run one death test; such a child

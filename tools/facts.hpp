@@ -15,8 +15,10 @@ struct machine_facts {
   std::string backend;                    //!< "host"
   std::string backend_version;            //!< sluice::backend_version()
   std::vector<std::string> device_names;  //!< index = device id
-  std::string machine;                    //!< "Linux 6.1.0 x86_64, 16 CPUs"
-  std::time_t when = 0;                   //!< when the facts were collected
+  //! Why there is no device, when there is none: "no CUDA device (no CUDA driver)"
+  std::string no_device_reason;
+  std::string machine;   //!< "Linux 6.1.0 x86_64, 16 CPUs"
+  std::time_t when = 0;  //!< when the facts were collected
 };
 
 //! Asks the linked backend. Throws sluice::error when the backend cannot start.
@@ -27,7 +29,7 @@ std::string utc_date(std::time_t when);
 //! "2025-11-22T03:04:05Z" (ISO 8601, for JUnit)
 std::string iso_date(std::time_t when);
 
-//! "2: [0] NVIDIA H200, [1] NVIDIA H200"
+//! "2: [0] NVIDIA H200, [1] NVIDIA H200"; without a device "none usable: <reason>"
 std::string device_list(const machine_facts& facts);
 
 //! The facts as aligned "  key: value" lines.

@@ -108,6 +108,11 @@ int run_info(const info_options& options) {
   std::cout << "sluice info\n";
   print_facts(std::cout, facts);
   const int count = static_cast<int>(facts.device_names.size());
+  if (count == 0) {
+    // Nothing per device to show; the 'devices:' line above says why.
+    std::cout << "\nno stream priorities or links to show without a device\n";
+    return 0;
+  }
   print_priorities(count);
   print_links(count);
   return 0;

@@ -166,6 +166,42 @@ TEST(Verdicts, FailuresOutsideTestsFailTheRun) {
   EXPECT_EQ(report.exit_code(), 1);
 }
 
+TEST(Verdicts, ARunWithoutADeviceIsNotRunWithTheReasonInEveryReport) {
+  machine_facts no_device = facts();
+  no_device.backend = "cuda";
+  no_device.device_names.clear();
+  no_device.no_device_reason = "no CUDA device (no CUDA driver)";
+  auto tests = all_passing({test("Suite", "HOST_2__filtered", test_outcome::filtered)});
+  const auto report =
+      summarize_not_run(no_device, tests, no_device.no_device_reason, "-*HOST_2__filtered");
+  for (const auto& result : report.rules) {
+    EXPECT_EQ(result.status, rule_status::not_run) << result.rule->id;
+    EXPECT_EQ(result.detail, "no CUDA device (no CUDA driver)") << result.rule->id;
+  }
+  EXPECT_EQ(report.count(rule_status::not_run), static_cast<int>(conformance::rule_count));
+
+  std::ostringstream xml;
+  write_junit(xml, report);
+  EXPECT_NE(xml.str().find("<testcase name=\"ORD-1\" classname=\"sluice.conformance.cuda\" "
+                           "time=\"0.000\">\n      <skipped message=\"not run: no CUDA device "
+                           "(no CUDA driver)\"/>"),
+            std::string::npos)
+      << xml.str();
+  EXPECT_NE(xml.str().find("value=\"none usable: no CUDA device (no CUDA driver)\""),
+            std::string::npos)
+      << xml.str();
+  EXPECT_NE(xml.str().find("failures=\"0\""), std::string::npos);
+
+  std::ostringstream md;
+  write_markdown(md, report);
+  EXPECT_NE(md.str().find("| devices | none usable: no CUDA device (no CUDA driver) |"),
+            std::string::npos)
+      << md.str();
+  EXPECT_NE(md.str().find("| NOT RUN | 1 not run | no CUDA device (no CUDA driver) |"),
+            std::string::npos)
+      << md.str();
+}
+
 TEST(Reports, TableHasOneLinePerRuleAndTheSummary) {
   auto tests = all_passing({test("Suite", "EVT_4__again", test_outcome::failed,
                                  "e.cpp:7: Expected equality\n  a\n    Which is: 1")});
