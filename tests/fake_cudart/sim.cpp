@@ -75,6 +75,9 @@ struct stream_model {
   std::deque<op> queue;  // under mu()
   std::uint64_t enqueued = 0, completed = 0;
   bool destroyed = false;
+  // Its thread starts with its first operation: streams made and never used
+  // (sluice's pool keeps about 130 per device) cost no thread.
+  bool started = false;
 };
 
 //! What a record captured: complete once its operation has run (then t_ns >= 0).
@@ -220,7 +223,6 @@ std::shared_ptr<stream_model> new_stream(int device, bool created_by_call) {
     }
     reg().streams.push_back(s);
   }
-  std::thread(run_stream, s).detach();
   return s;
 }
 
@@ -247,6 +249,10 @@ std::uint64_t enqueue(cudaStream_t h, std::function<void()> run,
   std::lock_guard<std::mutex> lock(mu());
   s->queue.push_back(std::move(o));
   const std::uint64_t at = ++s->enqueued;
+  if (!s->started) {
+    s->started = true;
+    std::thread(run_stream, s).detach();  // it waits for mu() like every stream thread
+  }
   changed().notify_all();
   if (out != nullptr) *out = s;
   return at;
@@ -385,6 +391,15 @@ cudaError_t cudaStreamDestroy(cudaStream_t h) {
   {
     std::lock_guard<std::mutex> lock(mu());
     handle->s->destroyed = true;
+    if (!handle->s->started) {
+      // No thread ever ran it: it leaves the registry here (run_stream does it otherwise).
+      auto& all = reg().streams;
+      for (auto it = all.begin(); it != all.end(); ++it)
+        if (*it == handle->s) {
+          all.erase(it);
+          break;
+        }
+    }
     changed().notify_all();
   }
   delete handle;
