@@ -31,8 +31,8 @@ std::string main_help() {
       << "] <command> [options]\n\n";
   sluice::tool::list_commands(out, true);
   out << "\nThis is the " << sluice::backend_name()
-      << " backend's program; 'sluice' (next to it) picks a backend and runs its\n"
-         "program, and also has the commands backends, trace and bench.\n"
+      << " backend's program. 'sluice', next to it, picks a backend and runs\n"
+         "its program; it also has the commands backends, trace and bench.\n"
          "'sluice <command> --help' describes each command's options. See docs/tool.md.\n";
   return out.str();
 }

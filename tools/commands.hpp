@@ -146,8 +146,8 @@ inline void list_commands(std::ostream& out, bool backend_program_only) {
   for (const auto& command : commands) {
     if (backend_program_only && !command.backend_program) continue;
     std::string listed = command.listed;
-    if (listed.size() < 13) listed.resize(13, ' ');
-    out << "  " << listed << ' ' << command.summary << '\n';
+    listed += listed.size() < 14 ? std::string(14 - listed.size(), ' ') : std::string(2, ' ');
+    out << "  " << listed << command.summary << '\n';
   }
 }
 
