@@ -13,6 +13,8 @@
 //   blocks       all of priority 0 first, then all of the greatest
 //
 //   sluice-probe-channels [--streams=N] [--wait-ms=M] [--layouts=same,interleaved,blocks]
+//   [--memset]
+//   (--memset: each other stream also runs a 4 KiB memset before its record)
 #include "raw_cuda.hpp"
 
 #include <cuda.h>
@@ -37,7 +39,8 @@ struct layout_result {
   std::vector<std::vector<int>> tied_to;  // per stream: the others that did not complete
 };
 
-layout_result run_layout(const std::string& layout, int n, int wait_ms, raw_cuda::wait_fn wait) {
+layout_result run_layout(const std::string& layout, int n, int wait_ms, raw_cuda::wait_fn wait,
+                         bool memset_work) {
   check(cudaDeviceReset(), "cudaDeviceReset");
   int least = 0;
   int greatest = 0;
@@ -66,14 +69,20 @@ layout_result run_layout(const std::string& layout, int n, int wait_ms, raw_cuda
   void* dev_word = nullptr;
   check(cudaHostGetDevicePointer(&dev_word, host, 0), "cudaHostGetDevicePointer");
   r.tied_to.resize(static_cast<std::size_t>(n));
+  unsigned char* scratch = nullptr;
+  check(cudaMalloc(reinterpret_cast<void**>(&scratch), static_cast<std::size_t>(n) * 4096),
+        "cudaMalloc");
   for (int i = 0; i < n; ++i) {
     const auto value = static_cast<std::uint64_t>(i + 1);
     raw_cuda::wait_value(wait, streams[static_cast<std::size_t>(i)], dev_word, value);
-    for (int j = 0; j < n; ++j)
-      if (j != i)
-        check(cudaEventRecord(events[static_cast<std::size_t>(j)],
-                              streams[static_cast<std::size_t>(j)]),
-              "cudaEventRecord");
+    for (int j = 0; j < n; ++j) {
+      if (j == i) continue;
+      const cudaStream_t sj = streams[static_cast<std::size_t>(j)];
+      if (memset_work)
+        check(cudaMemsetAsync(scratch + static_cast<std::size_t>(j) * 4096, j & 0xFF, 4096, sj),
+              "cudaMemsetAsync");
+      check(cudaEventRecord(events[static_cast<std::size_t>(j)], sj), "cudaEventRecord");
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
     for (int j = 0; j < n; ++j) {
       if (j == i) continue;
@@ -89,6 +98,7 @@ layout_result run_layout(const std::string& layout, int n, int wait_ms, raw_cuda
   for (auto e : events) check(cudaEventDestroy(e), "cudaEventDestroy");
   for (auto s : streams) check(cudaStreamDestroy(s), "cudaStreamDestroy");
   check(cudaFreeHost(host), "cudaFreeHost");
+  check(cudaFree(scratch), "cudaFree");
   return r;
 }
 
@@ -117,6 +127,7 @@ int main(int argc, char** argv) {
   int n = 96;
   int wait_ms = 20;
   std::string layouts = "same,interleaved,blocks";
+  bool memset_work = false;
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
     if (arg.rfind("--streams=", 0) == 0)
@@ -145,7 +156,7 @@ int main(int argc, char** argv) {
         layouts.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
     at = comma == std::string::npos ? layouts.size() + 1 : comma + 1;
     if (layout.empty()) continue;
-    const layout_result r = run_layout(layout, n, wait_ms, wait);
+    const layout_result r = run_layout(layout, n, wait_ms, wait, memset_work);
     std::printf("layout=%s\n", layout.c_str());
     for (int i = 0; i < n; ++i) {
       std::printf("  stream %2d (priority %2d) tied to:", i,
