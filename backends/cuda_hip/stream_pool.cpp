@@ -13,11 +13,15 @@ void stream_pool::fill(device_state& d, const std::vector<int>& priorities) {
   reserve_ =
       integer_from_environment("SLUICE_STREAM_RESERVE", api::stream_reserve_default, 0, 4096);
   std::lock_guard<std::mutex> lock(m_);
+  device_ = &d;
+  levels_ = priorities;
   queue_users_.assign(static_cast<std::size_t>(std::max(1, d.hardware_queues)), 0);
   free_.reserve(priorities.size() * static_cast<std::size_t>(reserve_));
-  // Interleaved, so that each priority's streams cover every hardware queue.
-  for (int i = 0; i < reserve_; ++i)
-    for (const int p : priorities) make(d, p, "sluice::device (filling the stream pool)");
+  // One priority after the other: each priority's streams are consecutive in
+  // creation order, so they cover every hardware queue (interleaved, each
+  // priority had every other queue only).
+  for (const int p : priorities)
+    for (int i = 0; i < reserve_; ++i) make(d, p, "sluice::device (filling the stream pool)");
 }
 
 void stream_pool::make(device_state& d, int priority, const char* what) {
@@ -31,25 +35,31 @@ void stream_pool::make(device_state& d, int priority, const char* what) {
     (void)api::stream_destroy(n.stream);
     check(e, what, ": creating a stream's position event on device ", d.id);
   }
+  n.index = created_;
   n.queue = static_cast<int>(created_ % queue_users_.size());
   try {
+    made_.reserve(made_.size() + 1);
     free_.push_back(entry{n, false});
   } catch (...) {
     (void)api::event_destroy(n.position);
     (void)api::stream_destroy(n.stream);
     throw;
   }
+  made_.push_back(made{n.stream, n.index});
   ++created_;
 }
 
 int stream_pool::pick_idle(int priority) {
+  // The least used hardware queue, then the earliest made: from a fresh pool,
+  // consecutive streams get consecutive vendor streams, as fresh creations did.
   int best = -1;
   int best_users = INT_MAX;
+  std::uint64_t best_index = UINT64_MAX;
   for (std::size_t i = 0; i < free_.size(); ++i) {
     entry& e = free_[i];
     if (e.n.priority != priority) continue;
     const int users = queue_users_[static_cast<std::size_t>(e.n.queue)];
-    if (users >= best_users) continue;
+    if (users > best_users || (users == best_users && e.n.index >= best_index)) continue;
     if (e.maybe_busy) {
       const api::status q = api::stream_query(e.n.stream);
       if (!q.ok()) {
@@ -60,7 +70,7 @@ int stream_pool::pick_idle(int priority) {
     }
     best = static_cast<int>(i);
     best_users = users;
-    if (users == 0) break;
+    best_index = e.n.index;
   }
   return best;
 }
@@ -131,9 +141,23 @@ void stream_pool::give(native_stream n) noexcept {
   const bool busy = !api::stream_query(n.stream).ok();
   if (busy) api::clear_last_error();
   std::lock_guard<std::mutex> lock(m_);
+  // Its place in the creation order and its queue, whatever the caller kept.
+  for (const made& m : made_)
+    if (m.stream == n.stream) {
+      n.index = m.index;
+      n.queue = static_cast<int>(m.index % queue_users_.size());
+      break;
+    }
   --queue_users_[static_cast<std::size_t>(n.queue)];
   try {
     free_.push_back(entry{n, busy});
+    // Below the reserve: a sluice thread refills it if the device is quiet
+    // then (never this caller: stream destructors must not wait).
+    if (!refill_posted_ && device_ != nullptr && idle_count(n.priority) < reserve_) {
+      refill_posted_ = true;
+      device_state* d = device_;
+      engine().reaper.submit([d] { d->natives.refill(); });
+    }
   } catch (...) {
     // No memory to keep it: destroy it where that returns at once (the
     // traits); elsewhere it is left to the process's end rather than waited for.
@@ -141,6 +165,19 @@ void stream_pool::give(native_stream n) noexcept {
       (void)api::event_destroy(n.position);
       (void)api::stream_destroy(n.stream);
     }
+  }
+}
+
+void stream_pool::refill() noexcept {
+  std::lock_guard<std::mutex> lock(m_);
+  refill_posted_ = false;
+  try {
+    if (device_ == nullptr || !quiet(*device_)) return;
+    for (const int p : levels_)
+      for (int idle = idle_count(p); idle < reserve_; ++idle)
+        make(*device_, p, "sluice: refilling the stream pool");
+  } catch (...) {
+    api::clear_last_error();  // a later take() tries again, or reports it
   }
 }
 

@@ -38,7 +38,8 @@ struct native_stream {
   gpu::SLUICE_GPU_API::stream_t stream{};
   gpu::SLUICE_GPU_API::event_t position{};
   int priority = 0;
-  int queue = 0;  // the hardware queue it was assigned (creation order)
+  int queue = 0;            // the hardware queue it was assigned (creation order)
+  std::uint64_t index = 0;  // its place in the device's creation order
 };
 
 //! One device's pool (a member of device_state).
@@ -55,6 +56,10 @@ class stream_pool {
 
   //! Gives a stream back (its work may still be pending). Never blocks.
   void give(native_stream n) noexcept;
+
+  //! On a sluice thread, after give() left a priority below the reserve: the
+  //! levels of fill() topped up to the reserve if the device is quiet now.
+  void refill() noexcept;
 
   //! reserve_streams(): makes streams of `priority` until `count` are idle in the
   //! pool; may wait for the device's pending work (the caller says when).
@@ -84,9 +89,17 @@ class stream_pool {
 
   std::mutex m_;
   std::vector<entry> free_;
+  struct made {
+    gpu::SLUICE_GPU_API::stream_t stream;
+    std::uint64_t index;
+  };
+  std::vector<made> made_;        // every stream the pool made, with its creation index
   std::vector<int> queue_users_;  // live sluice streams per hardware queue
   std::uint64_t created_ = 0;
   int reserve_ = 0;
+  device_state* device_ = nullptr;  // set by fill()
+  std::vector<int> levels_;         // the priorities fill() made
+  bool refill_posted_ = false;      // a refill() is queued
 };
 
 }  // namespace sluice::detail
