@@ -195,6 +195,8 @@ void stream_ref::enqueue_host_task(std::unique_ptr<detail::host_task> task) cons
 namespace detail {
 
 void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* api_name) {
+  // A host function holds the stream until sluice's thread has run it (IND-4).
+  const stream_pool::hold_scope hold(engine().devices[static_cast<std::size_t>(s.device)].natives);
   std::lock_guard<spin_mutex> lock(s.enqueue_m);
   if (!s.native_escaped.load(std::memory_order_relaxed)) {
     // Join the batch of the host function enqueued just before, if it is still
@@ -254,6 +256,9 @@ void stream_ref::write_value(flag& f, std::uint32_t v) const {
 
 void stream_ref::wait_value(const flag& f, std::uint32_t v) const {
   auto& s = checked(*this, "sluice::stream_ref::wait_value");
+  // Holds the stream until the host stores the flag (IND-4).
+  const detail::stream_pool::hold_scope hold(
+      detail::engine().devices[static_cast<std::size_t>(s.device)].natives);
   detail::add_flag_user(*detail::access::state(f), s);
   detail::end_host_batch(s);
   detail::traced_op traced(s, "wait_value");

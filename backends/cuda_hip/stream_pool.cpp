@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <thread>
 
 namespace sluice::detail {
 
@@ -48,6 +49,22 @@ void stream_pool::make(device_state& d, int priority, const char* what) {
   made_.push_back(made{n.stream, n.index});
   ++created_;
 }
+
+void stream_pool::begin_hold() noexcept {
+  for (;;) {
+    holds_.fetch_add(1, std::memory_order_seq_cst);
+    if (!making_.load(std::memory_order_seq_cst)) return;
+    holds_.fetch_sub(1, std::memory_order_seq_cst);
+    while (making_.load(std::memory_order_acquire)) std::this_thread::yield();
+  }
+}
+
+stream_pool::making_scope::making_scope(stream_pool& p) noexcept : p_(p) {
+  p_.making_.store(true, std::memory_order_seq_cst);
+  while (p_.holds_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+}
+
+stream_pool::making_scope::~making_scope() { p_.making_.store(false, std::memory_order_release); }
 
 int stream_pool::pick_idle(int priority) {
   // The least used hardware queue, then the earliest made: from a fresh pool,
@@ -117,6 +134,7 @@ native_stream stream_pool::take(device_state& d, int priority, const char* what)
   // (then no creation can wait), so that later creations while it is busy
   // find streams ready.
   if (at < 0 || idle_count(priority) <= reserve_) {
+    const making_scope no_new_holds(*this);
     if (quiet(d)) {
       for (int idle = idle_count(priority); idle <= reserve_ || idle == 0; ++idle)
         make(d, priority, what);
@@ -172,6 +190,7 @@ void stream_pool::refill() noexcept {
   std::lock_guard<std::mutex> lock(m_);
   refill_posted_ = false;
   try {
+    const making_scope no_new_holds(*this);
     if (device_ == nullptr || !quiet(*device_)) return;
     for (const int p : levels_)
       for (int idle = idle_count(p); idle < reserve_; ++idle)

@@ -24,6 +24,7 @@
 
 #include SLUICE_GPU_API_HEADER
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
@@ -65,6 +66,21 @@ class stream_pool {
   //! pool; may wait for the device's pending work (the caller says when).
   void reserve(device_state& d, int priority, int count, const char* what);
 
+  //! Around every enqueue that can hold a stream until the host acts (a wait
+  //! on a flag, a host function): while the pool makes vendor streams after
+  //! finding sluice's streams idle, such an enqueue waits (microseconds), so
+  //! that no creation can come to wait for a hold made in between.
+  class hold_scope {
+   public:
+    explicit hold_scope(stream_pool& p) noexcept : p_(p) { p_.begin_hold(); }
+    ~hold_scope() { p_.holds_.fetch_sub(1, std::memory_order_release); }
+    hold_scope(const hold_scope&) = delete;
+    hold_scope& operator=(const hold_scope&) = delete;
+
+   private:
+    stream_pool& p_;
+  };
+
   //! How many streams of `priority` the pool holds, idle or not (tests, info).
   std::size_t pooled(int priority);
   int reserve_size() const noexcept { return reserve_; }
@@ -87,6 +103,22 @@ class stream_pool {
   //! Whether every stream sluice has on d is idle: then no creation can wait.
   bool quiet(device_state& d);
 
+  void begin_hold() noexcept;
+  //! While the pool checks that the device is quiet and makes streams: no
+  //! hold_scope starts, and those in progress have ended.
+  class making_scope {
+   public:
+    explicit making_scope(stream_pool& p) noexcept;
+    ~making_scope();
+    making_scope(const making_scope&) = delete;
+    making_scope& operator=(const making_scope&) = delete;
+
+   private:
+    stream_pool& p_;
+  };
+
+  std::atomic<int> holds_{0};
+  std::atomic<bool> making_{false};
   std::mutex m_;
   std::vector<entry> free_;
   struct made {
