@@ -468,6 +468,14 @@ int run_churn(options o) {
       sluice::backend_name(), devices, threads, o.streams, o.live, o.held, o.rounds,
       static_cast<unsigned long long>(o.seed), o.watchdog_s);
 
+  // At once, per device and priority level: the kept streams of earlier rounds,
+  // this round's, and the held ones. The GPU backends keep SLUICE_STREAM_RESERVE
+  // (64) ready per level; a code that creates more while streams are held
+  // reserves them first, while the device is idle (IND-4, reserve_streams).
+  for (int d = 0; d < devices; ++d)
+    for (const auto p : {sluice::priority::low, sluice::priority::normal, sluice::priority::high})
+      sluice::reserve_streams(sluice::device{d}, o.live + o.streams + o.held,
+                              sluice::stream_options{p, std::nullopt});
   const std::size_t held_count =
       static_cast<std::size_t>(devices) * static_cast<std::size_t>(o.held);
   // Declared first, destroyed last: the streams that wait on them are gone by then.
