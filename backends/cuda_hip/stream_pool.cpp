@@ -46,7 +46,7 @@ void stream_pool::make(device_state& d, int priority, const char* what) {
     (void)api::stream_destroy(n.stream);
     throw;
   }
-  made_.push_back(made{n.stream, n.index});
+  made_.push_back(made{n.stream, n.index, n.priority});
   ++created_;
 }
 
@@ -142,12 +142,16 @@ native_stream stream_pool::take(device_state& d, int priority, const char* what)
     }
   }
   if (at < 0)
-    fail(errc::not_ready, what, "no stream of priority ", priority, " is ready on device ", d.id,
-         " (the pool's ", pooled_locked(priority), " still run work of destroyed streams)",
-         " and the device has pending work: creating one now could wait for that work (",
-         api::vendor, " stream creation does past about 33 streams, IND-4). Reserve streams ",
-         "while the device is idle: sluice::reserve_streams(), or SLUICE_STREAM_RESERVE (now ",
-         reserve_, ")");
+    fail(
+        errc::not_ready, what, "no stream of priority ", priority, " is ready on device ", d.id,
+        " (of the ", made_of(priority), " made for it, ",
+        made_of(priority) - pooled_locked(priority),
+        " belong to live sluice streams or to destroyed ones whose state is still referenced, and ",
+        pooled_locked(priority), " still run work of destroyed streams)",
+        " and the device has pending work: creating one now could wait for that work (",
+        api::vendor, " stream creation does past about 33 streams, IND-4). Reserve streams ",
+        "while the device is idle: sluice::reserve_streams(), or SLUICE_STREAM_RESERVE (now ",
+        reserve_, ")");
   const native_stream n = free_[static_cast<std::size_t>(at)].n;
   free_[static_cast<std::size_t>(at)] = free_.back();
   free_.pop_back();
@@ -203,6 +207,11 @@ void stream_pool::refill() noexcept {
 void stream_pool::reserve(device_state& d, int priority, int count, const char* what) {
   std::lock_guard<std::mutex> lock(m_);
   for (int idle = idle_count(priority); idle < count; ++idle) make(d, priority, what);
+}
+
+std::size_t stream_pool::made_of(int priority) const {
+  return static_cast<std::size_t>(std::count_if(
+      made_.begin(), made_.end(), [priority](const made& m) { return m.priority == priority; }));
 }
 
 std::size_t stream_pool::pooled(int priority) {

@@ -124,7 +124,9 @@ class stream_pool {
   struct made {
     gpu::SLUICE_GPU_API::stream_t stream;
     std::uint64_t index;
+    int priority;
   };
+  std::size_t made_of(int priority) const;
   std::vector<made> made_;        // every stream the pool made, with its creation index
   std::vector<int> queue_users_;  // live sluice streams per hardware queue
   std::uint64_t created_ = 0;
