@@ -28,6 +28,15 @@ namespace {
 
 void run_host_batch(host_batch* batch) noexcept {
   stream_state& s = *batch->stream;
+  // The enqueue that launched this batch holds enqueue_m until it has put the
+  // gate wait behind the callback and published the ticket. Wait for that:
+  // work a function enqueues on its own stream must land behind the gate
+  // (HOST-1, HOST-3), and a record it makes must carry its ticket (a
+  // self-wait through that event is an error). The callback can run before
+  // the enqueue returns: against the simulated runtime, ERR-4's
+  // event-synchronize-in-own-host-function once saw no error (the record
+  // landed before the gate, so the event completed).
+  { const std::lock_guard<spin_mutex> enqueued(s.enqueue_m); }
   tls_host_stream = &s;
   tls_host_ticket = batch->ticket;
   for (;;) {
