@@ -136,9 +136,12 @@ int main(int argc, char** argv) {
       wait_ms = std::atoi(arg.c_str() + 10);
     else if (arg.rfind("--layouts=", 0) == 0)
       layouts = arg.substr(10);
+    else if (arg == "--memset")
+      memset_work = true;
     else {
       std::fprintf(stderr,
-                   "usage: sluice-probe-channels [--streams=N] [--wait-ms=M] [--layouts=...]\n");
+                   "usage: sluice-probe-channels [--streams=N] [--wait-ms=M] [--layouts=...] "
+                   "[--memset]\n");
       return 2;
     }
   }
@@ -146,8 +149,10 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   std::printf(
-      "sluice-probe-channels: raw CUDA; %s; CUDA_DEVICE_MAX_CONNECTIONS=%s; %d streams; %d ms\n",
-      prop.name, connections != nullptr ? connections : "unset", n, wait_ms);
+      "sluice-probe-channels: raw CUDA; %s; CUDA_DEVICE_MAX_CONNECTIONS=%s; %d streams; %d ms; "
+      "%s\n",
+      prop.name, connections != nullptr ? connections : "unset", n, wait_ms,
+      memset_work ? "memset and record" : "record");
   const raw_cuda::wait_fn wait = raw_cuda::wait_entry();
   std::size_t at = 0;
   while (at <= layouts.size()) {
