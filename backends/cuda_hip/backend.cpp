@@ -1,10 +1,14 @@
 // The GPU backend: start-up, errors, devices, the stream-state pool, sluice's
 // own threads and the host-mapped words behind flags and host-function gates.
+#include "backend_rules.hpp"
+#include "engine.hpp"
 #include "environment.hpp"
-#include "gpu.hpp"
 #include "host_functions.hpp"
+#include "mapped_word.hpp"
 #include "peer_access.hpp"
+#include "peer_copy.hpp"
 #include "priority.hpp"
+#include "stream_state.hpp"
 #include "trace.hpp"
 
 #include <sluice/version.hpp>

@@ -162,7 +162,7 @@ struct cuda_api {
   // says so.
   static constexpr bool peer_push_preferred = true;
   // Single peer copies up to these many KiB run as sluice's SM copy kernel
-  // (gpu.hpp, sm_copy_limit). Two H100s over NVLink (NV18, 2026-11-25,
+  // (peer_copy.hpp, sm_copy_limit). Two H100s over NVLink (NV18, 2026-11-25,
   // docs/performance.md "Peer copies"): on the destination's stream (pull) an
   // SM kernel moved 2-3x the copy engine's bandwidth from 4 KiB to 1 MiB and
   // still more at 16 MiB (343 vs 308-320 GB/s), the copy engine won from

@@ -1,7 +1,10 @@
 // Events of the GPU backend: vendor events, plus what the vendor does not
 // check (EVT-5 device match, EVT-8 argument rules, self-waits from host functions).
 #include "backend_rules.hpp"
-#include "gpu.hpp"
+#include "engine.hpp"
+#include "event_state.hpp"
+#include "gpu_trace.hpp"
+#include "stream_state.hpp"
 
 #include <algorithm>
 

@@ -1,7 +1,11 @@
 // Flags of the GPU backend: a word of host-mapped pinned memory that the host
 // reads and writes directly and streams reach through stream memory operations
 // (wait_value / write_value).
-#include "gpu.hpp"
+#include "checks.hpp"
+#include "engine.hpp"
+#include "flag_state.hpp"
+#include "mapped_word.hpp"
+#include "stream_state.hpp"
 
 #include <cstdio>
 #include <new>

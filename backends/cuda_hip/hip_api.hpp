@@ -135,7 +135,7 @@ struct hip_api {
   static constexpr const char* kernel_driver_marker = "";
   // Not measured on AMD GPUs: no direction is recommended.
   static constexpr bool peer_push_preferred = false;
-  // Single peer copies by sluice's SM copy kernel (gpu.hpp, sm_copy_limit):
+  // Single peer copies by sluice's SM copy kernel (peer_copy.hpp, sm_copy_limit):
   // off in both directions until measured on AMD GPUs.
   static constexpr int peer_sm_push_default_kib = 0;
   static constexpr int peer_sm_pull_default_kib = 0;

@@ -1,8 +1,11 @@
 // Memory of the GPU backend: device_buffer from sluice's pool per device,
 // stream-ordered frees that never block, pinned buffers, copy and fill.
 #include "backend_rules.hpp"
-#include "gpu.hpp"
+#include "engine.hpp"
+#include "gpu_trace.hpp"
+#include "memory_state.hpp"
 #include "range_map.hpp"
+#include "stream_state.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -309,7 +312,7 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
   }
   detail::end_host_batch(st);
   // The stream's device is made current for the call when it is not (pool
-  // memory of device 1 with device 0 current: cudaErrorInvalidValue; gpu.hpp).
+  // memory of device 1 with device 0 current: cudaErrorInvalidValue; device_current).
   const detail::device_current on(st);
   detail::traced_op traced(st, "copy", bytes);
   detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes,

@@ -1,9 +1,13 @@
 // Peers on the GPU backend: link queries, peer access (idempotent, also over
 // sluice's memory pools), and copy_peer with the path it took.
+#include "diagnose.hpp"
+#include "engine.hpp"
 #include "environment.hpp"
-#include "gpu.hpp"
+#include "gpu_trace.hpp"
 #include "peer_access.hpp"
+#include "peer_copy.hpp"
 #include "peer_plan.hpp"
+#include "stream_state.hpp"
 
 #include <algorithm>
 #include <cstdint>

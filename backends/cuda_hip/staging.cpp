@@ -26,8 +26,10 @@
 // stream ever waits for another's staged copy. Sets are never freed (like
 // stream states): a set is 4 x 8 MiB of pinned memory, a helper stream and
 // 2 x 4 + 2 events, one per stream and direction that staged a copy.
+#include "engine.hpp"
 #include "environment.hpp"
-#include "gpu.hpp"
+#include "peer_copy.hpp"
+#include "stream_state.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,9 +1,12 @@
 // Streams of the GPU backend: handles, synchronization, waits, host functions
 // and stream memory operations.
 #include "backend_rules.hpp"
-#include "gpu.hpp"
+#include "engine.hpp"
+#include "flag_state.hpp"
+#include "gpu_trace.hpp"
 #include "host_functions.hpp"
 #include "priority.hpp"
+#include "stream_state.hpp"
 
 namespace sluice {
 

@@ -1,8 +1,9 @@
 // The per-device pool of vendor streams (stream_pool.hpp has the why).
 #include "stream_pool.hpp"
 
+#include "engine.hpp"
 #include "environment.hpp"
-#include "gpu.hpp"
+#include "stream_state.hpp"
 
 #include <algorithm>
 #include <climits>

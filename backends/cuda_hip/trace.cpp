@@ -32,8 +32,11 @@
 // stream's last slot and that one. Elsewhere it gets a timing event, except
 // for a wait on an event that has already completed or was never recorded,
 // which waits for nothing (an instant).
-#include "gpu.hpp"
+#include "engine.hpp"
+#include "event_state.hpp"
+#include "gpu_trace.hpp"
 #include "host_functions.hpp"
+#include "stream_state.hpp"
 
 #include <sluice/trace.hpp>
 

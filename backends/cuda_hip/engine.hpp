@@ -1,0 +1,112 @@
+// The GPU backend's engine: the devices (each set up at first use), the pool
+// of stream states, and sluice's own threads. Calls that need a current device
+// set it for their own duration and restore it (XDEV-2, scoped_device); hot
+// paths (record, wait, copy, ready) need none. Defined in backend.cpp.
+#pragma once
+
+#include "stream_pool.hpp"
+#include "vendor.hpp"
+
+#include <sluice/stream.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace sluice::detail {
+
+struct stream_state;
+struct staging_set;
+
+//! Per-device state, set up at first use of the device.
+struct device_state {
+  int id = 0;
+  std::once_flag ready;
+  std::string name;
+  priority_range range{0, 0};
+  int hardware_queues = 1;
+  api::pool_t pool{};
+  api::context_t context{};  // the vendor context of this device (CUDA: its primary context)
+  // Blocks of the SM copy kernel for a full-size launch (4 per multiprocessor);
+  // 0 when the kernel cannot run here (no code for this device, or a runtime
+  // without kernels): peer copies then always use the copy engine.
+  unsigned sm_blocks = 0;
+  api::stream_t
+      alloc_stream{};  // synchronous device_buffer allocations and their frees; never waits
+
+  // Vendor streams made ahead of need: no sluice call creates one while the
+  // device may be busy (IND-4, stream_pool.hpp).
+  stream_pool natives;
+
+  std::mutex
+      streams_m;  // live streams of the device (frees of synchronous allocations wait on them)
+  std::vector<stream_state*> streams;
+
+  std::mutex events_m;  // pooled non-timing events for internal waits
+  std::vector<api::event_t> events;
+};
+
+//! Runs functions on sluice threads: host functions, and deferred vendor calls
+//! that may block (pinned frees, stream destruction where it blocks).
+class worker_pool {
+ public:
+  void submit(std::function<void()> f);
+  //! Waits until no function is queued or running, at most `limit`; false if
+  //! some still were (at exit: a free waiting for a stream that never ends).
+  bool drain(std::chrono::milliseconds limit);
+
+ private:
+  void thread_main();
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::condition_variable idle_cv_;
+  std::deque<std::function<void()>> queue_;
+  int idle_ = 0;
+  int running_ = 0;
+};
+
+struct engine_t {
+  engine_t();
+  int count = 0;
+  std::unique_ptr<device_state[]> devices;
+
+  //! errc::invalid_device unless 0 <= id < count; sets the device up at first use.
+  device_state& dev(int id, const char* api_name = "sluice::device");
+
+  stream_state* new_stream(device_state& d, int native_priority);
+  void recycle(stream_state* s) noexcept;
+
+  api::event_t take_event(device_state& d);
+  void give_event(device_state& d, api::event_t e) noexcept;
+
+  std::mutex pool_m;
+  stream_state* free_states = nullptr;
+
+  worker_pool host_functions;  // user host functions
+  worker_pool reaper;          // blocking vendor frees and destroys
+
+  std::mutex peer_m;  // enable_peer_access (the flags: src/peer_access.hpp)
+
+  std::mutex staging_m;
+  std::vector<staging_set*> staging_free;  // staging sets of recycled streams
+};
+
+engine_t& engine();
+
+//! On a sluice thread: marks the end of each stream that is not idle (a pooled
+//! event, recorded under the stream's enqueue lock), waits on the host until
+//! every stream has passed its mark, then calls then(""); then(failure) when a
+//! mark could not be made or a wait failed (a device fault), with the first
+//! failure in words (vendor call, device, vendor error). Idle streams get
+//! no mark. Never holds a device queue. At process exit (runtime unloading)
+//! `then` is not called. The caller keeps its references to the streams only
+//! for the duration of this call (this takes its own).
+void when_streams_pass(const std::vector<stream_state*>& streams,
+                       std::function<void(const std::string& failure)> then) noexcept;
+
+}  // namespace sluice::detail

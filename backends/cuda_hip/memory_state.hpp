@@ -1,0 +1,29 @@
+// Memory on the GPU backend: a device_buffer comes from a sluice pool per
+// device without hidden cross-stream reuse dependencies, and frees never block
+// the caller: a stream-ordered buffer is freed on its stream, a synchronous one
+// on a sluice thread once the streams that may use it have passed the moment
+// of destruction (no device queue ever waits on behalf of a free). Pinned
+// blocks are cached, never handed back while the process runs. Defined in
+// memory.cpp.
+#pragma once
+
+#include <cstddef>
+#include <mutex>
+#include <vector>
+
+namespace sluice::detail {
+
+struct stream_state;
+
+//! A device_buffer's or a pinned_buffer's memory.
+struct allocation {
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  std::size_t block = 0;           // pinned: the cached block's size (>= bytes)
+  int device = -1;                 // -1: pinned host memory
+  stream_state* stream = nullptr;  // stream-ordered allocation: its stream (holds a ref)
+  std::mutex m;
+  std::vector<stream_state*> recorded;  // record_stream (hold refs)
+};
+
+}  // namespace sluice::detail

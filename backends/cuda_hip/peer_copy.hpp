@@ -1,0 +1,52 @@
+// What the GPU backend's peer copies need beyond src/peer_plan (which decides
+// each copy's path): the SM copy kernel's limits (peer.cpp) and sluice's staged
+// pipeline through pinned memory for devices without peer access (staging.cpp).
+#pragma once
+
+#include "peer_plan.hpp"
+
+#include <sluice/peer.hpp>
+
+#include <cstddef>
+
+namespace sluice::detail {
+
+struct device_state;
+struct stream_state;
+
+//! Single peer copies over the link of at most these many bytes, 16-byte
+//! aligned at both ends, run as sluice's SM copy kernel (sm_copy.cu) on the
+//! stream's device rather than on a copy engine. The limit depends on which end
+//! the stream is on: `push` (the source's stream: the kernel writes over the
+//! link) and `pull` (the destination's: it reads over the link).
+//! SLUICE_PEER_SM_PUSH_MAX_KIB and SLUICE_PEER_SM_PULL_MAX_KIB (0 .. 1048576;
+//! 0: never); SLUICE_PEER_SM_MAX_KIB sets both where those are unset. Defaults:
+//! api::peer_sm_push_default_kib and api::peer_sm_pull_default_kib, measured per
+//! vendor (cuda_api.hpp; HIP: 0, never measured).
+struct sm_copy_limits {
+  std::size_t push = 0;
+  std::size_t pull = 0;
+};
+const sm_copy_limits& sm_copy_limit();
+//! copy_peer_batch: when every piece is at most this many bytes (and 16-byte
+//! aligned), sluice's SM batch kernel moves them, 64 per launch:
+//! SLUICE_PEER_SM_BATCH_MAX_KIB (0 .. 1048576; 0: never), default 256. On one
+//! H200 (sluice-probe-batch, docs/performance.md) 64 pieces of 16, 64 and 256
+//! KiB took 12.2, 11.9 and 15.4 us against 333, 276 and 264 us for 64 raw
+//! cudaMemcpyPeerAsync calls and 313, 244 and 254 us for cudaMemcpyBatchAsync,
+//! which gains nothing over the calls; not yet measured between two GPUs.
+constexpr int sm_batch_default_kib = 256;
+std::size_t sm_batch_limit();
+//! What src/peer_plan needs to plan a copy on a stream of device d: the SM
+//! kernel's shape and the limits of single copies (or of batches, `batch`).
+peer_limits peer_limits_of(const device_state& d, bool batch);
+
+//! Copies the pieces from device src_dev to device dst_dev through pinned host
+//! memory, as one operation of u (u is on one of the two devices): sluice's
+//! double-buffered pipeline (staging.cpp), for devices without peer access.
+void staged_copy(stream_state& u, int dst_dev, int src_dev, const peer_piece* pieces,
+                 std::size_t count, const char* api_name);
+//! Hands the staging sets of a recycled stream to the engine's pool.
+void recycle_staging(stream_state& s) noexcept;
+
+}  // namespace sluice::detail

@@ -1,0 +1,157 @@
+// A sluice stream on the GPU backend: a pooled vendor stream (stream_pool.hpp)
+// created non-blocking with the effective priority. Its state is pooled and
+// never freed, so that stream_refs to a destroyed stream are detected by a
+// generation counter (LIFE-2). Host functions run on sluice's own threads:
+// the vendor callback only hands the function over, and the stream then waits
+// device-side on the stream's gate word until the function has returned, so
+// host functions of different streams run concurrently (HOST-2) and may call
+// sluice (HOST-3). wait(stream other) records other's position event and makes
+// this stream wait on it, under other's lock, so that concurrent waits do not
+// capture a later position (IND-3). Defined in stream.cpp (the engine's part:
+// backend.cpp).
+#pragma once
+
+#include "backend_rules.hpp"
+#include "checks.hpp"
+#include "mapped_word.hpp"
+#include "spin_mutex.hpp"
+#include "vendor.hpp"
+
+#include <sluice/event.hpp>
+#include <sluice/flag.hpp>
+#include <sluice/stream.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sluice::detail {
+
+struct staging_set;  // pinned slots, a helper stream and events of a staged peer copy (staging.cpp)
+struct host_batch;   // host functions behind one vendor callback and one gate wait (stream.cpp)
+
+//! What every enqueue reads comes first, in one cache line: the vendor's call
+//! in between evicts much of the caller's data, and each further line read
+//! back costs the enqueue a cache miss (docs/performance.md, api_overhead).
+struct stream_state {
+  api::stream_t native{};
+  int device = 0;
+  int native_priority = 0;
+  api::context_t context{};  // its device's (device_current: no lookup in the engine)
+  std::atomic<std::uint32_t> generation{1};
+  ref_count refs;
+  // Consecutive host functions share one vendor callback and one gate wait:
+  // the vendor queues only about 55 callbacks separated by device work on a
+  // held stream (bench/queue_depth.cpp), and consecutive raw callbacks do not
+  // count against it. open_batch is the batch that later host functions may
+  // join: set under enqueue_m and batch_m, cleared by every other enqueue on
+  // the stream (end_host_batch) and by the batch when it finishes.
+  std::atomic<host_batch*> open_batch{nullptr};
+  // native_handle() was taken: work sluice does not see may be enqueued, so
+  // host functions are never batched on this stream.
+  std::atomic<bool> native_escaped{false};
+  // Orders the two vendor calls of one sluice operation (host function: the
+  // callback and the gate wait; wait(stream): record and wait) against the
+  // same operation from another thread.
+  spin_mutex enqueue_m;
+  word gate;                         // host function n of this stream opens it by storing n
+  std::uint32_t host_functions = 0;  // tickets issued, under enqueue_m
+  std::atomic<std::uint32_t> host_functions_published{0};  // for self-wait checks
+  api::event_t position{};  // recorded by wait(stream_ref this), under enqueue_m
+  int queue = 0;            // the pooled vendor stream's hardware queue (stream_pool.hpp)
+
+  std::mutex batch_m;  // with enqueue_m, guards setting open_batch
+
+  // Messages of host functions that threw, not yet reported (HOST-4).
+  std::mutex errors_m;
+  std::vector<std::string> errors;
+  std::atomic<bool> has_errors{false};
+
+  // Tracing (trace.cpp): the stream's id in traces (new per stream), the last
+  // position given to a traced operation, and the lock that keeps a traced
+  // operation's timing events next to it.
+  std::uint64_t trace_id = 0;
+  std::atomic<std::uint64_t> trace_seq{0};
+  std::mutex trace_m;
+  // Under trace_m: the timing event that ended the stream's last traced
+  // operation (the next one starts there) and the trace it belongs to.
+  void* trace_last = nullptr;
+  std::uint64_t trace_epoch = 0;
+
+  // Staged peer copies (staging.cpp): the sets this stream used, reused by
+  // its later staged copies and pooled when the stream is recycled.
+  std::mutex staging_m;
+  std::vector<staging_set*> staging;
+
+  stream_state* pool_next = nullptr;
+
+  void add_ref() noexcept { refs.add(); }
+  bool try_add_ref() noexcept { return refs.try_add(); }
+  void release() noexcept;
+};
+
+//! Every enqueue on a stream other than host_func calls this first: later
+//! host functions must not join a batch that runs before this work.
+inline void end_host_batch(stream_state& s) noexcept {
+  if (s.open_batch.load(std::memory_order_relaxed) != nullptr)
+    s.open_batch.store(nullptr, std::memory_order_relaxed);
+}
+
+//! The backend's view of the public handles.
+struct access {
+  static stream_state* state(stream_ref s) noexcept { return s.state_; }
+  static std::uint32_t generation(stream_ref s) noexcept { return s.generation_; }
+  static event_state* state(const event& e) noexcept { return e.state_; }
+  static flag_state* state(const flag& f) noexcept { return f.state_; }
+};
+
+//! The live state of a stream_ref; errc::invalid_handle for moved-from or destroyed ones.
+inline stream_state& checked(stream_ref s, const char* api_name) {
+  stream_state* st = access::state(s);
+  if (st == nullptr) [[unlikely]]
+    fail(errc::invalid_handle, api_name, "the stream is empty (moved from)");
+  if (st->generation.load(std::memory_order_relaxed) != access::generation(s)) [[unlikely]]
+    fail(errc::invalid_handle, api_name,
+         "the stream was destroyed (a stream_ref outlived its stream)");
+  return *st;
+}
+
+//! Makes the stream's device current for the scope when it is not. CUDA 13
+//! refused cudaMemcpyAsync on pool memory of device 1, on a stream of device 1,
+//! while device 0 was current (cudaErrorInvalidValue; explicit kinds and
+//! cuMemcpyAsync too: 2x H200, sluice-probe-xdev). When the device is current
+//! this costs one context query (CUDA: cuCtxGetCurrent, 8 ns there).
+class device_current {
+ public:
+  explicit device_current(const stream_state& s) {
+    if (!api::device_is_current(s.device, s.context)) [[unlikely]]
+      guard_.emplace(s.device);
+  }
+
+ private:
+  std::optional<scoped_device> guard_;
+};
+
+//! Throws errc::host_function_failed, once, for host functions of s that threw.
+void rethrow_host_errors(stream_state& s);
+
+//! The stream whose host function the calling thread runs, and its ticket.
+stream_state* current_host_function_stream() noexcept;
+std::uint32_t current_host_function_ticket() noexcept;
+
+//! errc::invalid_argument when called from a host function of s whose ticket
+//! is <= `tickets` (the work waited for comes after that function).
+void check_not_self_wait(const stream_state& s, std::uint32_t tickets, const char* api_name);
+
+//! Makes `s` wait for everything enqueued on `other` so far (IND-3, also used by frees).
+void wait_for_stream(stream_state& s, stream_state& other, const char* api_name);
+
+//! Enqueues a host task on s (host_func, and copies between host buffers):
+//! ordered after earlier work, later work waits until it has run (HOST-1).
+void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* api_name);
+
+}  // namespace sluice::detail
