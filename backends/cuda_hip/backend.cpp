@@ -270,10 +270,8 @@ stream_state* engine_t::new_stream(device_state& d, int native_priority) {
   s->device = d.id;
   s->context = d.context;
   s->native_priority = native_priority;
-  s->trace_id = trace::new_stream_id();
-  s->trace_seq.store(0, std::memory_order_relaxed);
-  s->trace_last = nullptr;  // a recycled state does not start where its last stream ended
-  s->refs.reset_to_one();   // the owning handle
+  s->trace.restart();
+  s->refs.reset_to_one();  // the owning handle
   try {
     std::lock_guard<std::mutex> lock(d.streams_m);
     d.streams.push_back(s);

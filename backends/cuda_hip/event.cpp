@@ -39,7 +39,7 @@ event::event(sluice::device d, event_options o) {
 event::~event() {
   if (state_ == nullptr) return;
   state_->usage.destroyed(state_->device);
-  if (state_->trace_mark != nullptr) detail::trace_forget_event(*state_);
+  if (state_->trace.mark != nullptr) detail::trace_forget_event(state_->trace);
   // Returns at once with a record pending; waits already issued keep waiting (EVT-7).
   (void)gpu::api::event_destroy(state_->native);
   delete state_;
@@ -63,9 +63,7 @@ void event::record(stream_ref s) {
   detail::end_host_batch(st);
   detail::traced_op traced(st, "record", 0, /*instant=*/true);
   detail::check(gpu::api::event_record(e.native, st.native), api, ": event of device ", e.device);
-  e.trace_stream.store(traced.seq() != 0 ? st.trace_id : 0, std::memory_order_relaxed);
-  e.trace_seq.store(traced.seq(), std::memory_order_relaxed);
-  traced.marks(e);
+  traced.marks(e.trace);
   traced.done();
   e.record_stream.store(&st, std::memory_order_relaxed);
   e.record_tickets.store(st.host_functions_published.load(std::memory_order_acquire),
@@ -108,8 +106,7 @@ void stream_ref::wait(const event& e) const {
   // A never-recorded event is a no-op for the vendor too (EVT-3).
   detail::end_host_batch(s);
   detail::traced_op traced(s, &ev, nullptr);
-  traced.waits_for(ev.trace_stream.load(std::memory_order_relaxed),
-                   ev.trace_seq.load(std::memory_order_relaxed));
+  traced.waits_for(ev.trace);
   detail::check(gpu::api::stream_wait_event(s.native, ev.native), api, ": stream on device ",
                 s.device, " waiting for an event of device ", ev.device);
   traced.done();

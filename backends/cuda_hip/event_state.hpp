@@ -5,6 +5,7 @@
 #pragma once
 
 #include "diagnose.hpp"
+#include "gpu_trace.hpp"
 #include "vendor.hpp"
 
 #include <sluice/event.hpp>
@@ -25,13 +26,7 @@ struct event_state {
   std::atomic<stream_state*> record_stream{nullptr};
   std::atomic<std::uint32_t> record_tickets{0};
   diagnose::event_usage usage;  // SLUICE_DIAGNOSE: recorded and never used
-  // Tracing: the stream and position of the last traced record (for wait arrows).
-  std::atomic<std::uint64_t> trace_stream{0};
-  std::atomic<std::uint64_t> trace_seq{0};
-  // Tracing, under the tracer's lock: the slot whose time is the last traced
-  // record's (a wait on the event ends no earlier), in the trace `trace_mark_epoch`.
-  void* trace_mark = nullptr;
-  std::uint64_t trace_mark_epoch = 0;
+  event_trace trace;            // the tracer's (gpu_trace.hpp)
 };
 
 }  // namespace sluice::detail

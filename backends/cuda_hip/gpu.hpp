@@ -14,7 +14,7 @@
 //   flag_state.hpp    a flag
 //   memory_state.hpp  a device or pinned allocation
 //   peer_copy.hpp     the SM copy kernel's limits, the staged pipeline
-//   gpu_trace.hpp     what enqueues use of the tracer (traced_op)
+//   gpu_trace.hpp     what streams and events keep for the tracer; traced_op
 #pragma once
 
 #include "engine.hpp"

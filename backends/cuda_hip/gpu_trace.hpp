@@ -1,29 +1,65 @@
-// What the GPU backend's enqueues use of the tracer (trace.cpp;
-// include/sluice/trace.hpp): a traced device operation, traced host tasks.
+// What the rest of the GPU backend uses of the tracer (trace.cpp;
+// include/sluice/trace.hpp): the data a stream and an event keep for it, a
+// traced device operation, traced host tasks.
 #pragma once
 
 #include "trace.hpp"
 
 #include <sluice/stream.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 
 namespace sluice::detail {
 
 struct stream_state;
 struct event_state;
+struct trace_slot;  // a timing event of the trace, or a join of two (trace.cpp)
 struct traced_op_state;
 
+//! What a stream keeps for the tracer (stream_state::trace): its id in traces
+//! (new per stream), the last position given to a traced operation, and the
+//! lock that keeps a traced operation's timing events next to it.
+struct stream_trace {
+  std::uint64_t id = 0;
+  std::atomic<std::uint64_t> seq{0};
+  std::mutex m;
+  // Under m: the slot that ended the stream's last traced operation (the next
+  // one starts there) and the trace it belongs to.
+  trace_slot* last = nullptr;
+  std::uint64_t epoch = 0;
+
+  //! A pooled state starts a new stream: a new id, and no last slot (it does
+  //! not start where the state's previous stream ended).
+  void restart() noexcept {
+    id = trace::new_stream_id();
+    seq.store(0, std::memory_order_relaxed);
+    last = nullptr;
+  }
+};
+
+//! What an event keeps for the tracer (event_state::trace): the stream and
+//! position of its last traced record (for wait arrows), and, under the
+//! tracer's lock, the slot whose time is that record's (a wait on the event
+//! ends no earlier), in the trace `mark_epoch`.
+struct event_trace {
+  std::atomic<std::uint64_t> stream{0};
+  std::atomic<std::uint64_t> seq{0};
+  trace_slot* mark = nullptr;
+  std::uint64_t mark_epoch = 0;
+};
+
 //! Gives back the event's trace slot (from ~event, when it holds one).
-void trace_forget_event(event_state& e) noexcept;
+void trace_forget_event(event_trace& e) noexcept;
 
 //! Times one device-side operation while a trace is collected, with a timing
 //! event after it on its stream; it starts where the stream's previous traced
 //! operation ended, or, for the first one and on streams whose native handle
 //! was taken (the user's own work may lie between), at a timing event recorded
-//! before it. Everything happens under the stream's trace_m, so that no other
+//! before it. Everything happens under the stream's trace.m, so that no other
 //! thread's work lands in between. Construct it after the argument checks and
 //! before the vendor call; call done() after the vendor call. While no trace
 //! is collected it costs one relaxed load.
@@ -51,13 +87,15 @@ class traced_op {
   traced_op(const traced_op&) = delete;
   traced_op& operator=(const traced_op&) = delete;
 
-  //! Arguments of the record: a copy's path, the position a wait waits for.
+  //! Arguments of the record: a copy's path; the position a wait waits for:
+  //! another stream's work so far, or an event's last traced record.
   void path(const char* p) noexcept;
-  void waits_for(std::uint64_t stream, std::uint64_t seq) noexcept;
-  //! The position this operation got in its stream (0 when not traced).
-  std::uint64_t seq() const noexcept;
-  //! This operation records e: waits on e end no earlier than it (see above).
-  void marks(event_state& e) noexcept;
+  void waits_for(const stream_trace& other) noexcept;
+  void waits_for(const event_trace& e) noexcept;
+  //! This operation records the event whose trace is e: waits on it point
+  //! back to this operation and end no earlier (see above). Untraced, it
+  //! clears what an earlier traced record left there.
+  void marks(event_trace& e) noexcept;
   //! The operation was enqueued: time its end.
   void done() {
     if (state_ != nullptr) [[unlikely]]
@@ -69,6 +107,7 @@ class traced_op {
   void begin_wait(stream_state& s, event_state* waited_event, stream_state* waited_stream);
   void finish();
   void abandon() noexcept;
+  void waits_for(std::uint64_t stream, std::uint64_t seq) noexcept;
   traced_op_state* state_ = nullptr;
 };
 

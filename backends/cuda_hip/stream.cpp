@@ -112,7 +112,7 @@ void wait_for_stream(stream_state& s, stream_state& other, const char* api_name)
   check(api::event_record(other.position, other.native), api_name,
         ": recording the position of a stream on device ", other.device);
   traced_op traced(s, nullptr, &other);
-  traced.waits_for(other.trace_id, other.trace_seq.load(std::memory_order_relaxed));
+  traced.waits_for(other.trace);
   check(api::stream_wait_event(s.native, other.position), api_name, ": stream on device ", s.device,
         " waiting for a stream on device ", other.device);
   traced.done();

@@ -13,6 +13,7 @@
 
 #include "backend_rules.hpp"
 #include "checks.hpp"
+#include "gpu_trace.hpp"
 #include "mapped_word.hpp"
 #include "spin_mutex.hpp"
 #include "vendor.hpp"
@@ -71,16 +72,7 @@ struct stream_state {
   std::vector<std::string> errors;
   std::atomic<bool> has_errors{false};
 
-  // Tracing (trace.cpp): the stream's id in traces (new per stream), the last
-  // position given to a traced operation, and the lock that keeps a traced
-  // operation's timing events next to it.
-  std::uint64_t trace_id = 0;
-  std::atomic<std::uint64_t> trace_seq{0};
-  std::mutex trace_m;
-  // Under trace_m: the timing event that ended the stream's last traced
-  // operation (the next one starts there) and the trace it belongs to.
-  void* trace_last = nullptr;
-  std::uint64_t trace_epoch = 0;
+  stream_trace trace;  // the tracer's (gpu_trace.hpp)
 
   // Staged peer copies (staging.cpp): the sets this stream used, reused by
   // its later staged copies and pooled when the stream is recycled.

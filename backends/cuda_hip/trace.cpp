@@ -54,7 +54,7 @@ struct trace_slot {
   int device = 0;
   std::size_t point = 0;            // the device's latest calibration point when taken
   int refs = 0;                     // operations using it, plus one while it is a stream's last
-  bool last = false;                // some stream's trace_last (then in the tracer's list of lasts)
+  bool last = false;                // some stream's trace.last (then in the tracer's list of lasts)
   trace_slot* prev_last = nullptr;  // that list, intrusive: no allocation per operation
   trace_slot* next_last = nullptr;
   bool timed = false;   // ns is known
@@ -69,12 +69,12 @@ struct trace_slot {
 
 struct traced_op_state {
   stream_state* stream = nullptr;
-  std::unique_lock<std::mutex> lock;  // the stream's trace_m, from begin to finish
+  std::unique_lock<std::mutex> lock;  // the stream's trace.m, from begin to finish
   trace::record r;
   trace_slot* start = nullptr;
   trace_slot* end = nullptr;
   bool shared_end = false;  // an instant at the stream's last slot, or a join: nothing to record
-  event_state* mark = nullptr;  // an event this operation records (traced_op::marks)
+  event_trace* mark = nullptr;  // an event this operation records (traced_op::marks)
 };
 
 namespace {
@@ -102,7 +102,7 @@ struct device_clock {
 
 class tracer {
  public:
-  //! Under s.trace_m: the slot an operation on s starts at (shared with the
+  //! Under s.trace.m: the slot an operation on s starts at (shared with the
   //! stream's previous operation, or new; *record_it: the caller records it),
   //! and a new slot for its end, which becomes the stream's last.
   void begin_op(stream_state& s, std::int64_t now, bool needs_start, trace_slot** start,
@@ -143,7 +143,7 @@ class tracer {
 
   enum class wait_plan { timed_by_slots, needs_event, ask_event };
 
-  //! Under s.trace_m: a wait of s that needs no timing event of its own (see
+  //! Under s.trace.m: a wait of s that needs no timing event of its own (see
   //! the file's comment): *start is the stream's last slot, *end a join of it
   //! and what the wait waits for, or, when it waits for nothing (`nothing`,
   //! or the join adds nothing), *start null and *end the last slot (an
@@ -157,10 +157,10 @@ class tracer {
     if (last == nullptr) return wait_plan::needs_event;
     trace_slot* mark = nullptr;
     if (!nothing && ev != nullptr) {
-      if (ev->trace_mark == &completed_ && ev->trace_mark_epoch == epoch_)
+      if (ev->trace.mark == &completed_ && ev->trace.mark_epoch == epoch_)
         return instant_locked(last, start, end);  // seen completed since its last record
-      if (ev->trace_mark != nullptr && ev->trace_mark_epoch == epoch_)
-        mark = static_cast<trace_slot*>(ev->trace_mark);
+      if (ev->trace.mark != nullptr && ev->trace.mark_epoch == epoch_)
+        mark = ev->trace.mark;
       else if (ev->recorded.load(std::memory_order_acquire))
         return wait_plan::ask_event;
       else
@@ -188,24 +188,24 @@ class tracer {
     return wait_plan::timed_by_slots;
   }
 
-  //! Under s.trace_m, after the end event was recorded: `end` becomes the
+  //! Under s.trace.m, after the end event was recorded: `end` becomes the
   //! stream's last, and the operation waits for its end event to complete.
   //! With `mark`, the event that this operation recorded: its mark is `end`.
-  void end_op(stream_state& s, pending&& p, event_state* mark = nullptr) {
+  void end_op(stream_state& s, pending&& p, event_trace* mark = nullptr) {
     std::lock_guard<std::mutex> lock(m_);
     if (mark != nullptr) {
       ++p.end->refs;
       set_mark_locked(*mark, p.end);
     }
-    auto* previous = static_cast<trace_slot*>(s.trace_last);
-    if (previous != nullptr && s.trace_epoch == epoch_ && previous->last) {
+    trace_slot* previous = s.trace.last;
+    if (previous != nullptr && s.trace.epoch == epoch_ && previous->last) {
       unlink_last(previous);
       unref_locked(previous);
     }
     ++p.end->refs;
     link_last(p.end);
-    s.trace_last = p.end;
-    s.trace_epoch = epoch_;
+    s.trace.last = p.end;
+    s.trace.epoch = epoch_;
     ops_.push_back(std::move(p));
     if (ops_.size() >= next_harvest_) {
       harvest_locked(false);
@@ -213,16 +213,16 @@ class tracer {
     }
   }
 
-  //! Under s.trace_m: untraced device work follows (a host function's
+  //! Under s.trace.m: untraced device work follows (a host function's
   //! callback and gate): the next operation must not start where the last ended.
   void break_chain(stream_state& s) noexcept {
     std::lock_guard<std::mutex> lock(m_);
-    auto* last = static_cast<trace_slot*>(s.trace_last);
-    if (last != nullptr && s.trace_epoch == epoch_ && last->last) {
+    trace_slot* last = s.trace.last;
+    if (last != nullptr && s.trace.epoch == epoch_ && last->last) {
       unlink_last(last);
       unref_locked(last);
     }
-    s.trace_last = nullptr;
+    s.trace.last = nullptr;
   }
 
   //! An operation that threw before it was enqueued: its slots go back.
@@ -233,7 +233,7 @@ class tracer {
   }
 
   //! ~event: the event's mark goes back.
-  void forget_event(event_state& e) noexcept {
+  void forget_event(event_trace& e) noexcept {
     std::lock_guard<std::mutex> lock(m_);
     set_mark_locked(e, nullptr);
   }
@@ -241,7 +241,7 @@ class tracer {
   //! A wait found e's last record (made before this trace) completed: later
   //! waits on it in this trace are instants without asking again (a record
   //! in the trace replaces the mark; one outside it is in another trace).
-  void mark_completed(event_state& e) {
+  void mark_completed(event_trace& e) {
     std::lock_guard<std::mutex> lock(m_);
     set_mark_locked(e, &completed_);
   }
@@ -278,18 +278,18 @@ class tracer {
   static constexpr int max_join_depth = 8;
 
   //! Under m_: e's mark becomes `slot` (a reference it holds, or &completed_).
-  void set_mark_locked(event_state& e, trace_slot* slot) noexcept {
-    auto* old = static_cast<trace_slot*>(e.trace_mark);
+  void set_mark_locked(event_trace& e, trace_slot* slot) noexcept {
+    trace_slot* old = e.mark;
     if (old != nullptr && old != &completed_) unref_locked(old);
-    e.trace_mark = slot;
-    e.trace_mark_epoch = epoch_;
+    e.mark = slot;
+    e.mark_epoch = epoch_;
   }
 
   //! Under m_: the slot s's next operation may start at (its last in this
   //! trace, with no untraced work after it), or null.
   trace_slot* chained_last_locked(const stream_state& s) const noexcept {
-    auto* last = static_cast<trace_slot*>(s.trace_last);
-    const bool chain = last != nullptr && s.trace_epoch == epoch_ &&
+    trace_slot* last = s.trace.last;
+    const bool chain = last != nullptr && s.trace.epoch == epoch_ &&
                        !s.native_escaped.load(std::memory_order_relaxed);
     return chain ? last : nullptr;
   }
@@ -637,9 +637,9 @@ trace::record new_record(stream_state& s, const char* kind, std::size_t bytes) {
   r.kind = kind;
   r.bytes = bytes;
   r.device = s.device;
-  r.stream = s.trace_id;
+  r.stream = s.trace.id;
   r.priority = s.native_priority;
-  r.seq = s.trace_seq.fetch_add(1, std::memory_order_relaxed) + 1;
+  r.seq = s.trace.seq.fetch_add(1, std::memory_order_relaxed) + 1;
   r.host_thread = trace::thread_id();
   r.enqueue_ns = trace::now_ns();
   return r;
@@ -659,7 +659,7 @@ void record_slot(stream_state& s, trace_slot* slot, trace_slot* start, trace_slo
 void traced_op::begin(stream_state& s, const char* kind, std::size_t bytes, bool instant) {
   auto st = std::make_unique<traced_op_state>();
   st->stream = &s;
-  st->lock = std::unique_lock<std::mutex>(s.trace_m);
+  st->lock = std::unique_lock<std::mutex>(s.trace.m);
   st->r = new_record(s, kind, bytes);
   const std::int64_t now = st->r.enqueue_ns;
   bool record_start = false;
@@ -678,7 +678,7 @@ void traced_op::begin_wait(stream_state& s, event_state* waited_event,
                            stream_state* waited_stream) {
   auto st = std::make_unique<traced_op_state>();
   st->stream = &s;
-  st->lock = std::unique_lock<std::mutex>(s.trace_m);
+  st->lock = std::unique_lock<std::mutex>(s.trace.m);
   auto& t = the_tracer();
   st->r = new_record(s, "wait", 0);
   const std::int64_t now = st->r.enqueue_ns;
@@ -688,7 +688,7 @@ void traced_op::begin_wait(stream_state& s, event_state* waited_event,
     // wait waits for nothing; a failed query is left to the wait to report.
     const auto q = api::event_query(waited_event->native);
     if (q.ok()) {
-      t.mark_completed(*waited_event);
+      t.mark_completed(waited_event->trace);
       plan = t.begin_wait(s, now, nullptr, nullptr, true, &st->start, &st->end);
     } else if (q.code != api::not_ready)
       api::clear_last_error();
@@ -703,24 +703,38 @@ void traced_op::begin_wait(stream_state& s, event_state* waited_event,
   state_ = st.release();
 }
 
-void traced_op::marks(event_state& e) noexcept {
-  if (state_ != nullptr) state_->mark = &e;
+void traced_op::marks(event_trace& e) noexcept {
+  if (state_ == nullptr) {
+    e.stream.store(0, std::memory_order_relaxed);
+    e.seq.store(0, std::memory_order_relaxed);
+    return;
+  }
+  e.stream.store(state_->stream->trace.id, std::memory_order_relaxed);
+  e.seq.store(state_->r.seq, std::memory_order_relaxed);
+  state_->mark = &e;
 }
 
-void trace_forget_event(event_state& e) noexcept { the_tracer().forget_event(e); }
+void trace_forget_event(event_trace& e) noexcept { the_tracer().forget_event(e); }
 
 void traced_op::path(const char* p) noexcept {
   if (state_ != nullptr) state_->r.path = p;
 }
 
+void traced_op::waits_for(const stream_trace& other) noexcept {
+  if (state_ != nullptr) waits_for(other.id, other.seq.load(std::memory_order_relaxed));
+}
+
+void traced_op::waits_for(const event_trace& e) noexcept {
+  if (state_ != nullptr)
+    waits_for(e.stream.load(std::memory_order_relaxed), e.seq.load(std::memory_order_relaxed));
+}
+
 void traced_op::waits_for(std::uint64_t stream, std::uint64_t seq) noexcept {
-  if (state_ != nullptr && stream != 0) {
+  if (stream != 0) {
     state_->r.from_stream = stream;
     state_->r.from_seq = seq;
   }
 }
-
-std::uint64_t traced_op::seq() const noexcept { return state_ != nullptr ? state_->r.seq : 0; }
 
 void traced_op::finish() {
   std::unique_ptr<traced_op_state> st(state_);
@@ -778,7 +792,7 @@ std::unique_ptr<host_task> traced_host_task(stream_state& s, std::unique_ptr<hos
                                             const char* kind, std::size_t bytes, const char* path) {
   {
     // Its callback and gate wait lie between the operations before and after it.
-    const std::lock_guard<std::mutex> lock(s.trace_m);
+    const std::lock_guard<std::mutex> lock(s.trace.m);
     the_tracer().break_chain(s);
   }
   trace::record r = new_record(s, kind, bytes);
@@ -794,7 +808,7 @@ void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin) {
   auto& st = checked(s, begin ? "sluice::trace_range" : "sluice::trace_range::~trace_range");
   if (!trace::enabled()) return;
   // One event: a marker takes no time; the next operation starts there.
-  std::unique_lock<std::mutex> lock(st.trace_m);
+  std::unique_lock<std::mutex> lock(st.trace.m);
   trace_slot* start = nullptr;
   trace_slot* end = nullptr;
   bool unused = false;
