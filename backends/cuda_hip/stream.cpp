@@ -207,8 +207,6 @@ void stream_ref::enqueue_host_task(std::unique_ptr<detail::host_task> task) cons
 namespace detail {
 
 void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* api_name) {
-  // A host function holds the stream until sluice's thread has run it (IND-4).
-  const stream_pool::hold_scope hold(engine().devices[static_cast<std::size_t>(s.device)].natives);
   std::lock_guard<spin_mutex> lock(s.enqueue_m);
   if (!s.native_escaped.load(std::memory_order_relaxed)) {
     // Join the batch of the host function enqueued just before, if it is still
@@ -235,6 +233,10 @@ void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* 
   // The callback only hands over; the stream then waits until the batch has
   // run and opened the gate (so later work waits for it: HOST-1).
   s.add_ref();
+  // A host function holds the stream until sluice's thread has run it: no
+  // stream pool makes vendor streams meanwhile (IND-4). Only around the vendor
+  // calls: a thread that makes streams may hold a lock this one waits for.
+  const stream_pool::hold_scope hold(engine().devices[static_cast<std::size_t>(s.device)].natives);
   const auto launched = gpu::api::launch_host_func<hand_over>(s.native, batch.get());
   if (!launched.ok()) {
     end_host_batch(s);
@@ -268,14 +270,18 @@ void stream_ref::write_value(flag& f, std::uint32_t v) const {
 
 void stream_ref::wait_value(const flag& f, std::uint32_t v) const {
   auto& s = checked(*this, "sluice::stream_ref::wait_value");
-  // Holds the stream until the host stores the flag (IND-4).
-  const detail::stream_pool::hold_scope hold(
-      detail::engine().devices[static_cast<std::size_t>(s.device)].natives);
   detail::add_flag_user(*detail::access::state(f), s);
   detail::end_host_batch(s);
   detail::traced_op traced(s, "wait_value");
-  detail::check(gpu::api::stream_wait_value(s.native, detail::access::state(f)->w.device, v),
-                "sluice::stream_ref::wait_value: stream on device ", s.device);
+  {
+    // Holds the stream until the host stores the flag: no stream pool makes
+    // vendor streams meanwhile (IND-4). Only around the vendor call: the tracer
+    // above may take the tracer's stream from the pool.
+    const detail::stream_pool::hold_scope hold(
+        detail::engine().devices[static_cast<std::size_t>(s.device)].natives);
+    detail::check(gpu::api::stream_wait_value(s.native, detail::access::state(f)->w.device, v),
+                  "sluice::stream_ref::wait_value: stream on device ", s.device);
+  }
   traced.done();
 }
 
