@@ -15,6 +15,8 @@
 //   memory_state.hpp  a device or pinned allocation
 //   peer_copy.hpp     the SM copy kernel's limits, the staged pipeline
 //   gpu_trace.hpp     what streams and events keep for the tracer; traced_op
+//   tracer.hpp        the tracer inside, with trace_clock.hpp (trace_*.cpp only;
+//                     not included here)
 #pragma once
 
 #include "engine.hpp"

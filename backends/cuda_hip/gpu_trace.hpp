@@ -1,4 +1,4 @@
-// What the rest of the GPU backend uses of the tracer (trace.cpp;
+// What the rest of the GPU backend uses of the tracer (tracer.hpp;
 // include/sluice/trace.hpp): the data a stream and an event keep for it, a
 // traced device operation, traced host tasks.
 #pragma once
@@ -17,7 +17,7 @@ namespace sluice::detail {
 
 struct stream_state;
 struct event_state;
-struct trace_slot;  // a timing event of the trace, or a join of two (trace.cpp)
+struct trace_slot;  // a timing event of the trace, or a join of two (tracer.hpp)
 struct traced_op_state;
 
 //! What a stream keeps for the tracer (stream_state::trace): its id in traces

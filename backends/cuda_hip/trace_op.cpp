@@ -1,0 +1,221 @@
+// The traced operation (gpu_trace.hpp) and the backend's tracing entry
+// points (src/trace.hpp): what an enqueue does while a trace is collected.
+// The slots it starts and ends at are the tracer's (trace_slots.cpp).
+#include "event_state.hpp"
+#include "gpu_trace.hpp"
+#include "host_functions.hpp"
+#include "stream_state.hpp"
+#include "tracer.hpp"
+
+#include <sluice/trace.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+namespace sluice::detail {
+
+struct traced_op_state {
+  stream_state* stream = nullptr;
+  std::unique_lock<std::mutex> lock;  // the stream's trace.m, from begin to finish
+  trace::record r;
+  trace_slot* start = nullptr;
+  trace_slot* end = nullptr;
+  bool shared_end = false;  // an instant at the stream's last slot, or a join: nothing to record
+  event_trace* mark = nullptr;  // an event this operation records (traced_op::marks)
+};
+
+namespace {
+
+//! The record every traced operation starts from.
+trace::record new_record(stream_state& s, const char* kind, std::size_t bytes) {
+  trace::record r;
+  r.kind = kind;
+  r.bytes = bytes;
+  r.device = s.device;
+  r.stream = s.trace.id;
+  r.priority = s.native_priority;
+  r.seq = s.trace.seq.fetch_add(1, std::memory_order_relaxed) + 1;
+  r.host_thread = trace::thread_id();
+  r.enqueue_ns = trace::now_ns();
+  return r;
+}
+
+//! Records a slot's event on the stream; on failure gives back both slots and throws.
+void record_slot(stream_state& s, trace_slot* slot, trace_slot* start, trace_slot* end) {
+  const auto recorded = api::event_record(slot->event, s.native);
+  if (!recorded.ok()) {
+    the_tracer().abandon(start, end);
+    check(recorded, "sluice tracing: recording a timing event on a stream of device ", s.device);
+  }
+}
+
+}  // namespace
+
+void traced_op::begin(stream_state& s, const char* kind, std::size_t bytes, bool instant) {
+  auto st = std::make_unique<traced_op_state>();
+  st->stream = &s;
+  st->lock = std::unique_lock<std::mutex>(s.trace.m);
+  st->r = new_record(s, kind, bytes);
+  const std::int64_t now = st->r.enqueue_ns;
+  bool record_start = false;
+  if (instant) the_tracer().begin_op(s, now, false, &st->end, nullptr, &record_start);
+  if (st->end != nullptr)
+    st->shared_end = true;  // an instant where the stream's last operation ended
+  else
+    // One event before it and one after (or, for an instant on a stream with
+    // no last slot, one event: a marker).
+    the_tracer().begin_op(s, now, !instant, &st->start, &st->end, &record_start);
+  if (record_start) record_slot(s, st->start, st->start, st->end);
+  state_ = st.release();
+}
+
+void traced_op::begin_wait(stream_state& s, event_state* waited_event,
+                           stream_state* waited_stream) {
+  auto st = std::make_unique<traced_op_state>();
+  st->stream = &s;
+  st->lock = std::unique_lock<std::mutex>(s.trace.m);
+  auto& t = the_tracer();
+  st->r = new_record(s, "wait", 0);
+  const std::int64_t now = st->r.enqueue_ns;
+  auto plan = t.begin_wait(s, now, waited_event, waited_stream, false, &st->start, &st->end);
+  if (plan == tracer::wait_plan::ask_event) {
+    // Recorded before this trace (or untraced): if it has completed, the
+    // wait waits for nothing; a failed query is left to the wait to report.
+    const auto q = api::event_query(waited_event->native);
+    if (q.ok()) {
+      t.mark_completed(waited_event->trace);
+      plan = t.begin_wait(s, now, nullptr, nullptr, true, &st->start, &st->end);
+    } else if (q.code != api::not_ready)
+      api::clear_last_error();
+  }
+  if (plan == tracer::wait_plan::timed_by_slots) {
+    st->shared_end = true;
+  } else {
+    bool record_start = false;
+    t.begin_op(s, now, true, &st->start, &st->end, &record_start);
+    if (record_start) record_slot(s, st->start, st->start, st->end);
+  }
+  state_ = st.release();
+}
+
+void traced_op::marks(event_trace& e) noexcept {
+  if (state_ == nullptr) {
+    e.stream.store(0, std::memory_order_relaxed);
+    e.seq.store(0, std::memory_order_relaxed);
+    return;
+  }
+  e.stream.store(state_->stream->trace.id, std::memory_order_relaxed);
+  e.seq.store(state_->r.seq, std::memory_order_relaxed);
+  state_->mark = &e;
+}
+
+void trace_forget_event(event_trace& e) noexcept { the_tracer().forget_event(e); }
+
+void traced_op::path(const char* p) noexcept {
+  if (state_ != nullptr) state_->r.path = p;
+}
+
+void traced_op::waits_for(const stream_trace& other) noexcept {
+  if (state_ != nullptr) waits_for(other.id, other.seq.load(std::memory_order_relaxed));
+}
+
+void traced_op::waits_for(const event_trace& e) noexcept {
+  if (state_ != nullptr)
+    waits_for(e.stream.load(std::memory_order_relaxed), e.seq.load(std::memory_order_relaxed));
+}
+
+void traced_op::waits_for(std::uint64_t stream, std::uint64_t seq) noexcept {
+  if (stream != 0) {
+    state_->r.from_stream = stream;
+    state_->r.from_seq = seq;
+  }
+}
+
+void traced_op::finish() {
+  std::unique_ptr<traced_op_state> st(state_);
+  state_ = nullptr;
+  stream_state& s = *st->stream;
+  if (st->shared_end) {
+    the_tracer().end_op(s, pending{std::move(st->r), st->start, st->end}, st->mark);
+    return;
+  }
+  // The operation is enqueued: a failure here must not make its call throw.
+  const auto recorded = api::event_record(st->end->event, s.native);
+  if (!recorded.ok()) {
+    api::clear_last_error();
+    std::fprintf(stderr,
+                 "sluice: trace: a %s on a stream of device %d is left out of the trace: "
+                 "recording its timing event failed (%s)\n",
+                 st->r.kind, s.device, recorded.api);
+    the_tracer().abandon(st->start, st->end);
+    return;
+  }
+  the_tracer().end_op(s, pending{std::move(st->r), st->start, st->end}, st->mark);
+}
+
+void traced_op::abandon() noexcept {
+  // The operation threw before it was enqueued: its slots go back (a start
+  // event already recorded completes on its own).
+  std::unique_ptr<traced_op_state> st(state_);
+  state_ = nullptr;
+  the_tracer().abandon(st->start, st->end);
+}
+
+namespace {
+
+struct traced_task final : host_task {
+  traced_task(std::unique_ptr<host_task> t, trace::record rec)
+      : inner(std::move(t)), r(std::move(rec)) {}
+  void run() override {
+    r.start_ns = trace::now_ns();
+    struct stamp_end {
+      trace::record& r;
+      ~stamp_end() {
+        r.end_ns = trace::now_ns();
+        trace::submit(std::move(r));
+      }
+    } end{r};
+    inner->run();  // what it throws is reported by the batch (HOST-4)
+  }
+  std::unique_ptr<host_task> inner;
+  trace::record r;
+};
+
+}  // namespace
+
+std::unique_ptr<host_task> traced_host_task(stream_state& s, std::unique_ptr<host_task> task,
+                                            const char* kind, std::size_t bytes, const char* path) {
+  {
+    // Its callback and gate wait lie between the operations before and after it.
+    const std::lock_guard<std::mutex> lock(s.trace.m);
+    the_tracer().break_chain(s);
+  }
+  trace::record r = new_record(s, kind, bytes);
+  r.path = path;
+  return std::make_unique<traced_task>(std::move(task), std::move(r));
+}
+
+bool trace_supported() noexcept { return true; }
+
+void trace_backend_collect() { the_tracer().collect(); }
+
+void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin) {
+  auto& st = checked(s, begin ? "sluice::trace_range" : "sluice::trace_range::~trace_range");
+  if (!trace::enabled()) return;
+  // One event: a marker takes no time; the next operation starts there.
+  std::unique_lock<std::mutex> lock(st.trace.m);
+  trace_slot* start = nullptr;
+  trace_slot* end = nullptr;
+  bool unused = false;
+  trace::record r = new_record(st, begin ? "range_begin" : "range_end", 0);
+  the_tracer().begin_op(st, r.enqueue_ns, false, &start, &end, &unused);
+  record_slot(st, end, nullptr, end);
+  r.label = name;
+  the_tracer().end_op(st, pending{std::move(r), nullptr, end});
+}
+
+}  // namespace sluice::detail
