@@ -2,6 +2,7 @@
 // check (EVT-5 device match, EVT-8 argument rules, self-waits from host functions).
 #include "backend_rules.hpp"
 #include "engine.hpp"
+#include "enqueue_scope.hpp"
 #include "event_state.hpp"
 #include "gpu_trace.hpp"
 #include "stream_state.hpp"
@@ -60,11 +61,10 @@ void event::record(stream_ref s) {
   if (st.device != e.device) [[unlikely]]
     detail::fail(errc::invalid_argument, api, "the event belongs to device ", e.device,
                  " but the stream to device ", st.device);
-  detail::end_host_batch(st);
-  detail::traced_op traced(st, "record", 0, /*instant=*/true);
+  detail::enqueue_scope<detail::keep_device> scope(st, "record", 0, /*instant=*/true);
   detail::check(gpu::api::event_record(e.native, st.native), api, ": event of device ", e.device);
-  traced.marks(e.trace);
-  traced.done();
+  scope.marks(e.trace);
+  scope.done();
   e.record_stream.store(&st, std::memory_order_relaxed);
   e.record_tickets.store(st.host_functions_published.load(std::memory_order_acquire),
                          std::memory_order_relaxed);
@@ -104,12 +104,11 @@ void stream_ref::wait(const event& e) const {
                            "record the event before waiting on it, on the stream whose work "
                            "should be waited for");
   // A never-recorded event is a no-op for the vendor too (EVT-3).
-  detail::end_host_batch(s);
-  detail::traced_op traced(s, &ev, nullptr);
-  traced.waits_for(ev.trace);
+  detail::enqueue_scope<detail::keep_device> scope(s, &ev, nullptr);
+  scope.waits_for(ev.trace);
   detail::check(gpu::api::stream_wait_event(s.native, ev.native), api, ": stream on device ",
                 s.device, " waiting for an event of device ", ev.device);
-  traced.done();
+  scope.done();
 }
 
 std::chrono::duration<double, std::milli> elapsed(const event& start, const event& stop) {

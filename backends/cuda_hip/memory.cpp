@@ -2,6 +2,7 @@
 // stream-ordered frees that never block, pinned buffers, copy and fill.
 #include "backend_rules.hpp"
 #include "engine.hpp"
+#include "enqueue_scope.hpp"
 #include "gpu_trace.hpp"
 #include "memory_state.hpp"
 #include "range_map.hpp"
@@ -60,7 +61,7 @@ void* allocate_device_async(stream_ref s, std::size_t bytes, allocation** out) {
   auto a = std::make_unique<allocation>();
   a->bytes = bytes;
   a->device = dev.id;
-  end_host_batch(st);
+  end_host_batch(st);  // an enqueue, but no traced operation: only the batch ends
   if (bytes > 0)
     check(api::malloc_from_pool(&a->ptr, bytes, dev.pool, st.native),
           "sluice::device_buffer: allocating ", bytes, " bytes on a stream of device ", dev.id);
@@ -310,14 +311,12 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
     detail::copy_on_host(st, dst, src, bytes, api, SLUICE_CALL_SITE());
     return;
   }
-  detail::end_host_batch(st);
   // The stream's device is made current for the call when it is not (pool
-  // memory of device 1 with device 0 current: cudaErrorInvalidValue; device_current).
-  const detail::device_current on(st);
-  detail::traced_op traced(st, "copy", bytes);
+  // memory of device 1 with device 0 current: cudaErrorInvalidValue).
+  detail::enqueue_scope<detail::device_current> scope(st, "copy", bytes);
   detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes,
                 " bytes on a stream of device ", st.device);
-  traced.done();
+  scope.done();
 }
 
 void fill(stream_ref s, void* dst, unsigned char value, std::size_t bytes) {
@@ -327,7 +326,6 @@ void fill(stream_ref s, void* dst, unsigned char value, std::size_t bytes) {
   detail::check_pointer_range(dst, bytes, api, "dst");
   const detail::range_lookup d = detail::allocations().find(dst, bytes);
   detail::check_no_overrun(d, bytes, api, "dst");
-  detail::end_host_batch(st);
   bool pageable = false;
   if (d.owner == nullptr) {  // not sluice memory: ask the vendor what it is
     (void)gpu::api::is_pageable(dst, &pageable);
@@ -345,10 +343,10 @@ void fill(stream_ref s, void* dst, unsigned char value, std::size_t bytes) {
   }
   // No device_current here: cudaMemsetAsync took pool memory of device 1 with
   // device 0 current (2x H200, sluice-probe-xdev), unlike cudaMemcpyAsync.
-  detail::traced_op traced(st, "fill", bytes);
+  detail::enqueue_scope<detail::keep_device> scope(st, "fill", bytes);
   detail::check(gpu::api::memset_async(dst, value, bytes, st.native), api, ": ", bytes,
                 " bytes on a stream of device ", st.device);
-  traced.done();
+  scope.done();
 }
 
 }  // namespace sluice

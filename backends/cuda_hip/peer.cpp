@@ -2,6 +2,7 @@
 // sluice's memory pools), and copy_peer with the path it took.
 #include "diagnose.hpp"
 #include "engine.hpp"
+#include "enqueue_scope.hpp"
 #include "environment.hpp"
 #include "gpu_trace.hpp"
 #include "peer_access.hpp"
@@ -137,11 +138,10 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   if (bytes == 0) return path;
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), bytes,
                                    to_string(path), gpu::api::peer_push_preferred);
-  detail::end_host_batch(st);
-  const detail::device_current on(st);  // as in copy: pool memory of another device
-  detail::traced_op traced(st, "copy_peer", bytes);
+  // As in copy: pool memory of another device.
+  detail::enqueue_scope<detail::device_current> scope(st, "copy_peer", bytes);
   if (detail::trace::enabled()) [[unlikely]]
-    traced.path(to_string(path));
+    scope.path(to_string(path));
   if (path == copy_path::direct_sm) {
     // Small and aligned, over the link: sluice's SM copy kernel on the stream's
     // device (a push from the source, a pull from the destination).
@@ -160,7 +160,7 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
         ": ", bytes, " bytes from device ", src_dev.id(), " to device ", dst_dev.id(), " (",
         to_string(path), ")");
   }
-  traced.done();
+  scope.done();
   return path;
 }
 
@@ -179,10 +179,8 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
   if (path == copy_path::direct_sm || path == copy_path::local_sm) {
     std::vector<detail::sm_copy::piece> group;
     group.reserve(std::min<std::size_t>(count, detail::sm_copy::batch_pieces));
-    detail::end_host_batch(st);
-    const detail::device_current on(st);
-    detail::traced_op traced(st, "copy_peer_batch", total);
-    traced.path(to_string(path));
+    detail::enqueue_scope<detail::device_current> scope(st, "copy_peer_batch", total);
+    scope.path(to_string(path));
     const auto launch = [&] {
       std::size_t largest = 0;
       for (const auto& p : group) largest = std::max(largest, p.bytes);
@@ -199,7 +197,7 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
       if (group.size() == detail::sm_copy::batch_pieces) launch();
     }
     if (!group.empty()) launch();
-    traced.done();
+    scope.done();
     return path;
   }
   // The vendor's batched copy takes three arrays (made before anything is enqueued).
@@ -217,10 +215,8 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
       sizes.push_back(pieces[i].bytes);
     }
   }
-  detail::end_host_batch(st);
-  const detail::device_current on(st);
-  detail::traced_op traced(st, "copy_peer_batch", total);
-  traced.path(to_string(path));
+  detail::enqueue_scope<detail::device_current> scope(st, "copy_peer_batch", total);
+  scope.path(to_string(path));
   if (path == copy_path::staged) {
     // Without peer access: the pieces share the pinned slots of sluice's pipeline.
     detail::staged_copy(st, dst_dev.id(), src_dev.id(), pieces, count, api);
@@ -231,7 +227,7 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
         api, ": ", dsts.size(), " pieces, ", total, " bytes from device ", src_dev.id(),
         " to device ", dst_dev.id(), " (", to_string(path), ")");
   }
-  traced.done();
+  scope.done();
   return path;
 }
 

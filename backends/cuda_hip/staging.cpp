@@ -220,7 +220,7 @@ void staged_copy(stream_state& u, int dst_dev, int src_dev, const peer_piece* pi
   const api::stream_t on_dst = set.helper_on_dst ? set.helper : u.native;
   // The caller's current device is restored at the end (XDEV-2); in between
   // the device of each step's memory is current (pool memory needs it: see
-  // device_current).
+  // device_current, enqueue_scope.hpp).
   struct devices {
     const char* api_name;
     int original = 0;

@@ -2,6 +2,7 @@
 // and stream memory operations.
 #include "backend_rules.hpp"
 #include "engine.hpp"
+#include "enqueue_scope.hpp"
 #include "flag_state.hpp"
 #include "gpu_trace.hpp"
 #include "host_functions.hpp"
@@ -107,15 +108,14 @@ void rethrow_host_errors(stream_state& s) {
 void wait_for_stream(stream_state& s, stream_state& other, const char* api_name) {
   if (&s == &other) return;  // a stream is always ordered after its own work
   std::lock_guard<spin_mutex> lock(other.enqueue_m);
-  end_host_batch(other);
-  end_host_batch(s);
+  end_host_batch(other);  // the position recorded on it
   check(api::event_record(other.position, other.native), api_name,
         ": recording the position of a stream on device ", other.device);
-  traced_op traced(s, nullptr, &other);
-  traced.waits_for(other.trace);
+  enqueue_scope<keep_device> scope(s, nullptr, &other);
+  scope.waits_for(other.trace);
   check(api::stream_wait_event(s.native, other.position), api_name, ": stream on device ", s.device,
         " waiting for a stream on device ", other.device);
-  traced.done();
+  scope.done();
 }
 
 }  // namespace detail
@@ -261,18 +261,16 @@ void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* 
 void stream_ref::write_value(flag& f, std::uint32_t v) const {
   auto& s = checked(*this, "sluice::stream_ref::write_value");
   detail::add_flag_user(*detail::access::state(f), s);
-  detail::end_host_batch(s);
-  detail::traced_op traced(s, "write_value");
+  detail::enqueue_scope<detail::keep_device> scope(s, "write_value");
   detail::check(gpu::api::stream_write_value(s.native, detail::access::state(f)->w.device, v),
                 "sluice::stream_ref::write_value: stream on device ", s.device);
-  traced.done();
+  scope.done();
 }
 
 void stream_ref::wait_value(const flag& f, std::uint32_t v) const {
   auto& s = checked(*this, "sluice::stream_ref::wait_value");
   detail::add_flag_user(*detail::access::state(f), s);
-  detail::end_host_batch(s);
-  detail::traced_op traced(s, "wait_value");
+  detail::enqueue_scope<detail::keep_device> scope(s, "wait_value");
   {
     // Holds the stream until the host stores the flag: no stream pool makes
     // vendor streams meanwhile (IND-4). Only around the vendor call: the tracer
@@ -282,7 +280,7 @@ void stream_ref::wait_value(const flag& f, std::uint32_t v) const {
     detail::check(gpu::api::stream_wait_value(s.native, detail::access::state(f)->w.device, v),
                   "sluice::stream_ref::wait_value: stream on device ", s.device);
   }
-  traced.done();
+  scope.done();
 }
 
 native_stream_t native_handle(stream_ref s) {

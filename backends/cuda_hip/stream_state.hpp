@@ -26,7 +26,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,8 +85,9 @@ struct stream_state {
   void release() noexcept;
 };
 
-//! Every enqueue on a stream other than host_func calls this first: later
-//! host functions must not join a batch that runs before this work.
+//! Every enqueue on a stream other than host_func calls this first (device
+//! work: through enqueue_scope.hpp): later host functions must not join a
+//! batch that runs before this work.
 inline void end_host_batch(stream_state& s) noexcept {
   if (s.open_batch.load(std::memory_order_relaxed) != nullptr)
     s.open_batch.store(nullptr, std::memory_order_relaxed);
@@ -111,22 +111,6 @@ inline stream_state& checked(stream_ref s, const char* api_name) {
          "the stream was destroyed (a stream_ref outlived its stream)");
   return *st;
 }
-
-//! Makes the stream's device current for the scope when it is not. CUDA 13
-//! refused cudaMemcpyAsync on pool memory of device 1, on a stream of device 1,
-//! while device 0 was current (cudaErrorInvalidValue; explicit kinds and
-//! cuMemcpyAsync too: 2x H200, sluice-probe-xdev). When the device is current
-//! this costs one context query (CUDA: cuCtxGetCurrent, 8 ns there).
-class device_current {
- public:
-  explicit device_current(const stream_state& s) {
-    if (!api::device_is_current(s.device, s.context)) [[unlikely]]
-      guard_.emplace(s.device);
-  }
-
- private:
-  std::optional<scoped_device> guard_;
-};
 
 //! Throws errc::host_function_failed, once, for host functions of s that threw.
 void rethrow_host_errors(stream_state& s);
