@@ -6,8 +6,10 @@
 #include "checks.hpp"
 #include "diagnose.hpp"
 #include "host_functions.hpp"
+#include "stream_names.hpp"
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -59,17 +61,19 @@ inline void check_elapsed_arguments(bool start_timing, bool stop_timing, int sta
 //! (`busy`: the caller asks only with SLUICE_DIAGNOSE on), and always the
 //! host-function failures nobody asked about (HOST-4: nothing is lost; the
 //! state may outlive the process). `errors` and `has_errors` are the stream's,
-//! guarded by `errors_m`; `where` is the caller's SLUICE_CALL_SITE().
+//! guarded by `errors_m`; `where` is the caller's SLUICE_CALL_SITE(). The
+//! stream's name (its trace id: `stream_id`) is dropped here, and named in the warning.
 inline void report_stream_destroyed(int device, bool busy, std::mutex& errors_m,
                                     std::vector<std::string>& errors, std::atomic<bool>& has_errors,
-                                    const void* where) {
+                                    const void* where, std::uint64_t stream_id) {
+  const std::string name = stream_names::forget(stream_id);
   if (busy)
-    diagnose::warn(
-        diagnose::kind::stream_destroyed_busy, where,
-        "a stream of device " + std::to_string(device) + " was destroyed with work pending",
-        "the work still runs (LIFE-1), but nothing can wait for it any more "
-        "through this stream: record an event or synchronize first if later "
-        "work depends on it");
+    diagnose::warn(diagnose::kind::stream_destroyed_busy, where,
+                   stream_names::phrase(name, "device " + std::to_string(device)) +
+                       " was destroyed with work pending",
+                   "the work still runs (LIFE-1), but nothing can wait for it any more "
+                   "through this stream: record an event or synchronize first if later "
+                   "work depends on it");
   if (!has_errors.load(std::memory_order_acquire)) return;
   std::vector<std::string> taken;
   {

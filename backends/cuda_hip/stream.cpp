@@ -7,6 +7,7 @@
 #include "gpu_trace.hpp"
 #include "host_functions.hpp"
 #include "priority.hpp"
+#include "stream_names.hpp"
 #include "stream_state.hpp"
 
 namespace sluice {
@@ -128,6 +129,7 @@ stream::stream(sluice::device d, stream_options o)
   const int native = detail::effective_native_priority(o, dev.range, gpu::api::default_priority);
   state_ = detail::engine().new_stream(dev, native);
   generation_ = state_->generation.load(std::memory_order_relaxed);
+  detail::stream_names::adopt(state_->trace.id, std::move(o.name));
 }
 
 void reserve_streams(sluice::device d, int count, stream_options o) {
@@ -147,7 +149,7 @@ stream::~stream() {
   // buffers keep the state (and the vendor stream) alive until they are done.
   state_->generation.fetch_add(1, std::memory_order_relaxed);
   detail::report_stream_destroyed(state_->device, busy, state_->errors_m, state_->errors,
-                                  state_->has_errors, SLUICE_CALL_SITE());
+                                  state_->has_errors, SLUICE_CALL_SITE(), state_->trace.id);
   state_->release();
 }
 
@@ -163,6 +165,15 @@ priority stream_ref::priority() const {
 
 int stream_ref::native_priority() const {
   return checked(*this, "sluice::stream_ref::native_priority").native_priority;
+}
+
+std::string stream_ref::name() const {
+  return detail::stream_names::of(checked(*this, "sluice::stream_ref::name").trace.id);
+}
+
+void stream_ref::set_name(std::string new_name) const {
+  detail::stream_names::set(checked(*this, "sluice::stream_ref::set_name").trace.id,
+                            std::move(new_name));
 }
 
 bool stream_ref::ready() const {

@@ -5,6 +5,7 @@
 #include "host_functions.hpp"
 #include "mutation.hpp"
 #include "priority.hpp"
+#include "stream_names.hpp"
 
 namespace sluice {
 
@@ -101,6 +102,7 @@ stream::stream(sluice::device d, stream_options o)
                                                        detail::host_default_priority);
   state_ = detail::engine().new_stream(dev, native);
   generation_ = state_->generation.load(std::memory_order_relaxed);
+  detail::stream_names::adopt(state_->trace_id, std::move(o.name));
 }
 
 void reserve_streams(sluice::device d, int count, stream_options /*o*/) {
@@ -119,7 +121,7 @@ stream::~stream() {
   // Invalidate every stream_ref to this stream; queued work keeps the state alive.
   state_->generation.fetch_add(1, std::memory_order_relaxed);
   detail::report_stream_destroyed(state_->dev->id, busy, state_->waiters_m, state_->errors,
-                                  state_->has_errors, SLUICE_CALL_SITE());
+                                  state_->has_errors, SLUICE_CALL_SITE(), state_->trace_id);
   state_->release();
 }
 
@@ -134,6 +136,15 @@ priority stream_ref::priority() const {
 
 int stream_ref::native_priority() const {
   return checked(*this, "sluice::stream_ref::native_priority").native_priority;
+}
+
+std::string stream_ref::name() const {
+  return detail::stream_names::of(checked(*this, "sluice::stream_ref::name").trace_id);
+}
+
+void stream_ref::set_name(std::string new_name) const {
+  detail::stream_names::set(checked(*this, "sluice::stream_ref::set_name").trace_id,
+                            std::move(new_name));
 }
 
 bool stream_ref::ready() const {

@@ -2,9 +2,11 @@
 //
 // Synopsis
 //   enum class priority { low, normal, high };
-//   struct stream_options { priority priority; std::optional<int> native_priority; };
+//   struct stream_options { priority priority; std::optional<int> native_priority;
+//                           std::string name; };
 //   class stream_ref {                   // non-owning, trivially copyable
 //     device device(); priority priority(); int native_priority();
+//     std::string name(); void set_name(std::string);
 //     bool ready(); void synchronize();
 //     void wait(const event&); void wait(stream_ref);
 //     template <class F> void host_func(F&&);
@@ -26,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <utility>
 
 namespace sluice {
@@ -46,6 +49,12 @@ struct stream_options {
   //! Raw vendor value; when set it wins over `priority` and is clamped to the
   //! device's range (PRIO-3).
   std::optional<int> native_priority;
+  //! (extension) The stream's name, shown in traces (its track), in `sluice
+  //! trace report` and in SLUICE_DIAGNOSE warnings; empty: unnamed. Kept apart
+  //! from the stream's state: naming a stream costs its enqueues nothing.
+  //! (`= {}`: `stream_options{p, std::nullopt}` stays free of
+  //! -Wmissing-field-initializers.)
+  std::string name = {};
 };
 
 //! Non-owning reference to a stream. Trivially copyable; cannot be built from
@@ -62,6 +71,13 @@ class stream_ref {
   sluice::priority priority() const;
   //! The effective vendor priority value.
   int native_priority() const;
+  //! (extension) The stream's name: stream_options::name or the last
+  //! set_name(); empty when unnamed. A trace shows the name a stream had when
+  //! the trace was written, or when the stream was destroyed if earlier.
+  //! Either may be called from any thread while others use the stream; neither
+  //! touches its work. set_name("") makes the stream unnamed.
+  std::string name() const;
+  void set_name(std::string name) const;
 
   //! Snapshot: true once all work enqueued so far has completed (ORD-2).
   //! Throws errc::host_function_failed, once, if a host function of this stream threw (HOST-4).
