@@ -1,5 +1,7 @@
 #include "diagnose.hpp"
 
+#include "stream_names.hpp"
+
 #include <dlfcn.h>
 
 #include <cctype>
@@ -159,7 +161,8 @@ void note_pageable_copy(const void* site, std::size_t bytes, bool dst_pageable,
 }
 
 void note_peer_copy(const void* site, int stream_device, int dst_device, int src_device,
-                    std::size_t bytes, const char* path, bool push_preferred) noexcept {
+                    std::size_t bytes, const char* path, bool push_preferred,
+                    std::uint64_t stream_id) noexcept {
   if (!enabled() || dst_device == src_device) return;
   try {
     const std::string what = "copy_peer of " + std::to_string(bytes) + " bytes from device " +
@@ -173,7 +176,8 @@ void note_peer_copy(const void* site, int stream_device, int dst_device, int src
                "}) once before, when sluice::link() says peer access is possible");
     if (push_preferred && stream_device == dst_device)
       warn(kind::peer_copy_pulled, site,
-           what + " was issued on a stream of the destination device (a pull)",
+           what + " was issued on " + stream_names::phrase(stream_id, "the destination device") +
+               " (a pull)",
            "issue it on a stream of the source device (a push): on this backend a push is "
            "faster, most for small copies (docs/vendor-differences.md)");
   } catch (...) {

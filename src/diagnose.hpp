@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 //! The caller of the sluice function that uses it: the user's call site.
@@ -62,9 +63,11 @@ void note_pageable_copy(const void* site, std::size_t bytes, bool dst_pageable,
                         bool src_pageable) noexcept;
 
 //! copy_peer's checks: the staged path, and a pull where the backend knows a
-//! push (the copy issued on the source's stream) is faster.
+//! push (the copy issued on the source's stream) is faster. `stream_id`: the
+//! stream's trace id, for its name (src/stream_names.hpp).
 void note_peer_copy(const void* site, int stream_device, int dst_device, int src_device,
-                    std::size_t bytes, const char* path, bool push_preferred) noexcept;
+                    std::size_t bytes, const char* path, bool push_preferred,
+                    std::uint64_t stream_id) noexcept;
 
 //! GPU backends: a copy between two pinned host buffers, run as a host task.
 void note_host_copy(const void* site, std::size_t bytes) noexcept;

@@ -5,6 +5,7 @@
 #include "enqueue_scope.hpp"
 #include "event_state.hpp"
 #include "gpu_trace.hpp"
+#include "stream_names.hpp"
 #include "stream_state.hpp"
 
 #include <algorithm>
@@ -98,7 +99,7 @@ void stream_ref::wait(const event& e) const {
   ev.usage.use();
   if (detail::diagnose::enabled() && !ev.recorded.load(std::memory_order_acquire))
     detail::diagnose::warn(detail::diagnose::kind::unrecorded_event_wait, SLUICE_CALL_SITE(),
-                           "a stream of device " + std::to_string(s.device) +
+                           detail::stream_names::phrase(s.trace.id, s.device) +
                                " waited on an event that was never recorded: the wait does "
                                "nothing",
                            "record the event before waiting on it, on the stream whose work "

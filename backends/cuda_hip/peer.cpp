@@ -137,7 +137,7 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   const copy_path path = plan.path;
   if (bytes == 0) return path;
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), bytes,
-                                   to_string(path), gpu::api::peer_push_preferred);
+                                   to_string(path), gpu::api::peer_push_preferred, st.trace.id);
   // As in copy: pool memory of another device.
   detail::enqueue_scope<detail::device_current> scope(st, "copy_peer", bytes);
   if (detail::trace::enabled()) [[unlikely]]
@@ -175,7 +175,7 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
   const std::size_t total = plan.bytes;
   if (total == 0) return path;
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), total,
-                                   to_string(path), gpu::api::peer_push_preferred);
+                                   to_string(path), gpu::api::peer_push_preferred, st.trace.id);
   if (path == copy_path::direct_sm || path == copy_path::local_sm) {
     std::vector<detail::sm_copy::piece> group;
     group.reserve(std::min<std::size_t>(count, detail::sm_copy::batch_pieces));

@@ -3,6 +3,7 @@
 #include "backend_rules.hpp"
 #include "host.hpp"
 #include "mutation.hpp"
+#include "stream_names.hpp"
 
 #include <sluice/native.hpp>
 
@@ -98,7 +99,7 @@ void stream_ref::wait(const event& e) const {
   if (rec == nullptr) {  // never recorded: a no-op (EVT-3)
     if (detail::diagnose::enabled())
       detail::diagnose::warn(detail::diagnose::kind::unrecorded_event_wait, SLUICE_CALL_SITE(),
-                             "a stream of device " + std::to_string(s.dev->id) +
+                             detail::stream_names::phrase(s.trace_id, s.dev->id) +
                                  " waited on an event that was never recorded: the wait does "
                                  "nothing",
                              "record the event before waiting on it, on the stream whose work "

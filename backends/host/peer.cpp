@@ -109,7 +109,7 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   if (bytes == 0) return path;
   // Host: no direction is faster than the other.
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), bytes,
-                                   to_string(path), false);
+                                   to_string(path), false, st.trace_id);
   if (path == copy_path::staged)
     detail::enqueue(st, new detail::staged_copy_op(dst, src, bytes));
   else
@@ -128,7 +128,7 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
   const std::size_t total = plan.bytes;
   if (total == 0) return path;
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), total,
-                                   to_string(path), false);
+                                   to_string(path), false, st.trace_id);
   std::vector<peer_piece> kept;
   kept.reserve(count);
   for (std::size_t i = 0; i < count; ++i)

@@ -138,6 +138,59 @@ TEST(Diagnose, AStagedPeerCopyWarns) {
   EXPECT_EQ(warnings(kind::peer_copy_pulled), 0U);
 }
 
+// A warning that speaks of a stream names it when it has a name
+// (stream_options::name, stream_ref::set_name): a stream destroyed busy, a
+// wait on a never-recorded event, and (where the backend prefers a push:
+// CUDA) a pull.
+TEST(Diagnose, WarningsNameTheStream) {
+  SLUICE_REQUIRE_DIAGNOSE();
+  sluice::flag gate{0};
+  sluice::event done{sluice::device{0}};
+  sluice::stream_options upload;
+  upload.name = "upload";
+  testing::internal::CaptureStderr();
+  {
+    sluice::stream busy{sluice::device{0}, upload};
+    busy.wait_value(gate, 1);
+    done.record(busy);
+  }
+  sluice::stream waiting{sluice::device{0}};
+  waiting.set_name("waits early");
+  sluice::event never{sluice::device{0}};
+  waiting.wait(never);
+  std::string err = testing::internal::GetCapturedStderr();
+  gate.store(1);
+  done.synchronize();
+  EXPECT_NE(err.find(": stream 'upload' of device 0 was destroyed with work pending. "),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find(": stream 'waits early' of device 0 waited on an event that was never "
+                     "recorded"),
+            std::string::npos)
+      << err;
+  // An unnamed stream is still "a stream".
+  sluice::stream unnamed{sluice::device{0}};
+  testing::internal::CaptureStderr();
+  unnamed.wait(never);
+  err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find(": a stream of device 0 waited on an event that was never recorded"),
+            std::string::npos)
+      << err;
+  if (sluice::device_count() < 2 || std::string(sluice::backend_name()) != "cuda") return;
+  const sluice::device d0{0}, d1{1};
+  sluice::stream_options pull;
+  pull.name = "pulls";
+  sluice::stream s{d1, pull};
+  sluice::device_buffer<unsigned char> x{d0, 4096}, y{d1, 4096};
+  testing::internal::CaptureStderr();
+  (void)sluice::copy_peer(s, y.data(), d1, x.data(), d0, 4096);  // on the destination's stream
+  s.synchronize();
+  err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("was issued on stream 'pulls' of the destination device (a pull)"),
+            std::string::npos)
+      << err;
+}
+
 TEST(DiagnoseOff, NothingIsReportedWithoutTheVariable) {
   if (diagnosing()) GTEST_SKIP() << "SLUICE_DIAGNOSE is set in this run";
   sluice::stream s{sluice::device{0}};
