@@ -1,6 +1,7 @@
 #include "trace.hpp"
 
 #include "checks.hpp"
+#include "stream_names.hpp"
 
 #include <sluice/backend.hpp>
 #include <sluice/trace.hpp>
@@ -212,11 +213,22 @@ std::string to_chrome_json(std::size_t* operations) {
   }
   event("\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " + std::to_string(host_pid) +
         ", \"args\": {\"name\": \"host threads (enqueue)\"}");
-  for (const auto& s : streams)
+  // A stream's track: "d<device>/s<id>", its name when it has one (the id
+  // keeps two streams of one name apart), its native priority; the name and
+  // the priority also as arguments of their own (`sluice trace report`).
+  for (const auto& s : streams) {
+    const std::string name = stream_names::traced(s.first);
+    std::string escaped;
+    append_escaped(escaped, name);
+    const std::string priority = std::to_string(s.second->priority);
+    std::string args = "\"name\": \"d" + std::to_string(s.second->device) + "/s" +
+                       std::to_string(s.first) + (name.empty() ? "" : " " + escaped) +
+                       " (native priority " + priority + ")\"";
+    if (!name.empty()) args += ", \"stream_name\": \"" + escaped + "\"";
+    args += ", \"native_priority\": " + priority;
     event("\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " + std::to_string(s.second->device) +
-          ", \"tid\": " + std::to_string(s.first) + ", \"args\": {\"name\": \"stream " +
-          std::to_string(s.first) + " (native priority " + std::to_string(s.second->priority) +
-          ")\"}");
+          ", \"tid\": " + std::to_string(s.first) + ", \"args\": {" + args + "}");
+  }
   for (const auto& h : host_threads)
     event("\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " + std::to_string(host_pid) +
           ", \"tid\": " + std::to_string(h.first) + ", \"args\": {\"name\": \"host thread " +
@@ -306,6 +318,7 @@ void trace_begin(const std::string& path) {
     std::lock_guard<std::mutex> lock(c.m);
     c.clock_error_ns.clear();
   }
+  detail::stream_names::trace_begun();  // streams destroyed from now on keep their names
   detail::trace::on.store(true, std::memory_order_relaxed);
 }
 
@@ -322,7 +335,14 @@ std::size_t trace_end() {
   }
   detail::trace_backend_collect();
   std::size_t operations = 0;
-  const std::string json = detail::trace::to_chrome_json(&operations);
+  std::string json;
+  try {
+    json = detail::trace::to_chrome_json(&operations);
+  } catch (...) {
+    detail::stream_names::trace_written();
+    throw;
+  }
+  detail::stream_names::trace_written();  // names of streams destroyed in the trace go
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (f == nullptr) detail::fail(errc::backend_failure, api, "cannot write ", path);
   const bool written = std::fwrite(json.data(), 1, json.size(), f) == json.size();

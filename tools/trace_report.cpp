@@ -221,9 +221,7 @@ double intersection(const intervals& a, const intervals& b) {
 
 bool is_wait(const std::string& kind) { return kind == "wait" || kind == "wait_value"; }
 
-std::string stream_label(const stream_summary& s) {
-  return "d" + std::to_string(s.device) + "/s" + std::to_string(s.stream);
-}
+std::string label_of(const stream_summary& s) { return stream_label(s.device, s.stream, s.name); }
 
 std::string us(double v) {
   char text[32];
@@ -231,11 +229,31 @@ std::string us(double v) {
   return text;
 }
 
+//! A name inside a gnuplot single-quoted string: quotes doubled, control
+//! characters as spaces.
+std::string gnuplot_text(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '\'')
+      out += "''";
+    else if (static_cast<unsigned char>(c) < 0x20)
+      out += ' ';
+    else
+      out += c;
+  }
+  return out;
+}
+
 }  // namespace
 
-std::vector<traced_op> read_trace(const std::string& json,
-                                  std::map<std::pair<int, std::uint64_t>, std::string>* names,
-                                  std::map<int, double>* clock_errors) {
+std::string stream_label(int device, std::uint64_t stream, const std::string& name) {
+  return "d" + std::to_string(device) + "/s" + std::to_string(stream) +
+         (name.empty() ? "" : " " + name);
+}
+
+std::vector<traced_op> read_trace(const std::string& json, stream_tracks* tracks,
+                                  std::map<int, double>* clock_errors,
+                                  std::vector<traced_range>* ranges) {
   const value doc = parser(json).document();
   const value* events = doc.t == value::type::array ? &doc : doc.field("traceEvents");
   if (events == nullptr || events->t != value::type::array)
@@ -244,11 +262,17 @@ std::vector<traced_op> read_trace(const std::string& json,
   for (const value& e : events->items) {
     if (e.t != value::type::object) continue;
     const std::string ph = e.text_or("ph", "");
-    if (ph == "M" && e.text_or("name", "") == "thread_name" && names != nullptr) {
+    if (ph == "M" && e.text_or("name", "") == "thread_name" && tracks != nullptr) {
       const value* args = e.field("args");
-      if (args != nullptr)
-        (*names)[{static_cast<int>(e.number_or("pid", 0)),
-                  static_cast<std::uint64_t>(e.number_or("tid", 0))}] = args->text_or("name", "");
+      if (args != nullptr) {
+        stream_track& t = (*tracks)[{static_cast<int>(e.number_or("pid", 0)),
+                                     static_cast<std::uint64_t>(e.number_or("tid", 0))}];
+        t.track = args->text_or("name", "");
+        t.name = args->text_or("stream_name", "");
+        const value* priority = args->field("native_priority");
+        t.has_priority = priority != nullptr && priority->t == value::type::number;
+        if (t.has_priority) t.native_priority = static_cast<int>(priority->number);
+      }
       continue;
     }
     if (ph == "M" && e.text_or("name", "") == "process_name" && clock_errors != nullptr) {
@@ -256,6 +280,18 @@ std::vector<traced_op> read_trace(const std::string& json,
       if (args != nullptr && args->field("clock_error_us") != nullptr)
         (*clock_errors)[static_cast<int>(e.number_or("pid", 0))] =
             args->number_or("clock_error_us", 0);
+      continue;
+    }
+    if (ph == "X" && e.text_or("cat", "") == "range") {
+      if (ranges != nullptr) {
+        traced_range r;
+        r.device = static_cast<int>(e.number_or("pid", 0));
+        r.stream = static_cast<std::uint64_t>(e.number_or("tid", 0));
+        r.name = e.text_or("name", "");
+        r.start_us = e.number_or("ts", 0);
+        r.end_us = r.start_us + e.number_or("dur", 0);
+        ranges->push_back(std::move(r));
+      }
       continue;
     }
     if (ph != "X" || e.text_or("cat", "") != "op") continue;
@@ -275,8 +311,8 @@ std::vector<traced_op> read_trace(const std::string& json,
   return ops;
 }
 
-trace_analysis analyze(const std::vector<traced_op>& ops,
-                       const std::map<std::pair<int, std::uint64_t>, std::string>& names) {
+trace_analysis analyze(const std::vector<traced_op>& ops, const stream_tracks& tracks,
+                       const std::vector<traced_range>& ranges) {
   trace_analysis a;
   a.operations = ops.size();
   std::map<std::uint64_t, std::size_t> index;  // stream id -> index in a.streams
@@ -290,8 +326,13 @@ trace_analysis analyze(const std::vector<traced_op>& ops,
       stream_summary s;
       s.device = o.device;
       s.stream = o.stream;
-      const auto n = names.find({o.device, o.stream});
-      s.name = n != names.end() ? n->second : "";
+      const auto t = tracks.find({o.device, o.stream});
+      if (t != tracks.end()) {
+        s.name = t->second.name;
+        s.about = t->second.has_priority
+                      ? "native priority " + std::to_string(t->second.native_priority)
+                      : t->second.track;
+      }
       a.streams.push_back(s);
       per_stream.emplace_back();
       busy.emplace_back();
@@ -383,6 +424,40 @@ trace_analysis analyze(const std::vector<traced_op>& ops,
     a.path.length_us = latest - start;
     for (const auto& c : counts) a.path.per_stream.emplace_back(c.first, c.second);
   }
+  // trace_ranges per stream (in the table's order; streams with ranges only
+  // after them) and name (by first start).
+  std::vector<const traced_range*> sorted;
+  for (const traced_range& r : ranges) sorted.push_back(&r);
+  const auto order = [&](const traced_range* r) {
+    const auto it = index.find(r->stream);
+    return it != index.end() ? it->second : a.streams.size();
+  };
+  std::stable_sort(sorted.begin(), sorted.end(), [&](const traced_range* x, const traced_range* y) {
+    const std::size_t ox = order(x), oy = order(y);
+    if (ox != oy) return ox < oy;
+    if (x->stream != y->stream) return x->stream < y->stream;
+    return x->start_us < y->start_us;
+  });
+  std::map<std::pair<std::uint64_t, std::string>, std::size_t> range_index;
+  for (const traced_range* r : sorted) {
+    const double d = r->end_us - r->start_us;
+    auto [it, fresh] = range_index.emplace(std::make_pair(r->stream, r->name), a.ranges.size());
+    if (fresh) {
+      range_summary rs;
+      rs.device = r->device;
+      rs.stream = r->stream;
+      const auto t = tracks.find({r->device, r->stream});
+      rs.stream_label = stream_label(r->device, r->stream, t != tracks.end() ? t->second.name : "");
+      rs.name = r->name;
+      rs.shortest_us = rs.longest_us = d;
+      a.ranges.push_back(rs);
+    }
+    range_summary& rs = a.ranges[it->second];
+    ++rs.count;
+    rs.total_us += d;
+    rs.shortest_us = std::min(rs.shortest_us, d);
+    rs.longest_us = std::max(rs.longest_us, d);
+  }
   return a;
 }
 
@@ -401,7 +476,7 @@ std::string format_report(const trace_analysis& a, const std::string& file) {
   for (const stream_summary& s : a.streams) {
     char pct[16];
     std::snprintf(pct, sizeof pct, "%.0f%%", s.span_us > 0 ? 100.0 * s.busy_us / s.span_us : 0.0);
-    out << "  " << stream_label(s) << (s.name.empty() ? "" : " (" + s.name + ")") << ": "
+    out << "  " << label_of(s) << (s.about.empty() ? "" : " (" + s.about + ")") << ": "
         << s.operations << " operations, busy " << us(s.busy_us) << " of " << us(s.span_us) << " ("
         << pct << "), idle " << us(s.idle_us) << " (largest gap " << us(s.largest_gap_us) << "), "
         << s.waits << " waits (" << us(s.waiting_us) << ")\n";
@@ -421,31 +496,92 @@ std::string format_report(const trace_analysis& a, const std::string& file) {
   for (const overlap_pair& p : pairs) {
     char pct[16];
     std::snprintf(pct, sizeof pct, "%.1f%%", p.percent_of_shorter);
-    out << "  " << stream_label(a.streams[p.a]) << " x " << stream_label(a.streams[p.b]) << ": "
+    out << "  " << label_of(a.streams[p.a]) << " x " << label_of(a.streams[p.b]) << ": "
         << us(p.overlap_us) << " (" << pct << ")\n";
   }
   out << "critical path: " << us(a.path.length_us) << ", " << a.path.operations << " operations";
   for (std::size_t i = 0; i < a.path.per_stream.size(); ++i)
-    out << (i == 0 ? ": " : ", ") << stream_label(a.streams[a.path.per_stream[i].first]) << " "
+    out << (i == 0 ? ": " : ", ") << label_of(a.streams[a.path.per_stream[i].first]) << " "
         << a.path.per_stream[i].second;
   out << "\n";
+  if (!a.ranges.empty()) {
+    out << "ranges (trace_range: begin to end marker; per stream and name, in the order of their "
+           "first start):\n";
+    constexpr std::size_t listed = 40;  // a range name per loop iteration would list thousands
+    if (a.ranges.size() > listed)
+      out << "  (the first " << listed << " of " << a.ranges.size() << " stream and name pairs)\n";
+    for (std::size_t i = 0; i < std::min(listed, a.ranges.size()); ++i) {
+      const range_summary& r = a.ranges[i];
+      out << "  " << r.stream_label << ": \"" << r.name << "\" ";
+      if (r.count == 1)
+        out << us(r.total_us) << "\n";
+      else
+        out << r.count << " ranges, " << us(r.total_us) << " in all (" << us(r.shortest_us)
+            << " to " << us(r.longest_us) << " each)\n";
+    }
+  }
   return out.str();
 }
 
 void write_timeline_png(const std::vector<traced_op>& ops, const trace_analysis& a,
-                        const std::string& png) {
+                        const std::string& png, const std::vector<traced_range>& ranges) {
   const std::string data = png + ".dat";
   const std::string script = png + ".gnuplot";
-  std::map<std::uint64_t, std::size_t> row;
-  for (std::size_t i = 0; i < a.streams.size(); ++i) row[a.streams[i].stream] = i;
+  // Rows from the bottom: each stream, then its trace_ranges, a row per
+  // nesting level (at most 4; deeper ones share the fourth); streams with
+  // ranges only (no operation of their own) last.
+  constexpr std::size_t max_levels = 4;
+  std::map<std::uint64_t, std::vector<const traced_range*>> ranges_of;
+  for (const traced_range& r : ranges) ranges_of[r.stream].push_back(&r);
+  std::map<const traced_range*, std::size_t> level;
+  std::map<std::uint64_t, std::size_t> levels;  // per stream with ranges
+  for (auto& [stream, list] : ranges_of) {
+    // By start, an enclosing range before those it encloses.
+    std::stable_sort(list.begin(), list.end(), [](const traced_range* x, const traced_range* y) {
+      return x->start_us != y->start_us ? x->start_us < y->start_us : x->end_us > y->end_us;
+    });
+    std::vector<double> open;  // end times of the enclosing ranges
+    for (const traced_range* r : list) {
+      while (!open.empty() && open.back() <= r->start_us) open.pop_back();
+      level[r] = std::min(open.size(), max_levels - 1);
+      levels[stream] = std::max(levels[stream], level[r] + 1);
+      open.push_back(r->end_us);
+    }
+  }
+  std::vector<std::string> row_labels;
+  std::map<std::uint64_t, std::size_t> row, range_row;  // a stream's row, its first range row
+  const auto add_range_rows = [&](std::uint64_t stream, const std::string& label) {
+    const auto l = levels.find(stream);
+    if (l == levels.end()) return;
+    range_row[stream] = row_labels.size();
+    for (std::size_t k = 0; k < l->second; ++k)
+      row_labels.push_back(label + " ranges" + (k == 0 ? "" : " " + std::to_string(k + 1)));
+  };
+  for (const stream_summary& s : a.streams) {
+    row[s.stream] = row_labels.size();
+    row_labels.push_back(label_of(s));
+    add_range_rows(s.stream, label_of(s));
+  }
+  for (const auto& [stream, list] : ranges_of)
+    if (row.find(stream) == row.end()) {
+      std::string label = stream_label(list.front()->device, stream, "");
+      for (const range_summary& r : a.ranges)
+        if (r.stream == stream) label = r.stream_label;
+      add_range_rows(stream, label);
+    }
   std::map<std::string, int> colors;  // kind -> gnuplot line type
-  double origin = 0;
+  double origin = 0, last = 0;
   bool any = false;
-  for (const traced_op& o : ops) {
-    origin = any ? std::min(origin, o.start_us) : o.start_us;
+  const auto extend = [&](double start, double end) {
+    origin = any ? std::min(origin, start) : start;
+    last = any ? std::max(last, end) : end;
     any = true;
+  };
+  for (const traced_op& o : ops) {
+    extend(o.start_us, o.end_us);
     colors.emplace(o.kind, 0);
   }
+  for (const traced_range& r : ranges) extend(r.start_us, r.end_us);
   int next = 1;
   for (auto& c : colors) c.second = next++;
   {
@@ -454,22 +590,47 @@ void write_timeline_png(const std::vector<traced_op>& ops, const trace_analysis&
     for (const traced_op& o : ops)
       d << row[o.stream] << ' ' << (o.start_us - origin) << ' ' << (o.end_us - origin) << ' '
         << colors[o.kind] << ' ' << o.kind << '\n';
+    if (!ranges.empty()) {
+      d << "\n\n# trace_range (index 1): row start_us end_us name\n";
+      for (const traced_range& r : ranges)
+        d << range_row[r.stream] + level[&r] << ' ' << (r.start_us - origin) << ' '
+          << (r.end_us - origin) << ' ' << gnuplot_text(r.name) << '\n';
+    }
     if (!d) throw std::runtime_error("cannot write " + data);
   }
   {
     std::ofstream g(script);
-    const std::size_t rows = std::max<std::size_t>(a.streams.size(), 1);
+    const std::size_t rows = std::max<std::size_t>(row_labels.size(), 1);
     g << "set terminal pngcairo noenhanced size 1400," << 120 + 28 * rows << "\n"
-      << "set output '" << png << "'\n"
+      << "set output '" << gnuplot_text(png) << "'\n"
       << "set title 'sluice trace: " << ops.size() << " operations on " << a.streams.size()
       << " streams'\n"
       << "set xlabel 'time (us)'\nset yrange [-0.7:" << static_cast<double>(rows) - 0.3
       << "]\nset grid x\n"
       << "set key outside right top\nset style fill solid 0.9 noborder\nset ytics (";
-    for (std::size_t i = 0; i < a.streams.size(); ++i)
-      g << (i ? ", " : "") << "'" << stream_label(a.streams[i]) << "' " << i;
-    g << ")\nplot '" << data
-      << "' using (($2+$3)/2):1:2:3:($1-0.35):($1+0.35):4 with boxxyerror lc variable notitle";
+    std::size_t widest = 0;
+    for (std::size_t i = 0; i < row_labels.size(); ++i) {
+      g << (i ? ", " : "") << "'" << gnuplot_text(row_labels[i]) << "' " << i;
+      widest = std::max(widest, row_labels[i].size());
+    }
+    g << ")\n";
+    // A range's name at its start, where the bar is wide enough for it: the
+    // plot is about 1400 px less the key and the row labels wide, at most 7 px
+    // a character of the labels' font.
+    const double plot_px = std::max(200.0, 1400.0 - 200.0 - 7.0 * static_cast<double>(widest));
+    const double span = std::max(last - origin, 1e-9);
+    for (const traced_range& r : ranges) {
+      const double px = (r.end_us - r.start_us) / span * plot_px;
+      if (r.name.empty() || px < 7.0 * static_cast<double>(r.name.size()) + 8.0) continue;
+      g << "set label '" << gnuplot_text(r.name) << "' at " << (r.start_us - origin) << ", "
+        << range_row[r.stream] + level[&r] << " left offset character 0.5, 0 front font ',9'\n";
+    }
+    g << "plot '" << gnuplot_text(data)
+      << "' index 0 using (($2+$3)/2):1:2:3:($1-0.35):($1+0.35):4 with boxxyerror lc variable "
+         "notitle";
+    if (!ranges.empty())
+      g << ", '' index 1 using (($2+$3)/2):1:2:3:($1-0.3):($1+0.3) with boxxyerror "
+           "fs solid 0.9 border lc rgb 'white' lc rgb '#b8c8e0' title 'trace_range'";
     for (const auto& c : colors)
       g << ", NaN with boxes lc " << c.second << " title '" << c.first << "'";
     g << "\n";
@@ -524,14 +685,15 @@ int trace_command(const std::vector<std::string>& args) {
   std::stringstream all;
   all << in.rdbuf();
   try {
-    std::map<std::pair<int, std::uint64_t>, std::string> names;
+    stream_tracks tracks;
     std::map<int, double> clock_errors;
-    const auto ops = read_trace(all.str(), &names, &clock_errors);
-    trace_analysis a = analyze(ops, names);
+    std::vector<traced_range> ranges;
+    const auto ops = read_trace(all.str(), &tracks, &clock_errors, &ranges);
+    trace_analysis a = analyze(ops, tracks, ranges);
     a.clock_error_us = std::move(clock_errors);
     std::cout << format_report(a, file);
     if (!png.empty()) {
-      write_timeline_png(ops, a, png);
+      write_timeline_png(ops, a, png, ranges);
       std::cout << "timeline: " << png << "\n";
     }
     return 0;

@@ -24,10 +24,31 @@ struct traced_op {
   std::uint64_t waits_for_seq = 0;
 };
 
-struct stream_summary {
+//! A stream's track in the trace (its thread_name metadata).
+struct stream_track {
+  std::string track;          // the track's name: "d0/s3 upload (native priority 0)"
+  std::string name;           // the stream's own name (stream_options::name); empty: unnamed
+  bool has_priority = false;  // (traces written before stream names lack it)
+  int native_priority = 0;
+};
+//! The tracks of a trace's streams, by (device, stream id).
+using stream_tracks = std::map<std::pair<int, std::uint64_t>, stream_track>;
+
+//! One trace_range (a complete event of category "range"): from the
+//! completion of its begin marker to that of its end marker.
+struct traced_range {
   int device = 0;
   std::uint64_t stream = 0;
   std::string name;
+  double start_us = 0;
+  double end_us = 0;
+};
+
+struct stream_summary {
+  int device = 0;
+  std::uint64_t stream = 0;
+  std::string name;   // the stream's name; empty: unnamed
+  std::string about;  // "native priority 0" (an older trace: its track's name)
   std::size_t operations = 0;
   double busy_us = 0;  // union of the non-wait operations
   double span_us = 0;  // first start to last end
@@ -49,8 +70,23 @@ struct critical_path {
   std::vector<std::pair<std::size_t, std::size_t>> per_stream;  // (stream index, operations)
 };
 
+//! The trace_ranges of one name on one stream.
+struct range_summary {
+  int device = 0;
+  std::uint64_t stream = 0;
+  std::string stream_label;  // as the report names the stream ("d0/s3 upload")
+  std::string name;
+  std::size_t count = 0;
+  double total_us = 0;
+  double shortest_us = 0;
+  double longest_us = 0;
+};
+
 struct trace_analysis {
   std::vector<stream_summary> streams;
+  //! Per stream (in the order of `streams`, then streams with ranges only)
+  //! and name (in the order of their first start).
+  std::vector<range_summary> ranges;
   //! Per device whose times were mapped onto the host clock (the GPU
   //! backends): the trace's `clock_error_us`, how far they may be off.
   std::map<int, double> clock_error_us;
@@ -60,23 +96,29 @@ struct trace_analysis {
   double span_us = 0;
 };
 
-//! Reads the operations of a sluice trace, the streams' names and (when
-//! `clock_errors` is given) the devices' clock errors. Throws
+//! Reads the operations of a sluice trace and, for those given, the streams'
+//! tracks (names), the devices' clock errors and the trace_ranges. Throws
 //! std::runtime_error naming the position on malformed JSON.
-std::vector<traced_op> read_trace(const std::string& json,
-                                  std::map<std::pair<int, std::uint64_t>, std::string>* names,
-                                  std::map<int, double>* clock_errors = nullptr);
+std::vector<traced_op> read_trace(const std::string& json, stream_tracks* tracks,
+                                  std::map<int, double>* clock_errors = nullptr,
+                                  std::vector<traced_range>* ranges = nullptr);
 
-trace_analysis analyze(const std::vector<traced_op>& ops,
-                       const std::map<std::pair<int, std::uint64_t>, std::string>& names);
+trace_analysis analyze(const std::vector<traced_op>& ops, const stream_tracks& tracks,
+                       const std::vector<traced_range>& ranges = {});
+
+//! How the report and the timeline name a stream: "d<device>/s<id>", then its
+//! name when it has one ("d0/s3 upload").
+std::string stream_label(int device, std::uint64_t stream, const std::string& name);
 
 std::string format_report(const trace_analysis& a, const std::string& file);
 
-//! Draws the operations as a timeline, one row per stream, with gnuplot
-//! (Debian: gnuplot-nox). Leaves <png>.gnuplot and <png>.dat next to it.
-//! Throws std::runtime_error when gnuplot is missing or fails.
+//! Draws the operations as a timeline, one row per stream (labelled with
+//! stream_label), and each stream's trace_ranges on rows above it (one per
+//! nesting level), named where the bar is wide enough, with gnuplot (Debian:
+//! gnuplot-nox). Leaves <png>.gnuplot and <png>.dat next to it. Throws
+//! std::runtime_error when gnuplot is missing or fails.
 void write_timeline_png(const std::vector<traced_op>& ops, const trace_analysis& a,
-                        const std::string& png);
+                        const std::string& png, const std::vector<traced_range>& ranges = {});
 
 //! `sluice trace report <file> [--png <out.png>]` with `args` the arguments
 //! after "trace": prints the report; returns the exit code (1: unreadable or

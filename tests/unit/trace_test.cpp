@@ -1,7 +1,10 @@
 // Tracing (include/sluice/trace.hpp): what the written Chrome-trace file
-// holds. Built into the host unit tests and, per GPU backend, into
-// sluice-trace-tests-<backend> (trace_main.cpp), where the times come from
+// holds, and what `sluice trace report` (tools/trace_report.cpp, compiled in)
+// makes of it. Built into the host unit tests and, per GPU backend, into
+// sluice-trace-tests-<backend> (gpu_unit_main.cpp), where the times come from
 // timing events on the device.
+#include "trace_report.hpp"
+
 #include <sluice/sluice.hpp>
 
 #include <gtest/gtest.h>
@@ -517,4 +520,85 @@ TEST(Trace, WorkHeldLongAfterItsEnqueueIsShownWhereItRan) {
       << "the fill is shown ending before the flag was stored";
   EXPECT_GE(hosts[0].first + 100.0 + clock_error, fill_end)
       << "the fill is shown ending after the host function behind it started";
+}
+
+namespace {
+
+sluice::stream_options named(std::string name) {
+  sluice::stream_options o;
+  o.name = std::move(name);
+  return o;
+}
+
+}  // namespace
+
+// A named stream's track carries its name ("d0/s<id> <name> (native priority
+// N)", and the name as an argument of its own, escaped), also for a stream
+// destroyed before the trace was written and one renamed in it (its last
+// name); `sluice trace report` names the streams in its table, and lists the
+// trace_ranges per stream and name with their durations.
+TEST(Trace, ANamedStreamsTrackAndItsRangesShowInTheFileAndTheReport) {
+  const std::string path = temp_path("names");
+  const sluice::device d0{0};
+  sluice::stream upload{d0, named("upload")}, plain{d0}, renamed{d0, named("before")};
+  sluice::stream quoted{d0, named("say \"hi\"")};
+  sluice::device_buffer<unsigned char> a{d0, 1 << 16};
+  sluice::trace_begin(path);
+  for (int i = 0; i < 2; ++i) {
+    sluice::trace_range chunk(upload, "stage in");
+    sluice::fill(upload, a.data(), 1, a.size());
+  }
+  {
+    sluice::trace_range outer(plain, "outer");
+    sluice::trace_range inner(plain, "inner");
+    sluice::fill(plain, a.data(), 2, a.size());
+  }
+  sluice::fill(renamed, a.data(), 3, a.size());
+  sluice::fill(quoted, a.data(), 4, a.size());
+  {
+    sluice::stream temporary{d0, named("temporary")};
+    sluice::fill(temporary, a.data(), 5, a.size());
+    temporary.synchronize();
+  }  // destroyed before the trace is written: its name stays in it
+  renamed.set_name("after");
+  upload.synchronize();
+  plain.synchronize();
+  renamed.synchronize();
+  quoted.synchronize();
+  const std::string json = end_trace(path, 6U);
+
+  // The file: five stream tracks, one host thread.
+  EXPECT_EQ(count_of(json, "\"name\": \"thread_name\""), 6U) << json;
+  for (const char* name : {"upload", "after", "temporary"}) {
+    EXPECT_NE(json.find(std::string(" ") + name + " (native priority "), std::string::npos)
+        << name << "\n"
+        << json;
+    EXPECT_EQ(count_of(json, std::string("\"stream_name\": \"") + name + "\""), 1U) << name << "\n"
+                                                                                    << json;
+  }
+  EXPECT_EQ(json.find("before"), std::string::npos) << "the name the stream had before\n" << json;
+  EXPECT_EQ(count_of(json, "\"stream_name\": \"say \\\"hi\\\"\""), 1U) << json;
+  EXPECT_EQ(count_of(json, "\"stream_name\": "), 4U) << "the unnamed stream has none\n" << json;
+  EXPECT_EQ(count_of(json, "\"native_priority\": "), 5U) << json;
+
+  // The report.
+  sluice::tool::stream_tracks tracks;
+  std::vector<sluice::tool::traced_range> ranges;
+  const auto ops = sluice::tool::read_trace(json, &tracks, nullptr, &ranges);
+  ASSERT_EQ(ops.size(), 6U);
+  ASSERT_EQ(ranges.size(), 4U);
+  const auto analysis = sluice::tool::analyze(ops, tracks, ranges);
+  const std::string report = sluice::tool::format_report(analysis, path);
+  std::string upload_label;
+  for (const auto& st : analysis.streams)
+    if (st.name == "upload") upload_label = "d0/s" + std::to_string(st.stream) + " upload";
+  ASSERT_FALSE(upload_label.empty()) << report;
+  EXPECT_NE(report.find("  " + upload_label + " (native priority "), std::string::npos) << report;
+  for (const char* name : {" after (native", " temporary (native", " say \"hi\" (native"})
+    EXPECT_NE(report.find(name), std::string::npos) << name << "\n" << report;
+  EXPECT_NE(report.find("ranges (trace_range"), std::string::npos) << report;
+  EXPECT_NE(report.find("  " + upload_label + ": \"stage in\" 2 ranges, "), std::string::npos)
+      << report;
+  EXPECT_NE(report.find(": \"outer\" "), std::string::npos) << report;
+  EXPECT_NE(report.find(": \"inner\" "), std::string::npos) << report;
 }

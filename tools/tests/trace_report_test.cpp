@@ -3,10 +3,15 @@
 #include "trace_report.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -30,14 +35,16 @@ const char* const trace = R"json({"displayTimeUnit": "ns", "traceEvents": [
 ]})json";
 
 TEST(TraceReport, BusyIdleOverlapWaitsAndCriticalPath) {
-  std::map<std::pair<int, std::uint64_t>, std::string> names;
-  const auto ops = read_trace(trace, &names);
+  sluice::tool::stream_tracks tracks;
+  const auto ops = read_trace(trace, &tracks);
   ASSERT_EQ(ops.size(), 5U);  // the "op" events only
-  const auto a = analyze(ops, names);
+  const auto a = analyze(ops, tracks);
   ASSERT_EQ(a.streams.size(), 2U);
   const auto& s1 = a.streams[0];
   const auto& s2 = a.streams[1];
-  EXPECT_EQ(s1.name, "stream 1 (native priority 0)");
+  // A trace written before streams had names: the track's name describes it.
+  EXPECT_EQ(s1.name, "");
+  EXPECT_EQ(s1.about, "stream 1 (native priority 0)");
   EXPECT_EQ(s1.operations, 3U);
   EXPECT_DOUBLE_EQ(s1.busy_us, 21.0);
   EXPECT_DOUBLE_EQ(s1.span_us, 40.0);
@@ -109,6 +116,112 @@ TEST(TraceReport, StatesTheDevicesClockErrors) {
                         "device 1 3.1 us\n"),
             std::string::npos)
       << report;
+}
+
+}  // namespace
+
+namespace {
+
+// A trace with stream names (written since stream_options::name) and
+// trace_ranges. Stream 1 (device 0) "upload": copy 0-10, copy 20-30, each in
+// a range "chunk" (0-10, 20-31), both in "all" (0-40). Stream 2 (device 0),
+// unnamed: fill 5-25. Stream 3 (device 1) "it's": a range only, 50-60.
+const char* const named_trace = R"json({"traceEvents": [
+{"ph": "M", "name": "thread_name", "pid": 0, "tid": 1, "args": {"name": "d0/s1 upload (native priority -1)", "stream_name": "upload", "native_priority": -1}},
+{"ph": "M", "name": "thread_name", "pid": 0, "tid": 2, "args": {"name": "d0/s2 (native priority 0)", "native_priority": 0}},
+{"ph": "M", "name": "thread_name", "pid": 1, "tid": 3, "args": {"name": "d1/s3 it's (native priority 0)", "stream_name": "it's", "native_priority": 0}},
+{"name": "copy", "cat": "op", "ph": "X", "pid": 0, "tid": 1, "ts": 0, "dur": 10, "args": {"seq": 2}},
+{"name": "chunk", "cat": "range", "ph": "X", "pid": 0, "tid": 1, "ts": 0, "dur": 10},
+{"name": "copy", "cat": "op", "ph": "X", "pid": 0, "tid": 1, "ts": 20, "dur": 10, "args": {"seq": 5}},
+{"name": "chunk", "cat": "range", "ph": "X", "pid": 0, "tid": 1, "ts": 20, "dur": 11},
+{"name": "all", "cat": "range", "ph": "X", "pid": 0, "tid": 1, "ts": 0, "dur": 40},
+{"name": "fill", "cat": "op", "ph": "X", "pid": 0, "tid": 2, "ts": 5, "dur": 20, "args": {"seq": 1}},
+{"name": "mine", "cat": "range", "ph": "X", "pid": 1, "tid": 3, "ts": 50, "dur": 10}
+]})json";
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream all;
+  all << in.rdbuf();
+  return all.str();
+}
+
+TEST(TraceReport, NamesStreamsAndListsRangesPerStreamAndName) {
+  sluice::tool::stream_tracks tracks;
+  std::vector<sluice::tool::traced_range> ranges;
+  const auto ops = read_trace(named_trace, &tracks, nullptr, &ranges);
+  ASSERT_EQ(ops.size(), 3U);
+  ASSERT_EQ(ranges.size(), 4U);
+  const auto a = analyze(ops, tracks, ranges);
+  ASSERT_EQ(a.streams.size(), 2U);
+  EXPECT_EQ(a.streams[0].name, "upload");
+  EXPECT_EQ(a.streams[1].name, "");
+  const std::string report = format_report(a, "t.json");
+  EXPECT_NE(report.find("\n  d0/s1 upload (native priority -1): 2 operations, busy 20.0 us of "
+                        "30.0 us"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("\n  d0/s2 (native priority 0): 1 operations"), std::string::npos)
+      << report;
+  EXPECT_NE(report.find("\n  d0/s1 upload x d0/s2: 10.0 us"), std::string::npos) << report;
+  EXPECT_NE(report.find("critical path: 30.0 us, 2 operations: d0/s1 upload 2\n"),
+            std::string::npos)
+      << report;
+  // Per stream in the table's order (a stream with ranges only last), per name
+  // by first start.
+  EXPECT_NE(report.find("\nranges (trace_range: begin to end marker; per stream and name, in "
+                        "the order of their first start):\n"
+                        "  d0/s1 upload: \"chunk\" 2 ranges, 21.0 us in all (10.0 us to 11.0 us "
+                        "each)\n"
+                        "  d0/s1 upload: \"all\" 40.0 us\n"
+                        "  d1/s3 it's: \"mine\" 10.0 us\n"),
+            std::string::npos)
+      << report;
+  // Without ranges, no such section.
+  EXPECT_EQ(format_report(analyze(ops, tracks), "t.json").find("ranges"), std::string::npos);
+  // A name per chunk: the first 40 pairs are listed, and how many there are.
+  std::vector<sluice::tool::traced_range> many;
+  for (int i = 0; i < 45; ++i)
+    many.push_back({0, 2, "chunk " + std::to_string(i), 1.0 * i, 1.0 * i + 0.5});
+  const std::string listed = format_report(analyze(ops, tracks, many), "t.json");
+  EXPECT_NE(listed.find("\n  (the first 40 of 45 stream and name pairs)\n"), std::string::npos)
+      << listed;
+  EXPECT_NE(listed.find("\n  d0/s2: \"chunk 39\" 0.5 us\n"), std::string::npos) << listed;
+  EXPECT_EQ(listed.find("\"chunk 40\""), std::string::npos) << listed;
+}
+
+// The timeline names the streams on its rows, draws each stream's ranges on
+// rows of their own (one per nesting level) and names a range where its bar
+// is wide enough; quotes are doubled for gnuplot.
+TEST(TraceReport, TheTimelineShowsStreamNamesAndRanges) {
+  sluice::tool::stream_tracks tracks;
+  std::vector<sluice::tool::traced_range> ranges;
+  const auto ops = read_trace(named_trace, &tracks, nullptr, &ranges);
+  const auto a = analyze(ops, tracks, ranges);
+  const std::string png = "/tmp/sluice-trace-report-test-" + std::to_string(::getpid()) + ".png";
+  try {
+    sluice::tool::write_timeline_png(ops, a, png, ranges);
+  } catch (const std::runtime_error& e) {
+    // Without gnuplot the script is still written; anything else is a failure.
+    if (std::string(e.what()).find("gnuplot not found") == std::string::npos)
+      ADD_FAILURE() << e.what();
+  }
+  const std::string script = read_text(png + ".gnuplot");
+  const std::string data = read_text(png + ".dat");
+  for (const char* f : {"", ".gnuplot", ".dat"}) std::remove((png + f).c_str());
+  // Rows from the bottom: d0/s1 upload, its two range levels, d0/s2, d1/s3's ranges.
+  EXPECT_NE(script.find("set ytics ('d0/s1 upload' 0, 'd0/s1 upload ranges' 1, 'd0/s1 upload "
+                        "ranges 2' 2, 'd0/s2' 3, 'd1/s3 it''s ranges' 4)"),
+            std::string::npos)
+      << script;
+  EXPECT_NE(script.find("set label 'all' at 0, 1 "), std::string::npos) << script;
+  EXPECT_NE(script.find("set label 'chunk' at 20, 2 "), std::string::npos) << script;
+  EXPECT_NE(script.find("set label 'mine' at 50, 4 "), std::string::npos) << script;
+  EXPECT_NE(script.find("index 1 using"), std::string::npos) << script;
+  EXPECT_NE(script.find("title 'trace_range'"), std::string::npos) << script;
+  EXPECT_NE(data.find("# trace_range (index 1): row start_us end_us name\n"), std::string::npos)
+      << data;
+  EXPECT_NE(data.find("\n4 50 60 mine\n"), std::string::npos) << data;
 }
 
 }  // namespace
