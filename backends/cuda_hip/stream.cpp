@@ -10,6 +10,9 @@
 #include "stream_names.hpp"
 #include "stream_state.hpp"
 
+#include <cstdint>
+#include <thread>
+
 namespace sluice {
 
 namespace detail {
@@ -33,15 +36,18 @@ namespace {
 
 void run_host_batch(host_batch* batch) noexcept {
   stream_state& s = *batch->stream;
-  // The enqueue that launched this batch holds enqueue_m until it has put the
-  // gate wait behind the callback and published the ticket. Wait for that:
-  // work a function enqueues on its own stream must land behind the gate
-  // (HOST-1, HOST-3), and a record it makes must carry its ticket (a
-  // self-wait through that event is an error). The callback can run before
-  // the enqueue returns: against the simulated runtime, ERR-4's
-  // event-synchronize-in-own-host-function once saw no error (the record
-  // landed before the gate, so the event completed).
-  { const std::lock_guard<spin_mutex> enqueued(s.enqueue_m); }
+  // The callback can run before the enqueue that launched it has put the gate
+  // wait behind it and published the ticket: wait for that (a few vendor-call
+  // lengths at most), so that work a function enqueues on its own stream
+  // lands behind the gate (HOST-1, HOST-3) and a record it makes carries its
+  // ticket (a self-wait through that event is an error). Against the
+  // simulated runtime ERR-4's event-synchronize-in-own-host-function once saw
+  // no error: the record landed before the gate. (Taking enqueue_m here
+  // instead made the enqueuing thread's back-to-back host functions starve
+  // this thread.)
+  while (static_cast<std::int32_t>(s.gate_enqueued.load(std::memory_order_acquire) -
+                                   batch->ticket) < 0)
+    std::this_thread::yield();
   tls_host_stream = &s;
   tls_host_ticket = batch->ticket;
   for (;;) {
@@ -258,6 +264,7 @@ void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* 
   s.host_functions = ticket;
   s.host_functions_published.store(ticket, std::memory_order_release);
   const auto held = gpu::api::stream_wait_value(s.native, s.gate.device, ticket);
+  s.gate_enqueued.store(ticket, std::memory_order_release);  // the batch may run now
   if (!held.ok()) {
     // The functions still run (the callback is enqueued) but later work would
     // not wait for them: report it, the stream is broken.

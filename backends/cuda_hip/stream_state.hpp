@@ -65,6 +65,10 @@ struct stream_state {
   int queue = 0;            // the pooled vendor stream's hardware queue (stream_pool.hpp)
 
   std::mutex batch_m;  // with enqueue_m, guards setting open_batch
+  // The last ticket whose gate wait is enqueued: a batch runs only from then
+  // on (run_host_batch), so that what its functions enqueue on this stream
+  // lands behind the gate.
+  std::atomic<std::uint32_t> gate_enqueued{0};
 
   // Messages of host functions that threw, not yet reported (HOST-4).
   std::mutex errors_m;
