@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstring>
+#include <iostream>
 #include <optional>
 #include <ostream>
 #include <stdexcept>
@@ -136,6 +137,30 @@ inline bool asks_for_help(const std::vector<std::string>& args, std::size_t firs
     if (is_help_option(args[i])) return true;
   }
   return false;
+}
+
+//! The start of every program's command line, the same for the dispatcher
+//! and the backend programs: no command is a usage error showing `main_help`;
+//! `help [COMMAND]`, `--help` or `-h` first prints `main_help` or the
+//! command's help to stdout. Returns true when it printed help (exit 0).
+//! `program` names the program in the hint of an unknown command.
+inline bool answer_general_help(const std::vector<std::string>& args, std::string main_help,
+                                const std::string& program) {
+  if (args.empty()) {
+    main_help.pop_back();  // print_usage_error ends the line
+    throw usage_error("no command given\n" + main_help);
+  }
+  const std::string& first = args[0];
+  if (first != "help" && !is_help_option(first)) return false;
+  if (first == "help" && args.size() > 1) {
+    const command_info* asked = find_command(args[1]);
+    if (asked == nullptr)
+      throw usage_error("unknown command '" + args[1] + "' (try '" + program + " --help')");
+    std::cout << asked->help;
+    return true;
+  }
+  std::cout << main_help;
+  return true;
 }
 
 //! The command list of `sluice --help`: the commands a program runs itself or

@@ -178,23 +178,8 @@ int list_backends(const std::string& directory, const std::optional<choice>& req
 int dispatch(const std::string& directory, std::vector<std::string> args,
              const command_info*& command) {
   const auto requested = sluice::tool::take_backend_option(args);
-  if (args.empty()) {
-    std::string help = main_help();
-    help.pop_back();  // print_usage_error ends the line
-    throw usage_error("no command given\n" + help);
-  }
+  if (sluice::tool::answer_general_help(args, main_help(), "sluice")) return 0;
   const std::string& first = args[0];
-  if (first == "help" || sluice::tool::is_help_option(first)) {
-    if (first == "help" && args.size() > 1) {
-      const command_info* asked = sluice::tool::find_command(args[1]);
-      if (asked == nullptr)
-        throw usage_error("unknown command '" + args[1] + "' (try 'sluice --help')");
-      std::cout << asked->help;
-      return 0;
-    }
-    std::cout << main_help();
-    return 0;
-  }
   if (first == "--version") {
     std::cout << "sluice " << SLUICE_VERSION_STRING << '\n';
     return 0;
