@@ -542,22 +542,25 @@ TEST(Trace, ANamedStreamsTrackAndItsRangesShowInTheFileAndTheReport) {
   const sluice::device d0{0};
   sluice::stream upload{d0, named("upload")}, plain{d0}, renamed{d0, named("before")};
   sluice::stream quoted{d0, named("say \"hi\"")};
-  sluice::device_buffer<unsigned char> a{d0, 1 << 16};
+  // A slice of its own per stream: the streams run at once (no data race).
+  constexpr std::size_t n = 1 << 16;
+  sluice::device_buffer<unsigned char> a{d0, 5 * n};
+  const auto slice = [&](std::size_t i) { return a.data() + i * n; };
   sluice::trace_begin(path);
   for (int i = 0; i < 2; ++i) {
     sluice::trace_range chunk(upload, "stage in");
-    sluice::fill(upload, a.data(), 1, a.size());
+    sluice::fill(upload, slice(0), 1, n);
   }
   {
     sluice::trace_range outer(plain, "outer");
     sluice::trace_range inner(plain, "inner");
-    sluice::fill(plain, a.data(), 2, a.size());
+    sluice::fill(plain, slice(1), 2, n);
   }
-  sluice::fill(renamed, a.data(), 3, a.size());
-  sluice::fill(quoted, a.data(), 4, a.size());
+  sluice::fill(renamed, slice(2), 3, n);
+  sluice::fill(quoted, slice(3), 4, n);
   {
     sluice::stream temporary{d0, named("temporary")};
-    sluice::fill(temporary, a.data(), 5, a.size());
+    sluice::fill(temporary, slice(4), 5, n);
     temporary.synchronize();
   }  // destroyed before the trace is written: its name stays in it
   renamed.set_name("after");
