@@ -226,7 +226,8 @@ device_state& engine_t::dev(int id, const char* api_name) {
       if (std::find(levels.begin(), levels.end(), native) == levels.end()) levels.push_back(native);
     }
     d.natives.fill(d, levels);
-    d.alloc_stream = d.natives.take(d, d.range.least, "sluice::device: an internal stream").stream;
+    d.alloc_stream =
+        d.natives.take_for_life(d, d.range.least, "sluice::device: an internal stream");
     // The device's context is current here (the stream was made in it): copies
     // compare the calling thread's against it (api::device_is_current).
     d.context = api::current_context();

@@ -160,6 +160,18 @@ native_stream stream_pool::take(device_state& d, int priority, const char* what)
   return n;
 }
 
+api::stream_t stream_pool::take_for_life(device_state& d, int priority, const char* what) {
+  const native_stream n = take(d, priority, what);
+  try {
+    const std::lock_guard<std::mutex> lock(m_);
+    for_life_.push_back(n);
+  } catch (...) {
+    give(n);
+    throw;
+  }
+  return n.stream;
+}
+
 void stream_pool::give(native_stream n) noexcept {
   const bool busy = !api::stream_query(n.stream).ok();
   if (busy) api::clear_last_error();

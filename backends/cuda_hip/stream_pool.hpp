@@ -55,6 +55,11 @@ class stream_pool {
   //! now (the device is not quiet). `what` names the caller in errors.
   native_stream take(device_state& d, int priority, const char* what);
 
+  //! take() for sluice's own streams that live as long as the process (the
+  //! allocation stream, the tracer's): the pool keeps the whole entry, the
+  //! caller gets the vendor stream.
+  gpu::SLUICE_GPU_API::stream_t take_for_life(device_state& d, int priority, const char* what);
+
   //! Gives a stream back (its work may still be pending). Never blocks.
   void give(native_stream n) noexcept;
 
@@ -127,8 +132,9 @@ class stream_pool {
     int priority;
   };
   std::size_t made_of(int priority) const;
-  std::vector<made> made_;        // every stream the pool made, with its creation index
-  std::vector<int> queue_users_;  // live sluice streams per hardware queue
+  std::vector<native_stream> for_life_;  // take_for_life()'s, kept with their events
+  std::vector<made> made_;               // every stream the pool made, with its creation index
+  std::vector<int> queue_users_;         // live sluice streams per hardware queue
   std::uint64_t created_ = 0;
   int reserve_ = 0;
   device_state* device_ = nullptr;  // set by fill()

@@ -61,7 +61,8 @@ void trace_clocks::calibrate(int d) {
   if (c.stream == api::stream_t{}) {
     // From the pool: no stream is created while the device may be busy (IND-4).
     auto& dev = engine().dev(d, "sluice tracing");
-    c.stream = dev.natives.take(dev, dev.range.least, "sluice tracing: the tracer's stream").stream;
+    c.stream =
+        dev.natives.take_for_life(dev, dev.range.least, "sluice tracing: the tracer's stream");
   }
   // Two events: the best window so far and the next attempt.
   while (c.spare.size() < 2) {
