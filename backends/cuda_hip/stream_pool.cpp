@@ -37,8 +37,8 @@ void stream_pool::make(device_state& d, int priority, const char* what) {
     (void)api::stream_destroy(n.stream);
     check(e, what, ": creating a stream's position event on device ", d.id);
   }
-  n.index = created_;
-  n.queue = static_cast<int>(created_ % queue_users_.size());
+  n.index = made_.size();
+  n.queue = static_cast<int>(n.index % queue_users_.size());
   try {
     made_.reserve(made_.size() + 1);
     free_.push_back(entry{n, false});
@@ -48,7 +48,6 @@ void stream_pool::make(device_state& d, int priority, const char* what) {
     throw;
   }
   made_.push_back(made{n.stream, n.index, n.priority});
-  ++created_;
 }
 
 void stream_pool::begin_hold() noexcept {

@@ -89,8 +89,6 @@ class stream_pool {
   //! How many streams of `priority` the pool holds, idle or not (tests, info).
   std::size_t pooled(int priority);
   int reserve_size() const noexcept { return reserve_; }
-  //! Every vendor stream the pool made for the device (info, tests).
-  std::uint64_t created() const noexcept { return created_; }
 
  private:
   struct entry {
@@ -135,7 +133,6 @@ class stream_pool {
   std::vector<native_stream> for_life_;  // take_for_life()'s, kept with their events
   std::vector<made> made_;               // every stream the pool made, with its creation index
   std::vector<int> queue_users_;         // live sluice streams per hardware queue
-  std::uint64_t created_ = 0;
   int reserve_ = 0;
   device_state* device_ = nullptr;  // set by fill()
   std::vector<int> levels_;         // the priorities fill() made
