@@ -184,6 +184,20 @@ struct cuda_api {
   static status stream_destroy(stream_t s) noexcept {
     return {cudaStreamDestroy(s), "cudaStreamDestroy"};
   }
+  // --- borrowed streams (sluice::borrow) -------------------------------------
+  //! The null stream and the two default streams (legacy, per-thread) synchronize
+  //! implicitly with other streams (IND-1): never borrowed (NAT-3).
+  static bool is_default_stream(stream_t s) noexcept {
+    return s == nullptr || s == cudaStreamLegacy || s == cudaStreamPerThread;
+  }
+  //! The device of a stream (cudaStreamGetDevice, CUDA 12.8 and later).
+  static constexpr bool can_tell_stream_device = true;
+  static status stream_device(stream_t s, int* d) noexcept {
+    return {cudaStreamGetDevice(s, d), "cudaStreamGetDevice"};
+  }
+  static status stream_priority(stream_t s, int* p) noexcept {
+    return {cudaStreamGetPriority(s, p), "cudaStreamGetPriority"};
+  }
   static status stream_query(stream_t s) noexcept {
     return {cudaStreamQuery(s), "cudaStreamQuery"};
   }

@@ -79,7 +79,11 @@ struct engine_t {
   device_state& dev(int id, const char* api_name = "sluice::device");
 
   stream_state* new_stream(device_state& d, int native_priority);
+  //! A stream on a vendor stream that its owner made and destroys (sluice::borrow).
+  stream_state* new_borrowed_stream(device_state& d, api::stream_t native, int native_priority);
   void recycle(stream_state* s) noexcept;
+  //! A state from the free list set up for the vendor stream n.
+  stream_state* adopt(device_state& d, const native_stream& n, int native_priority, bool borrowed);
 
   api::event_t take_event(device_state& d);
   void give_event(device_state& d, api::event_t e) noexcept;

@@ -155,6 +155,21 @@ struct hip_api {
   static status stream_destroy(stream_t s) noexcept {
     return {hipStreamDestroy(s), "hipStreamDestroy"};
   }
+  // --- borrowed streams (sluice::borrow) -------------------------------------
+  //! The null stream and the per-thread default stream synchronize implicitly
+  //! with other streams (IND-1): never borrowed (NAT-3).
+  static bool is_default_stream(stream_t s) noexcept {
+    return s == nullptr || s == hipStreamPerThread;
+  }
+  //! HIP 5.2 has no hipStreamGetDevice: the device of a borrowed stream is not checked.
+  static constexpr bool can_tell_stream_device = false;
+  static status stream_device(stream_t, int* d) noexcept {
+    *d = -1;
+    return {hipSuccess, "hipStreamGetDevice"};
+  }
+  static status stream_priority(stream_t s, int* p) noexcept {
+    return {hipStreamGetPriority(s, p), "hipStreamGetPriority"};
+  }
   static status stream_query(stream_t s) noexcept { return {hipStreamQuery(s), "hipStreamQuery"}; }
   static status stream_synchronize(stream_t s) noexcept {
     return {hipStreamSynchronize(s), "hipStreamSynchronize"};

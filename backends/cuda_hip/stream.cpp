@@ -147,9 +147,30 @@ void reserve_streams(sluice::device d, int count, stream_options o) {
   dev.natives.reserve(dev, native, count, api);
 }
 
+stream borrow(sluice::device d, native_stream_t s) {
+  constexpr const char* api = "sluice::borrow";
+  auto& dev = detail::engine().dev(d.id(), api);
+  if (gpu::api::is_default_stream(s))
+    detail::fail(errc::invalid_argument, api,
+                 "the null stream and the default streams synchronize implicitly with other "
+                 "streams (IND-1): borrow a stream created non-blocking");
+  if constexpr (gpu::api::can_tell_stream_device) {
+    int owner = -1;
+    detail::check(gpu::api::stream_device(s, &owner), api, ": the device of the native stream");
+    if (owner != d.id())
+      detail::fail(errc::invalid_argument, api, "the native stream belongs to device ", owner,
+                   ", not to device ", d.id());
+  }
+  int native_priority = 0;
+  detail::check(gpu::api::stream_priority(s, &native_priority), api,
+                ": the priority of the native stream");
+  return detail::access::make_stream(detail::engine().new_borrowed_stream(dev, s, native_priority));
+}
+
 stream::~stream() {
   if (state_ == nullptr) return;
-  const bool busy = detail::diagnose::enabled() &&
+  // A borrowed stream's owner may well have work pending on it: not worth a warning.
+  const bool busy = detail::diagnose::enabled() && !state_->borrowed &&
                     gpu::api::stream_query(state_->native).code == gpu::api::not_ready;
   // Invalidate every stream_ref; pending host functions and stream-ordered
   // buffers keep the state (and the vendor stream) alive until they are done.

@@ -54,6 +54,8 @@ struct stream_state {
   // native_handle() was taken: work sluice does not see may be enqueued, so
   // host functions are never batched on this stream.
   std::atomic<bool> native_escaped{false};
+  // Made by sluice::borrow: the vendor stream is its owner's (never pooled).
+  bool borrowed = false;
   // Orders the two vendor calls of one sluice operation (host function: the
   // callback and the gate wait; wait(stream): record and wait) against the
   // same operation from another thread.
@@ -103,6 +105,9 @@ struct access {
   static std::uint32_t generation(stream_ref s) noexcept { return s.generation_; }
   static event_state* state(const event& e) noexcept { return e.state_; }
   static flag_state* state(const flag& f) noexcept { return f.state_; }
+  static stream make_stream(stream_state* s) noexcept {
+    return stream(s, s->generation.load(std::memory_order_relaxed));
+  }
 };
 
 //! The live state of a stream_ref; errc::invalid_handle for moved-from or destroyed ones.

@@ -112,6 +112,11 @@ struct stream_state final : listener {
   std::vector<std::string> errors;
   std::atomic<bool> has_errors{false};
 
+  // A borrowed stream (sluice::borrow) has no queue of its own: it names the
+  // stream whose queue it uses (a reference) and that stream's generation then.
+  stream_state* alias = nullptr;
+  std::uint32_t alias_generation = 0;
+
   stream_state* ready_next = nullptr;  // intrusive link in the device's ready queue
   stream_state* pool_next = nullptr;   // intrusive link in the free pool
 
@@ -204,6 +209,9 @@ struct access {
   static event_state* state(const event& e) noexcept { return e.state_; }
   static flag_state* state(const flag& f) noexcept { return f.state_; }
   static flag_state*& state(flag& f) noexcept { return f.state_; }
+  static stream make_stream(stream_state* s) noexcept {
+    return stream(s, s->generation.load(std::memory_order_relaxed));
+  }
 };
 
 // --- streams -------------------------------------------------------------

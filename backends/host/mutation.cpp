@@ -20,7 +20,10 @@ void configure() {
                {"complete_records_at_once", kind::complete_records_at_once},
                {"run_host_functions_early", kind::run_host_functions_early},
                {"lose_host_function_exceptions", kind::lose_host_function_exceptions},
-               {"invert_priorities", kind::invert_priorities}};
+               {"invert_priorities", kind::invert_priorities},
+               {"borrow_own_queue", kind::borrow_own_queue},
+               {"borrow_destroys_native", kind::borrow_destroys_native},
+               {"borrow_accepts_any", kind::borrow_accepts_any}};
   for (const auto& n : names)
     if (std::strcmp(value, n.name) == 0) {
       active.store(static_cast<int>(n.k), std::memory_order_relaxed);
@@ -28,7 +31,8 @@ void configure() {
     }
   fail(errc::invalid_argument, "sluice host backend", "SLUICE_HOST_MUTATION='", value,
        "' names no mutation (test-only: ignore_event_waits, complete_records_at_once, "
-       "run_host_functions_early, lose_host_function_exceptions, invert_priorities)");
+       "run_host_functions_early, lose_host_function_exceptions, invert_priorities, "
+       "borrow_own_queue, borrow_destroys_native, borrow_accepts_any)");
 }
 
 }  // namespace sluice::detail::mutation

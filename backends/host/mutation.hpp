@@ -15,6 +15,9 @@ enum class kind : int {
   run_host_functions_early,  //!< host functions run at once on their own thread (HOST-1, ORD-1)
   lose_host_function_exceptions,  //!< exceptions of host functions are dropped (HOST-4)
   invert_priorities,              //!< low-priority streams are dispatched first (PRIO-4, unit test)
+  borrow_own_queue,               //!< a borrowed stream gets a queue of its own (NAT-1)
+  borrow_destroys_native,         //!< destroying a borrowed stream destroys its native (NAT-2)
+  borrow_accepts_any,             //!< borrow() accepts the null stream (NAT-3)
 };
 
 //! Reads SLUICE_HOST_MUTATION once; errc::invalid_argument for an unknown name.

@@ -7,6 +7,8 @@
 #include "priority.hpp"
 #include "stream_names.hpp"
 
+#include <sluice/native.hpp>
+
 namespace sluice {
 
 namespace detail {
@@ -15,6 +17,14 @@ stream_state& checked(const stream_state* s, std::uint32_t generation, const cha
   if (s == nullptr) fail(errc::invalid_handle, api, "the stream is empty (moved from)");
   if (s->generation.load(std::memory_order_relaxed) != generation)
     fail(errc::invalid_handle, api, "the stream was destroyed (a stream_ref outlived its stream)");
+  if (s->alias != nullptr) [[unlikely]] {
+    // A borrowed stream: the stream whose queue it uses, while that lives.
+    if (s->alias->generation.load(std::memory_order_relaxed) != s->alias_generation)
+      fail(errc::invalid_handle, api,
+           "the native stream of this borrowed stream was destroyed (it must outlive the "
+           "borrowed stream)");
+    return *s->alias;
+  }
   return *const_cast<stream_state*>(s);
 }
 
@@ -105,6 +115,36 @@ stream::stream(sluice::device d, stream_options o)
   detail::stream_names::adopt(state_->trace_id, std::move(o.name));
 }
 
+stream borrow(sluice::device d, native_stream_t s) {
+  constexpr const char* api = "sluice::borrow";
+  auto& dev = detail::engine().dev(d.id());
+  if (s == nullptr && detail::mutation::is(detail::mutation::kind::borrow_accepts_any))
+    return stream(d);
+  if (s == nullptr) detail::fail(errc::invalid_argument, api, "the native stream is null (NAT-3)");
+  // The host backend can tell whose a native stream is: it must be a live
+  // stream of one of its devices.
+  auto* target = reinterpret_cast<detail::stream_state*>(s);
+  int owner = -1;
+  for (const auto& other : detail::engine().devices) {
+    std::lock_guard<std::mutex> lock(other->streams_m);
+    for (const detail::stream_state* x : other->streams)
+      if (x == target) owner = other->id;
+  }
+  if (owner < 0)
+    detail::fail(errc::invalid_argument, api,
+                 "the native stream is not a live stream of the host backend");
+  if (owner != d.id())
+    detail::fail(errc::invalid_argument, api, "the native stream belongs to device ", owner,
+                 ", not to device ", d.id());
+  if (target->alias != nullptr) target = target->alias;  // a borrowed stream's handle
+  if (detail::mutation::is(detail::mutation::kind::borrow_own_queue)) return stream(d);
+  detail::stream_state* borrowed = detail::engine().new_stream(dev, target->native_priority);
+  target->add_ref();
+  borrowed->alias = target;
+  borrowed->alias_generation = target->generation.load(std::memory_order_relaxed);
+  return detail::access::make_stream(borrowed);
+}
+
 void reserve_streams(sluice::device d, int count, stream_options /*o*/) {
   constexpr const char* api = "sluice::reserve_streams";
   (void)detail::engine().dev(d.id());
@@ -120,6 +160,9 @@ stream::~stream() {
                                          state_->enqueued.load(std::memory_order_acquire);
   // Invalidate every stream_ref to this stream; queued work keeps the state alive.
   state_->generation.fetch_add(1, std::memory_order_relaxed);
+  if (state_->alias != nullptr &&
+      detail::mutation::is(detail::mutation::kind::borrow_destroys_native))
+    state_->alias->generation.fetch_add(1, std::memory_order_relaxed);
   detail::report_stream_destroyed(state_->dev->id, busy, state_->waiters_m, state_->errors,
                                   state_->has_errors, SLUICE_CALL_SITE(), state_->trace_id);
   state_->release();

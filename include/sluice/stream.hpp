@@ -148,6 +148,11 @@ class stream : public stream_ref {
   }
   stream(const stream&) = delete;
   stream& operator=(const stream&) = delete;
+
+ private:
+  friend struct detail::access;  // sluice::borrow (native.hpp)
+  stream(detail::stream_state* state, std::uint32_t generation) noexcept
+      : stream_ref(state, generation) {}
 };
 
 //! Vendor priority values: `greatest` is the highest priority. Numerically

@@ -74,6 +74,10 @@ inline constexpr rule rules[] = {
     {"ERR-2", level::must, "an asynchronous device fault surfaces as sticky device_fault"},
     {"ERR-3", level::must, "recoverable errors are not sticky"},
     {"ERR-4", level::must, "bad input is rejected before anything is enqueued"},
+    {"NAT-1", level::must, "a borrowed stream and its native stream's own work run in one order"},
+    {"NAT-2", level::must,
+     "destroying a borrowed stream returns at once; the native stream lives, its work completes"},
+    {"NAT-3", level::must, "null and default (implicitly synchronizing) streams are rejected"},
 };
 
 inline constexpr std::size_t rule_count = sizeof(rules) / sizeof(rules[0]);

@@ -72,6 +72,8 @@ struct op {
 
 struct stream_model {
   int device = 0;
+  int priority = 0;
+  unsigned int flags = 0;
   std::deque<op> queue;  // under mu()
   std::uint64_t enqueued = 0, completed = 0;
   bool destroyed = false;
@@ -373,9 +375,12 @@ cudaError_t cudaDeviceSynchronize() {
   return cudaSuccess;
 }
 
-cudaError_t cudaStreamCreateWithPriority(cudaStream_t* h, unsigned int, int) {
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t* h, unsigned int flags, int priority) {
   // May wait for the device (stream_create_limit).
-  *h = reinterpret_cast<cudaStream_t>(new stream_handle{new_stream(current_device, true)});
+  auto s = new_stream(current_device, true);
+  s->priority = priority;
+  s->flags = flags;
+  *h = reinterpret_cast<cudaStream_t>(new stream_handle{std::move(s)});
   return cudaSuccess;
 }
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t* h, unsigned int flags) {
@@ -383,6 +388,14 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t* h, unsigned int flags) {
 }
 cudaError_t cudaStreamGetDevice(cudaStream_t h, int* d) {
   *d = stream_of(h)->device;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamGetPriority(cudaStream_t h, int* priority) {
+  *priority = stream_of(h)->priority;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamGetFlags(cudaStream_t h, unsigned int* flags) {
+  *flags = stream_of(h)->flags;
   return cudaSuccess;
 }
 cudaError_t cudaStreamDestroy(cudaStream_t h) {

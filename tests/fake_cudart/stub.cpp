@@ -95,6 +95,18 @@ cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned int, int) {
   *s = reinterpret_cast<cudaStream_t>(new object{fake::current_device});
   return cudaSuccess;
 }
+cudaError_t cudaStreamGetDevice(cudaStream_t s, int* d) {
+  *d = s == nullptr ? fake::current_device : reinterpret_cast<object*>(s)->device;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamGetPriority(cudaStream_t, int* priority) {
+  *priority = 0;
+  return cudaSuccess;
+}
+cudaError_t cudaStreamGetFlags(cudaStream_t, unsigned int* flags) {
+  *flags = cudaStreamNonBlocking;
+  return cudaSuccess;
+}
 cudaError_t cudaStreamDestroy(cudaStream_t s) {
   delete reinterpret_cast<object*>(s);
   return cudaSuccess;

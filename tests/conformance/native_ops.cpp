@@ -1,0 +1,42 @@
+// The vendor calls of native_ops.hpp, one branch per backend.
+#include "native_ops.hpp"
+
+#include <sluice/error.hpp>
+#include <sluice/memory.hpp>
+
+#include <string>
+
+namespace sluice::conformance {
+
+#if defined(SLUICE_BACKEND_CUDA)
+void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, std::size_t n) {
+  int current = 0;
+  (void)cudaGetDevice(&current);
+  (void)cudaSetDevice(d.id());
+  const cudaError_t e = cudaMemsetAsync(p, v, n, s);
+  (void)cudaSetDevice(current);
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("cudaMemsetAsync: ") + cudaGetErrorName(e));
+}
+std::vector<native_stream_t> default_native_streams() {
+  return {nullptr, cudaStreamLegacy, cudaStreamPerThread};
+}
+#elif defined(SLUICE_BACKEND_HIP)
+void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, std::size_t n) {
+  int current = 0;
+  (void)hipGetDevice(&current);
+  (void)hipSetDevice(d.id());
+  const hipError_t e = hipMemsetAsync(p, v, n, s);
+  (void)hipSetDevice(current);
+  if (e != hipSuccess)
+    throw std::runtime_error(std::string("hipMemsetAsync: ") + hipGetErrorName(e));
+}
+std::vector<native_stream_t> default_native_streams() { return {nullptr, hipStreamPerThread}; }
+#else
+void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, std::size_t n) {
+  sluice::fill(sluice::borrow(d, s), p, v, n);
+}
+std::vector<native_stream_t> default_native_streams() { return {nullptr}; }
+#endif
+
+}  // namespace sluice::conformance

@@ -1,0 +1,22 @@
+// The vendor's own calls on a native stream, for the NAT rules: work that
+// sluice does not see. On the host backend the native API is sluice itself (a
+// host stream has no other), so "native" work goes through a second borrow.
+#pragma once
+
+#include <sluice/device.hpp>
+#include <sluice/native.hpp>
+
+#include <cstddef>
+#include <vector>
+
+namespace sluice::conformance {
+
+//! Fills n bytes at p with v on the native stream s of device d, through the
+//! vendor's API (cudaMemsetAsync, hipMemsetAsync); returns at once.
+void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, std::size_t n);
+
+//! The native streams that synchronize implicitly with others: the null
+//! stream and the vendor's default streams (CUDA: legacy and per-thread).
+std::vector<native_stream_t> default_native_streams();
+
+}  // namespace sluice::conformance
