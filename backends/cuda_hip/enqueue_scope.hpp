@@ -67,6 +67,7 @@ class enqueue_scope {
 
   //! The trace record's arguments and marks (traced_op).
   void path(const char* p) noexcept { traced_.path(p); }
+  void label(const char* text) { traced_.label(text); }
   void waits_for(const stream_trace& other) noexcept { traced_.waits_for(other); }
   void waits_for(const event_trace& e) noexcept { traced_.waits_for(e); }
   void marks(event_trace& e) noexcept { traced_.marks(e); }

@@ -90,6 +90,8 @@ class traced_op {
   //! Arguments of the record: a copy's path; the position a wait waits for:
   //! another stream's work so far, or an event's last traced record.
   void path(const char* p) noexcept;
+  //! The record's label (a foreign operation's name: sluice::kokkos kernels).
+  void label(const char* text);
   void waits_for(const stream_trace& other) noexcept;
   void waits_for(const event_trace& e) noexcept;
   //! This operation records the event whose trace is e: waits on it point

@@ -10,7 +10,10 @@
 #include "stream_names.hpp"
 #include "stream_state.hpp"
 
+#include <sluice/detail/interop.hpp>
+
 #include <cstdint>
+#include <memory>
 #include <thread>
 
 namespace sluice {
@@ -335,3 +338,31 @@ native_stream_t native_handle(stream_ref s) {
 }
 
 }  // namespace sluice
+
+namespace sluice::detail {
+
+//! A foreign operation on the GPU backends: a traced operation around the
+//! other library's vendor call (timing events before and after it).
+struct foreign_op {
+  foreign_op(stream_state& s, const char* kind) : scope(s, kind) {}
+  enqueue_scope<keep_device> scope;
+};
+
+foreign_op* begin_foreign_op(stream_ref s, const char* kind, const char* label) {
+  if (!trace::enabled()) return nullptr;
+  auto& st = checked(s, "sluice::detail::begin_foreign_op");
+  auto op = std::make_unique<foreign_op>(st, kind);
+  op->scope.label(label);
+  return op.release();
+}
+
+void end_foreign_op(foreign_op* op) noexcept {
+  if (op == nullptr) return;
+  try {
+    op->scope.done();
+  } catch (...) {  // the trace misses this operation; the work itself was enqueued
+  }
+  delete op;
+}
+
+}  // namespace sluice::detail

@@ -119,6 +119,10 @@ void traced_op::path(const char* p) noexcept {
   if (state_ != nullptr) state_->r.path = p;
 }
 
+void traced_op::label(const char* text) {
+  if (state_ != nullptr) state_->r.label = text;
+}
+
 void traced_op::waits_for(const stream_trace& other) noexcept {
   if (state_ != nullptr) waits_for(other.id, other.seq.load(std::memory_order_relaxed));
 }

@@ -7,6 +7,7 @@
 #include "priority.hpp"
 #include "stream_names.hpp"
 
+#include <sluice/detail/interop.hpp>
 #include <sluice/native.hpp>
 
 namespace sluice {
@@ -240,3 +241,38 @@ void stream_ref::wait_value(const flag& f, std::uint32_t v) const {
 }
 
 }  // namespace sluice
+
+namespace sluice::detail {
+
+//! A foreign operation on the host backend: someone else's work that runs on
+//! the calling thread (a Kokkos kernel inside sluice::kokkos::submit's
+//! function, on a sluice host thread), timed there on the stream's track.
+struct foreign_op {
+  trace::record r;
+};
+
+foreign_op* begin_foreign_op(stream_ref s, const char* kind, const char* label) {
+  if (!trace::enabled()) return nullptr;
+  auto& st = checked(s, "sluice::detail::begin_foreign_op");
+  auto op = std::make_unique<foreign_op>();
+  op->r.kind = kind;
+  op->r.label = label;
+  op->r.device = st.dev->id;
+  op->r.stream = st.trace_id;
+  op->r.priority = st.native_priority;
+  // Inside the stream's running operation (a host function): its position.
+  op->r.seq = st.completed.load(std::memory_order_acquire) + 1;
+  op->r.host_thread = trace::thread_id();
+  op->r.enqueue_ns = trace::now_ns();
+  op->r.start_ns = op->r.enqueue_ns;
+  return op.release();
+}
+
+void end_foreign_op(foreign_op* op) noexcept {
+  if (op == nullptr) return;
+  op->r.end_ns = trace::now_ns();
+  trace::submit(std::move(op->r));
+  delete op;
+}
+
+}  // namespace sluice::detail
