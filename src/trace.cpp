@@ -269,7 +269,14 @@ std::string to_chrome_json(std::size_t* operations) {
     if (r.from_stream != 0)
       args += ", \"waits_for_stream\": " + std::to_string(r.from_stream) +
               ", \"waits_for_seq\": " + std::to_string(r.from_seq);
-    event("\"name\": \"" + std::string(r.kind) + "\", \"cat\": \"op\", \"ph\": \"X\", " + where +
+    // A labelled operation (a Kokkos kernel) shows its label; its kind goes to the args.
+    std::string op_name = r.kind;
+    if (!r.label.empty()) {
+      op_name.clear();
+      append_escaped(op_name, r.label);
+      args += ", \"kind\": \"" + std::string(r.kind) + "\"";
+    }
+    event("\"name\": \"" + op_name + "\", \"cat\": \"op\", \"ph\": \"X\", " + where +
           ", \"ts\": " + microseconds(r.start_ns, origin) +
           ", \"dur\": " + microseconds(r.end_ns, r.start_ns) + ", \"args\": {" + args + "}");
     if (r.from_stream != 0) {
