@@ -37,9 +37,11 @@ add_library(sluice_kokkos ${PROJECT_SOURCE_DIR}/src/kokkos/kokkos.cpp)
 add_library(sluice::kokkos ALIAS sluice_kokkos)
 set_target_properties(sluice_kokkos PROPERTIES EXPORT_NAME kokkos POSITION_INDEPENDENT_CODE ON)
 target_link_libraries(sluice_kokkos PUBLIC sluice::${_sluice_kb} sluice::kokkos_dependency)
-if(NOT _sluice_kb STREQUAL "host" AND COMMAND kokkos_compilation)
-  # Kokkos's own way to compile its device code with its compiler (nvcc_wrapper).
-  kokkos_compilation(TARGET sluice_kokkos)
+# With a CUDA Kokkos, find_package(Kokkos) sends every compile and link line
+# that carries Kokkos's flags through its nvcc_wrapper (kokkos_compilation
+# GLOBAL): nothing to do here. sluice's warning set only where the host
+# compiler sees Kokkos's headers alone (nvcc reports in Kokkos's own headers).
+if(_sluice_kb STREQUAL "host")
+  sluice_set_warnings(sluice_kokkos)
 endif()
-sluice_set_warnings(sluice_kokkos)
 unset(_sluice_kb)
