@@ -31,6 +31,26 @@ foreach(backend IN LISTS SLUICE_BACKENDS)
          FILE ${PROJECT_BINARY_DIR}/sluice-${backend}-targets.cmake)
 endforeach()
 
+# sluice::kokkos (component kokkos): its targets file, the backend it goes
+# with, and how it reaches Kokkos (sluiceKokkosDependency.cmake: the repair of
+# Debian's Kokkos package), beside the backends'.
+if(TARGET sluice_kokkos)
+  install(TARGETS sluice_kokkos EXPORT sluice-kokkos-targets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT sluice-kokkos-targets NAMESPACE sluice:: FILE sluice-kokkos-targets.cmake
+          DESTINATION ${SLUICE_INSTALL_CMAKEDIR})
+  export(EXPORT sluice-kokkos-targets NAMESPACE sluice::
+         FILE ${PROJECT_BINARY_DIR}/sluice-kokkos-targets.cmake)
+  file(WRITE ${PROJECT_BINARY_DIR}/sluice-kokkos-backend.cmake
+       "set(_sluice_kokkos_backend ${SLUICE_KOKKOS_BACKEND})\n")
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/sluiceKokkosDependency.cmake
+                 ${PROJECT_BINARY_DIR}/sluiceKokkosDependency.cmake COPYONLY)
+  install(FILES ${PROJECT_BINARY_DIR}/sluice-kokkos-backend.cmake
+                ${PROJECT_SOURCE_DIR}/cmake/sluiceKokkosDependency.cmake
+          DESTINATION ${SLUICE_INSTALL_CMAKEDIR})
+endif()
+
 # The same config file serves the install and the build tree: it finds its
 # targets files next to itself.
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/sluiceConfig.cmake.in

@@ -36,8 +36,22 @@ std::string tid_of_line_with(const std::string& json, const std::string& a, cons
   return {};
 }
 
+using exec_t = sluice::kokkos::execution_space;
+
+//! Two named kernels on exec (outside the TEST body: CUDA's extended lambdas
+//! may not live in a private member function).
+void traced_kernels(const exec_t& exec, sluice::device_buffer<int>& b) {
+  auto v = sluice::kokkos::view(b);
+  Kokkos::parallel_for(
+      "sluice_kokkos_traced_for", Kokkos::RangePolicy<exec_t>(exec, 0, b.size()),
+      KOKKOS_LAMBDA(const std::size_t i) { v(i) = static_cast<int>(i); });
+  int sum = 0;
+  Kokkos::parallel_reduce(
+      "sluice_kokkos_traced_reduce", Kokkos::RangePolicy<exec_t>(exec, 0, b.size()),
+      KOKKOS_LAMBDA(const std::size_t i, int& acc) { acc += v(i) & 1; }, sum);
+}
+
 TEST(KokkosTrace, KernelsAppearByNameOnTheirStreamsTrack) {
-  using exec_t = sluice::kokkos::execution_space;
   const std::string path =
       testing::TempDir() + "sluice_kokkos_trace_" + std::to_string(getpid()) + ".json";
   const sluice::device dev{0};
@@ -51,16 +65,7 @@ TEST(KokkosTrace, KernelsAppearByNameOnTheirStreamsTrack) {
     throw;
   }
   sluice::fill(s, b.data(), 0, b.size_bytes());
-  sluice::kokkos::submit(s, [&b](const exec_t& exec) {
-    auto v = sluice::kokkos::view(b);
-    Kokkos::parallel_for(
-        "sluice_kokkos_traced_for", Kokkos::RangePolicy<exec_t>(exec, 0, b.size()),
-        KOKKOS_LAMBDA(const std::size_t i) { v(i) = static_cast<int>(i); });
-    int sum = 0;
-    Kokkos::parallel_reduce(
-        "sluice_kokkos_traced_reduce", Kokkos::RangePolicy<exec_t>(exec, 0, b.size()),
-        KOKKOS_LAMBDA(const std::size_t i, int& acc) { acc += v(i) & 1; }, sum);
-  });
+  sluice::kokkos::submit(s, [&b](const exec_t& exec) { traced_kernels(exec, b); });
   s.synchronize();
   const std::size_t operations = sluice::trace_end();
   EXPECT_GE(operations, 3U);
