@@ -168,6 +168,8 @@ struct cached_instance {
 
 std::mutex instances_m;
 std::unordered_map<native_stream_t, std::unique_ptr<cached_instance>>* instances = nullptr;
+// Bumped when Kokkos::finalize drops the instances: every thread's last hit is stale then.
+std::atomic<unsigned> instances_epoch{1};
 
 }  // namespace
 
@@ -175,13 +177,17 @@ execution_space instance_of(stream_ref s) {
   const native_stream_t n = sluice::native_handle(s);
   thread_local native_stream_t last_native{};
   thread_local cached_instance* last = nullptr;
-  if (last != nullptr && last_native == n) return last->exec;
+  thread_local unsigned last_epoch = 0;
+  if (last != nullptr && last_native == n &&
+      last_epoch == instances_epoch.load(std::memory_order_acquire))
+    return last->exec;
   const std::lock_guard<std::mutex> lock(instances_m);
   if (instances == nullptr) {
     instances = new std::unordered_map<native_stream_t, std::unique_ptr<cached_instance>>();
     // Instances must not outlive Kokkos: dropped at finalize, when the device is idle.
     Kokkos::push_finalize_hook([] {
       const std::lock_guard<std::mutex> l(instances_m);
+      instances_epoch.fetch_add(1, std::memory_order_acq_rel);
       delete std::exchange(instances, nullptr);
     });
   }
@@ -200,6 +206,7 @@ execution_space instance_of(stream_ref s) {
   }
   last_native = n;
   last = it->second.get();
+  last_epoch = instances_epoch.load(std::memory_order_relaxed);
   return last->exec;
 }
 
