@@ -53,7 +53,7 @@ constexpr double target_ns = 100.0;
 
 //! The measured work: one parallel_for of n elements on `exec`, each adding 1.
 //! A named function: nvcc wants one around a KOKKOS_LAMBDA.
-void add_one(const exec_t& exec, view_t v, std::size_t n) {
+void add_one(const exec_t& exec, const view_t& v, std::size_t n) {
   Kokkos::parallel_for(
       "sluice_bench_add_one", Kokkos::RangePolicy<exec_t>(exec, 0, n),
       KOKKOS_LAMBDA(const std::size_t i) { v(i) += 1; });
@@ -108,7 +108,7 @@ const char* direct_description() {
 #endif
 }
 
-std::vector<row> measure(const options& o, sluice::stream_ref s, view_t v) {
+std::vector<row> measure(const options& o, sluice::stream_ref s, const view_t& v) {
 #if !defined(SLUICE_BACKEND_HOST)
   const exec_t direct_exec = sluice::kokkos::instance(s);
 #endif

@@ -60,7 +60,7 @@ double initial(std::size_t k, std::size_t i) {
 //! One Jacobi step from `in` to `out` (n values; the two ends are copied), as
 //! one Kokkos kernel on `exec`. A named function, not a lambda: the enclosing
 //! function of a KOKKOS_LAMBDA must be one for nvcc.
-void heat_step(const exec_t& exec, view_t in, view_t out, std::size_t n) {
+void heat_step(const exec_t& exec, const view_t& in, const view_t& out, std::size_t n) {
   const double a = alpha;
   Kokkos::parallel_for(
       "heat_step", Kokkos::RangePolicy<exec_t>(exec, 0, n), KOKKOS_LAMBDA(const std::size_t i) {
