@@ -36,6 +36,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -229,13 +230,20 @@ ex::outcome kokkos_pipeline(const ex::options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // MiB per chunk unless --mib says otherwise: 4 on the host backend (a CPU
+  // runs the kernels), 64 on a GPU, where a chunk of 4 MiB takes microseconds.
+  const std::size_t default_mib = sluice::backend() == sluice::backend_kind::host ? 4 : 64;
   const ex::description d{"sluice-example-kokkos-pipeline",
                           "a Kokkos heat stencil on a sluice stream (K) with uploads and downloads "
                           "on a high-priority stream (C), chunk by chunk, joined by events",
-                          1, 4};
+                          1, default_mib};
   // Without a device (a GPU backend on a machine without its GPU) Kokkos
-  // cannot start: run() says so and exits with 77 before any Kokkos call.
-  if (sluice::device_count() == 0) return ex::run(argc, argv, d, kokkos_pipeline);
+  // cannot start: run() says so and exits with 77 before any Kokkos call. With
+  // --help, run() prints the usage alone (Kokkos would print its own first).
+  bool help = false;
+  for (int i = 1; i < argc; ++i)
+    help = help || std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0;
+  if (help || sluice::device_count() == 0) return ex::run(argc, argv, d, kokkos_pipeline);
   const Kokkos::ScopeGuard kokkos(argc, argv);  // takes the --kokkos-* arguments out of argv
   return ex::run(argc, argv, d, kokkos_pipeline);
 }
