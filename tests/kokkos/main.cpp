@@ -4,6 +4,8 @@
 // names fails the run). --markdown=FILE also writes the table as Markdown
 // (docs/conformance/kokkos-*.md). A GPU backend without its GPU runs nothing
 // and exits with 77 (ctest: skipped, never passed).
+#include "../conformance/watchdog.hpp"
+
 #include <sluice/backend.hpp>
 #include <sluice/device.hpp>
 
@@ -111,6 +113,7 @@ int main(int argc, char** argv) {
     return 77;
   }
   const Kokkos::ScopeGuard kokkos(argc, argv);
+  sluice::conformance::install_watchdog();  // a hanging test is named, then exit 124
   int result = RUN_ALL_TESTS();
   if (::testing::UnitTest::GetInstance()->test_to_run_count() == 0) {
     std::fprintf(stderr, "sluice-conformance-kokkos: no test ran\n");
