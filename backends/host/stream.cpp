@@ -268,6 +268,8 @@ foreign_op* begin_foreign_op(stream_ref s, const char* kind, const char* label) 
   return op.release();
 }
 
+void prepare_runtime_environment() noexcept {}  // no vendor runtime
+
 void end_foreign_op(foreign_op* op) noexcept {
   if (op == nullptr) return;
   op->r.end_ns = trace::now_ns();
