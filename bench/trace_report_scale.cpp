@@ -55,7 +55,9 @@ class writer {
   }
   void close() {
     flush();
-    if (std::fclose(f_) != 0) throw std::runtime_error("cannot close the trace");
+    // On the disk before the report reads it: its time is not the write-back's.
+    if (std::fflush(f_) != 0 || ::fsync(fileno(f_)) != 0 || std::fclose(f_) != 0)
+      throw std::runtime_error("cannot close the trace");
     f_ = nullptr;
   }
 

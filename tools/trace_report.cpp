@@ -805,7 +805,8 @@ struct trace_analyzer::state {
   std::map<std::pair<std::uint64_t, std::string>, std::size_t> range_index;
   std::vector<range_acc> ranges;
   std::uint64_t range_count = 0;
-  std::vector<traced_range> drawn_ranges;  // the first max_drawn_ranges
+  bool timeline = true;
+  std::vector<traced_range> drawn_ranges;  // the first max_drawn_ranges, for the timeline
   trace_analysis a;
   bool finished = false;
 
@@ -862,7 +863,9 @@ struct trace_analyzer::state {
   }
 };
 
-trace_analyzer::trace_analyzer() : s_(std::make_unique<state>()) {}
+trace_analyzer::trace_analyzer(bool timeline) : s_(std::make_unique<state>()) {
+  s_->timeline = timeline;
+}
 trace_analyzer::~trace_analyzer() = default;
 
 void trace_analyzer::track(int device, std::uint64_t stream, const stream_track& t) {
@@ -912,7 +915,7 @@ void trace_analyzer::op(const traced_op& o) {
 void trace_analyzer::range(const traced_range& r) {
   state& s = *s_;
   const std::uint64_t number = s.range_count++;
-  if (s.drawn_ranges.size() < max_drawn_ranges) s.drawn_ranges.push_back(r);
+  if (s.timeline && s.drawn_ranges.size() < max_drawn_ranges) s.drawn_ranges.push_back(r);
   const double d = r.end_us - r.start_us;
   const auto [it, fresh] = s.range_index.emplace(std::make_pair(r.stream, r.name), s.ranges.size());
   if (fresh) {
@@ -1397,7 +1400,7 @@ int trace_command(const std::vector<std::string>& args) {
     return 1;
   }
   try {
-    trace_analyzer analyzer;
+    trace_analyzer analyzer(!png.empty());
     read_trace_file(file, analyzer);
     std::cout << format_report(analyzer.finish(), file);
     if (!png.empty()) {

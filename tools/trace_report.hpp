@@ -141,7 +141,8 @@ std::vector<traced_op> read_trace(const std::string& json, stream_tracks* tracks
 //! the same numbers as sorting every stream's operations in memory.
 class trace_analyzer : public trace_sink {
  public:
-  trace_analyzer();
+  //! timeline: keep the first 100,000 trace_ranges for write_timeline_png.
+  explicit trace_analyzer(bool timeline = true);
   ~trace_analyzer() override;
   trace_analyzer(const trace_analyzer&) = delete;
   trace_analyzer& operator=(const trace_analyzer&) = delete;
