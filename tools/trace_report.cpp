@@ -235,7 +235,7 @@ class event_reader {
         }
         if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || c == '.' || c == '+' ||
               c == '-' || c == 'E'))
-          fail_at(offset_ + i, "unexpected " + shown(c) + " in a number or literal");
+          fail_at(offset_ + i, in_event() + "unexpected " + shown(c) + " in a number or literal");
       }
       return n;
     }
@@ -279,13 +279,14 @@ class event_reader {
         case '{':
         case '[':
           if (depth_ == max_depth)
-            fail_at(offset_ + i, "nested deeper than " + std::to_string(max_depth) + " levels");
+            fail_at(offset_ + i,
+                    in_event() + "nested deeper than " + std::to_string(max_depth) + " levels");
           open_[depth_++] = c;
           break;
         default:  // '}' or ']'
           if (depth_ == 0 || open_[depth_ - 1] != (c == '}' ? '{' : '['))
             fail_at(offset_ + i,
-                    shown(c) + " does not close the open " +
+                    in_event() + shown(c) + " does not close the open " +
                         (depth_ == 0 ? std::string("value") : shown(open_[depth_ - 1])));
           if (--depth_ == 0) {
             complete(p, i + 1);
@@ -297,10 +298,16 @@ class event_reader {
     }
   }
 
+  //! "event N: " while an event is being captured.
+  std::string in_event() const {
+    return role_ == an_event ? "event " + std::to_string(events_ + 1) + ": " : std::string();
+  }
+
   void append_capture(const char* p, std::size_t n) {
     if (cap_.size() + n > max_value)
-      fail_at(cap_byte_, (role_ == an_event ? std::string("an event") : std::string("a value")) +
-                             " of more than " + std::to_string(max_value >> 20) + " MiB");
+      fail_at(cap_byte_,
+              in_event() + (role_ == an_event ? std::string("an event") : std::string("a value")) +
+                  " of more than " + std::to_string(max_value >> 20) + " MiB");
     cap_.append(p, n);
   }
 
