@@ -724,7 +724,9 @@ std::string stream_label(int device, std::uint64_t stream, const std::string& na
 
 void read_trace_events(const trace_source& source, trace_sink& sink) {
   event_reader reader(sink);
-  std::vector<char> block(block_size + simdjson::SIMDJSON_PADDING);
+  // One block per thread, kept: a reader per small input (the fuzz target)
+  // does not map and zero a fresh megabyte each time.
+  thread_local std::vector<char> block(block_size + simdjson::SIMDJSON_PADDING);
   for (;;) {
     const std::size_t n = source(block.data(), block_size);
     if (n == 0) break;
