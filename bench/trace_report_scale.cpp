@@ -184,6 +184,7 @@ struct run_result {
 //! Runs the command, its output to `log`; wall time and peak RSS from wait4.
 run_result run(const std::vector<std::string>& command, const std::string& log) {
   std::vector<char*> argv;
+  argv.reserve(command.size() + 1);
   for (const auto& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
   posix_spawn_file_actions_t actions;

@@ -768,7 +768,7 @@ std::vector<traced_op> read_trace(const std::string& json, stream_tracks* tracks
   read_trace_events(
       [&](char* into, std::size_t size) {
         const std::size_t n = std::min(size, json.size() - at);
-        std::memcpy(into, json.data() + at, n);
+        std::copy_n(json.data() + at, n, into);
         at += n;
         return n;
       },

@@ -284,7 +284,7 @@ std::string report_of(const std::string& json) {
   sluice::tool::read_trace_events(
       [&](char* into, std::size_t size) {
         const std::size_t n = std::min<std::size_t>({size, json.size() - at, 777});
-        std::memcpy(into, json.data() + at, n);
+        std::copy_n(json.data() + at, n, into);
         at += n;
         return n;
       },
@@ -348,7 +348,7 @@ TEST(TraceReport, ManyOperationsAreDrawnInTimeBuckets) {
   sluice::tool::read_trace_events(
       [&](char* into, std::size_t size) {
         const std::size_t n = std::min(size, json.size() - at);
-        std::memcpy(into, json.data() + at, n);
+        std::copy_n(json.data() + at, n, into);
         at += n;
         return n;
       },
