@@ -5,7 +5,9 @@
 // and prints the wall time and the peak resident memory of the report (wait4's
 // ru_maxrss). docs/performance.md, "sluice trace report at scale".
 //   sluice-bench-trace-report-scale --sluice=<sluice> [--ops=1000000,10000000]
-//       [--streams=8] [--dir=<dir>] [--png] [--keep]
+//       [--streams=8] [--dir=<dir>] [--png] [--keep] [--max-rss-growth=X]
+// --max-rss-growth: exit 1 when the last trace's peak RSS is more than X times
+// the first's (the report must stream: ctest tool.trace.scale).
 //   sluice-bench-trace-report-scale --write=<file> --ops=N [--streams=8]
 #include <fcntl.h>
 #include <spawn.h>
@@ -223,6 +225,7 @@ int main(int argc, char** argv) {
   std::vector<std::uint64_t> sizes = {1000000, 10000000};
   unsigned streams = 8;
   bool png = false, keep = false;
+  double max_growth = 0;
   try {
     for (int i = 1; i < argc; ++i) {
       const std::string a = argv[i];
@@ -240,6 +243,8 @@ int main(int argc, char** argv) {
         dir = value("--dir");
       } else if (!value("--write").empty()) {
         write = value("--write");
+      } else if (!value("--max-rss-growth").empty()) {
+        max_growth = std::stod(value("--max-rss-growth"));
       } else if (a == "--png") {
         png = true;
       } else if (a == "--keep") {
@@ -258,6 +263,7 @@ int main(int argc, char** argv) {
     std::printf("sluice trace report at scale: %u streams\n", streams);
     std::printf("%12s %10s %10s %14s %s\n", "operations", "file MB", "wall s", "peak RSS MB",
                 png ? "(with --png)" : "");
+    long first_rss = 0, last_rss = 0;
     for (const std::uint64_t n : sizes) {
       const std::string trace = dir + "/scale-" + std::to_string(n) + ".trace.json";
       write_trace(trace, n, streams);
@@ -276,6 +282,18 @@ int main(int argc, char** argv) {
       if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
         std::fprintf(stderr, "sluice trace report failed on %s (status %d): see %s\n",
                      trace.c_str(), r.status, log.c_str());
+        return 1;
+      }
+      if (first_rss == 0) first_rss = r.max_rss_kib;
+      last_rss = r.max_rss_kib;
+    }
+    if (max_growth > 0 && sizes.size() > 1) {
+      const double growth = static_cast<double>(last_rss) / static_cast<double>(first_rss);
+      std::printf("peak RSS: %.2fx from %" PRIu64 " to %" PRIu64 " operations (at most %.2fx)\n",
+                  growth, sizes.front(), sizes.back(), max_growth);
+      if (growth > max_growth) {
+        std::fprintf(stderr, "sluice trace report does not stream: its memory grew %.2fx\n",
+                     growth);
         return 1;
       }
     }
