@@ -100,10 +100,8 @@ class event_reader {
     offset_ += n;
   }
 
+  //! After the last block: the document must be complete.
   void end() {
-    if (capturing_ && cap_kind_ == scalar) {  // a number at the very end: still truncated
-      capturing_ = false;
-    }
     if (offset_ == 0) fail_at(0, "the file is empty");
     if (state_ == at::document) fail_at(offset_, "the file holds only white space");
     if (state_ != at::done) fail_at(offset_, "the file ends inside the JSON document (truncated?)");
