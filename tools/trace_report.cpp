@@ -486,10 +486,15 @@ class event_reader {
     op_.start_us = ts;
     op_.end_us = ts + dur;
     op_.seq = op_.waits_for_stream = op_.waits_for_seq = 0;
+    op_.kernel = false;
     if (has_args)
       for (const auto field : args) {
         const std::string_view k = field.key;
-        if (is(k, "seq"))
+        if (is(k, "kind")) {
+          std::string_view v;
+          if (field.value.get_string().get(v)) bad(byte, "\"args.kind\" is not a string");
+          op_.kernel = v == "kernel";
+        } else if (is(k, "seq"))
           op_.seq = whole(field.value, "args.seq", byte);
         else if (is(k, "waits_for_stream"))
           op_.waits_for_stream = whole(field.value, "args.waits_for_stream", byte);
@@ -811,6 +816,14 @@ struct trace_analyzer::state {
   bool any = false;
   std::map<std::pair<std::uint64_t, std::string>, std::size_t> range_index;
   std::vector<range_acc> ranges;
+  // Kernels per (stream index, name id): count, time, order of first sight.
+  struct kernel_acc {
+    std::size_t count = 0;
+    double total_us = 0;
+    std::size_t first = 0;
+  };
+  std::map<std::pair<std::size_t, std::uint32_t>, kernel_acc> kernels;
+  std::size_t kernel_order = 0;
   std::uint64_t range_count = 0;
   bool timeline = true;
   std::vector<traced_range> drawn_ranges;  // the first max_drawn_ranges, for the timeline
@@ -910,6 +923,12 @@ void trace_analyzer::op(const traced_op& o) {
   }
   r.kind = kind->second;
   r.wait = is_wait(o.kind) ? 1 : 0;
+  if (o.kernel) {
+    auto& k = s.kernels[{i, r.kind}];
+    if (k.count == 0) k.first = s.kernel_order++;
+    ++k.count;
+    k.total_us += o.end_us - o.start_us;
+  }
   if (st.ops.size() > 0 && o.seq < st.last_seq) st.seq_sorted = false;
   st.last_seq = o.seq;
   st.ops.push(s.spill(), r);
@@ -1103,6 +1122,21 @@ const trace_analysis& trace_analyzer::finish() {
     a.path.length_us = latest - start;
     for (const auto& c : counts) a.path.per_stream.emplace_back(c.first, c.second);
   }
+  // Kernels per stream (the table's order) and name (first seen first).
+  {
+    std::vector<std::pair<std::pair<std::size_t, std::size_t>, kernel_summary>> listed;
+    for (const auto& [key, k] : s.kernels) {
+      kernel_summary ks;
+      ks.stream_label = label_of(a.streams[key.first]);
+      ks.name = s.kinds[key.second];
+      ks.count = k.count;
+      ks.total_us = k.total_us;
+      listed.push_back({{key.first, k.first}, std::move(ks)});
+    }
+    std::sort(listed.begin(), listed.end(),
+              [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (auto& l : listed) a.kernels.push_back(std::move(l.second));
+  }
   // trace_ranges per stream (in the table's order; streams with ranges only
   // after them) and name (by first start).
   const auto order = [&](std::uint64_t stream) {
@@ -1179,6 +1213,17 @@ std::string format_report(const trace_analysis& a, const std::string& file) {
     out << (i == 0 ? ": " : ", ") << label_of(a.streams[a.path.per_stream[i].first]) << " "
         << a.path.per_stream[i].second;
   out << "\n";
+  if (!a.kernels.empty()) {
+    out << "kernels (launched through sluice::kokkos::submit; per stream and name):\n";
+    constexpr std::size_t listed = 40;
+    if (a.kernels.size() > listed)
+      out << "  (the first " << listed << " of " << a.kernels.size() << " stream and name pairs)\n";
+    for (std::size_t i = 0; i < std::min(listed, a.kernels.size()); ++i) {
+      const kernel_summary& k = a.kernels[i];
+      out << "  " << k.stream_label << ": \"" << k.name << "\" " << k.count
+          << (k.count == 1 ? " kernel, " : " kernels, ") << us(k.total_us) << "\n";
+    }
+  }
   if (!a.ranges.empty()) {
     out << "ranges (trace_range: begin to end marker; per stream and name, in the order of their "
            "first start):\n";

@@ -24,6 +24,7 @@ struct traced_op {
   std::uint64_t seq = 0;
   std::uint64_t waits_for_stream = 0;  // 0: not a wait with a traced source
   std::uint64_t waits_for_seq = 0;
+  bool kernel = false;  // args "kind": "kernel": someone else's kernel (sluice::kokkos), by name
 };
 
 //! A stream's track in the trace (its thread_name metadata).
@@ -84,8 +85,19 @@ struct range_summary {
   double longest_us = 0;
 };
 
+//! Kernels of one name on one stream (operations with "kind": "kernel":
+//! Kokkos kernels launched through sluice::kokkos::submit).
+struct kernel_summary {
+  std::string stream_label;
+  std::string name;
+  std::size_t count = 0;
+  double total_us = 0;
+};
+
 struct trace_analysis {
   std::vector<stream_summary> streams;
+  //! Per stream (in the order of `streams`) and kernel name (by first seen).
+  std::vector<kernel_summary> kernels;
   //! Per stream (in the order of `streams`, then streams with ranges only)
   //! and name (in the order of their first start).
   std::vector<range_summary> ranges;

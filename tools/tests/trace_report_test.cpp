@@ -96,6 +96,34 @@ TEST(TraceReport, MalformedInputIsRejectedWithAPosition) {
 
 namespace {
 
+// Kernels of sluice::kokkos (args "kind": "kernel") are listed per stream and
+// name, with their count and time; other operations are not.
+TEST(TraceReport, ListsKernelsPerStreamAndName) {
+  const std::string json = R"json({"traceEvents": [
+{"ph": "M", "name": "thread_name", "pid": 0, "tid": 1, "args": {"name": "stream 1 kk (native priority 0)", "stream_name": "kk", "native_priority": 0}},
+{"name": "fill", "cat": "op", "ph": "X", "pid": 0, "tid": 1, "ts": 0, "dur": 10, "args": {"seq": 1}},
+{"name": "heat_step", "cat": "op", "ph": "X", "pid": 0, "tid": 1, "ts": 10, "dur": 5, "args": {"seq": 2, "kind": "kernel"}},
+{"name": "heat_step", "cat": "op", "ph": "X", "pid": 0, "tid": 1, "ts": 15, "dur": 7, "args": {"seq": 3, "kind": "kernel"}},
+{"name": "norm", "cat": "op", "ph": "X", "pid": 0, "tid": 1, "ts": 22, "dur": 1, "args": {"seq": 4, "kind": "kernel"}},
+{"name": "copy", "cat": "op", "ph": "X", "pid": 0, "tid": 2, "ts": 0, "dur": 3, "args": {"seq": 1, "kind": "copy"}}
+]})json";
+  sluice::tool::stream_tracks tracks;
+  const auto ops = read_trace(json, &tracks);
+  const std::string report = format_report(analyze(ops, tracks), "t.json");
+  EXPECT_NE(report.find("kernels (launched through sluice::kokkos::submit; per stream and name):\n"
+                        "  d0/s1 kk: \"heat_step\" 2 kernels, 12.0 us\n"
+                        "  d0/s1 kk: \"norm\" 1 kernel, 1.0 us\n"),
+            std::string::npos)
+      << report;
+  EXPECT_EQ(report.find("\"fill\""), std::string::npos) << report;
+  EXPECT_EQ(report.find("\"copy\""), std::string::npos) << report;
+  EXPECT_THROW((void)read_trace(R"json({"traceEvents": [
+{"name": "k", "cat": "op", "ph": "X", "pid": 0, "tid": 1, "ts": 0, "dur": 1, "args": {"kind": 3}}
+]})json",
+                                nullptr),
+               std::runtime_error);
+}
+
 // The devices' clock errors (GPU backends) are read and stated in the report.
 TEST(TraceReport, StatesTheDevicesClockErrors) {
   const std::string json = R"json({"traceEvents": [
