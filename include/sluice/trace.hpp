@@ -22,6 +22,7 @@
 #include <sluice/stream.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace sluice {
@@ -56,6 +57,7 @@ class trace_range {
  private:
   stream_ref stream_;
   std::string name_;
+  std::uint64_t id_ = 0;  // pairs the range's two markers in the trace
   bool active_ = false;
 };
 

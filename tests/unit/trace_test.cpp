@@ -173,15 +173,35 @@ TEST(Trace, MisuseIsRejected) {
 
 namespace {
 
-//! The "ts" and "dur" (us) of every complete operation named `name` on the op tracks.
+//! One complete operation of the op tracks, as the tests read it.
+struct op_event {
+  double tid = 0, seq = 0, ts = 0, dur = 0, enqueued_us = 0;
+};
+
+//! Every complete operation named `name` on the op tracks, in stream and
+//! stream order (tid, then seq): the tracer writes records as they come,
+//! which need not be that order.
+std::vector<op_event> ops_of(const std::string& json, const std::string& name) {
+  std::vector<op_event> out;
+  const std::string key = "\"name\": \"" + name + "\", \"cat\": \"op\", \"ph\": \"X\"";
+  const auto number = [&](const char* field, std::size_t at) {
+    const std::string k = std::string("\"") + field + "\": ";
+    return std::stod(json.substr(json.find(k, at) + k.size()));
+  };
+  for (auto at = json.find(key); at != std::string::npos; at = json.find(key, at + 1))
+    out.push_back(op_event{number("tid", at), number("seq", at), number("ts", at),
+                           number("dur", at), number("enqueued_us", at)});
+  std::stable_sort(out.begin(), out.end(), [](const op_event& a, const op_event& b) {
+    return a.tid != b.tid ? a.tid < b.tid : a.seq < b.seq;
+  });
+  return out;
+}
+
+//! The "ts" and "dur" (us) of every complete operation named `name` on the op
+//! tracks, in stream order.
 std::vector<std::pair<double, double>> spans_of(const std::string& json, const std::string& name) {
   std::vector<std::pair<double, double>> out;
-  const std::string key = "\"name\": \"" + name + "\", \"cat\": \"op\", \"ph\": \"X\"";
-  for (auto at = json.find(key); at != std::string::npos; at = json.find(key, at + 1)) {
-    const auto ts = json.find("\"ts\": ", at);
-    const auto dur = json.find("\"dur\": ", at);
-    out.emplace_back(std::stod(json.substr(ts + 6)), std::stod(json.substr(dur + 7)));
-  }
+  for (const op_event& e : ops_of(json, name)) out.emplace_back(e.ts, e.dur);
   return out;
 }
 
@@ -196,14 +216,10 @@ double clock_error_of(const std::string& json) {
   return widest;
 }
 
-//! The "enqueued_us" argument of every complete operation named `name`.
+//! The "enqueued_us" argument of every complete operation named `name`, in stream order.
 std::vector<double> enqueued_of(const std::string& json, const std::string& name) {
   std::vector<double> out;
-  const std::string key = "\"name\": \"" + name + "\", \"cat\": \"op\", \"ph\": \"X\"";
-  for (auto at = json.find(key); at != std::string::npos; at = json.find(key, at + 1)) {
-    const auto enqueued = json.find("\"enqueued_us\": ", at);
-    out.push_back(std::stod(json.substr(enqueued + 15)));
-  }
+  for (const op_event& e : ops_of(json, name)) out.push_back(e.enqueued_us);
   return out;
 }
 
