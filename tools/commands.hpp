@@ -8,6 +8,8 @@
 // standard output and exit 0. A usage error (usage_error) prints
 // "sluice: error: <what>" and the command's usage line to standard error and
 // exits 2.
+//
+// Each command's options are parsed by CLI11 (arguments.hpp, parse_arguments).
 #pragma once
 
 #include <cstring>
