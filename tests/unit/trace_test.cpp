@@ -621,3 +621,100 @@ TEST(Trace, ANamedStreamsTrackAndItsRangesShowInTheFileAndTheReport) {
   EXPECT_NE(report.find(": \"outer\" "), std::string::npos) << report;
   EXPECT_NE(report.find(": \"inner\" "), std::string::npos) << report;
 }
+
+namespace {
+
+//! The file's last characters: a complete document ends with "]}\n".
+bool ends_the_document(const std::string& json) {
+  return json.size() >= 3 && json.compare(json.size() - 3, 3, "]}\n") == 0;
+}
+
+//! Traces 5000 fills and exits without trace_end.
+[[noreturn]] void trace_and_exit(const std::string& path) {
+  const sluice::device d0{0};
+  sluice::stream s{d0};
+  sluice::device_buffer<unsigned char> a{d0, 64};
+  sluice::trace_begin(path);
+  for (int i = 0; i < 5000; ++i) sluice::fill(s, a.data(), 1, 64);
+  s.synchronize();
+  std::exit(0);
+}
+
+}  // namespace
+
+// A trace longer than the writer's chunks and queue (1024 records a chunk, 32
+// queued): records from several enqueueing threads and streams go to the file
+// while the program runs, none is lost, each range's two markers are paired
+// whichever chunk carried them, and every wait on another stream's recent work
+// has its arrow.
+TEST(Trace, ALongTraceStreamsEveryRecordToTheFile) {
+  const std::string path = temp_path("long");
+  const sluice::device d0{0};
+  constexpr int threads = 3, per_thread = 40000, waits = 200;
+  std::vector<sluice::stream> streams;
+  for (int i = 0; i < threads + 1; ++i) streams.emplace_back(d0);
+  sluice::device_buffer<unsigned char> a{d0, 64 * (threads + 1)};
+  sluice::trace_begin(path);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      sluice::stream& s = streams[static_cast<std::size_t>(t)];
+      for (int i = 0; i < per_thread; ++i) {
+        if (i % 1000 == 0) {
+          sluice::trace_range range(s, "block");
+          sluice::fill(s, a.data() + 64 * t, 1, 64);
+        } else {
+          sluice::fill(s, a.data() + 64 * t, 1, 64);
+        }
+        if (i % 4096 == 0) s.synchronize();
+      }
+      s.synchronize();
+    });
+  for (auto& w : workers) w.join();
+  // Waits on the first stream's latest record: each one's source is recent.
+  sluice::stream& last = streams.back();
+  sluice::event e{d0};
+  for (int i = 0; i < waits; ++i) {
+    e.record(streams[0]);
+    last.wait(e);
+    sluice::fill(last, a.data() + 64 * threads, 2, 64);
+  }
+  streams[0].synchronize();
+  last.synchronize();
+  const std::size_t written = sluice::trace_end();
+  const std::string json = read_file(path);
+  std::remove(path.c_str());
+  // Each wait that did wait is an operation; one whose event had completed may
+  // have been left out of the stream (nothing to hold): count what is there.
+  const std::size_t wait_ops = count_of(json, "\"name\": \"wait\", \"cat\": \"op\"");
+  EXPECT_EQ(written, static_cast<std::size_t>(threads * per_thread + 2 * waits) + wait_ops);
+  EXPECT_EQ(count_of(json, "\"cat\": \"op\""), written);
+  EXPECT_EQ(count_of(json, "\"cat\": \"range\""), static_cast<std::size_t>(threads * 40));
+  EXPECT_EQ(count_of(json, "\"ph\": \"f\""), wait_ops);
+  EXPECT_EQ(count_of(json, "\"ph\": \"s\""), wait_ops);
+  EXPECT_EQ(count_of(json, "\"name\": \"thread_name\""),
+            static_cast<std::size_t>(2 * (threads + 1)))  // streams used + host threads
+      << "tracks";
+  EXPECT_EQ(json.rfind("{\"displayTimeUnit\"", 0), 0U);
+  EXPECT_TRUE(ends_the_document(json)) << json.substr(json.size() - 200);
+  EXPECT_EQ(count_of(json, "{"), count_of(json, "}"));
+}
+
+// A trace begun with trace_begin and never ended is ended at exit: the file is
+// a complete document.
+TEST(Trace, ATraceNotEndedIsCompleteAfterExit) {
+  // The death test's child runs this test again in a new process: it takes
+  // the parent's path from the environment.
+  const char* inherited = std::getenv("SLUICE_TEST_EXIT_TRACE");
+  const std::string path = inherited != nullptr ? inherited : temp_path("exit");
+  ::setenv("SLUICE_TEST_EXIT_TRACE", path.c_str(), 1);
+  std::remove(path.c_str());
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process: the backend's threads
+  EXPECT_EXIT(trace_and_exit(path), ::testing::ExitedWithCode(0),
+              "trace of 5000 operations written to .* at exit");
+  ::unsetenv("SLUICE_TEST_EXIT_TRACE");
+  const std::string json = read_file(path);
+  std::remove(path.c_str());
+  EXPECT_TRUE(ends_the_document(json)) << json.substr(json.size() > 200 ? json.size() - 200 : 0);
+  EXPECT_EQ(count_of(json, "\"cat\": \"op\""), 5000U);
+}
