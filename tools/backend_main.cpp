@@ -91,6 +91,7 @@ int run(const std::string& program, std::vector<std::string> args, const command
         app.add_option("--filter", conformance.filter);
         app.add_option("--junit", conformance.junit_path);
         app.add_option("--markdown", conformance.markdown_path);
+        app.add_option("--json", conformance.json_path);
         app.add_flag("--list", conformance.list);
         app.add_flag("--verbose", conformance.verbose);
       },
