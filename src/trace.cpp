@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -38,6 +39,7 @@ namespace {
 // keeps as many emptied ones for reuse. About 1024 * 136 bytes a chunk.
 constexpr std::size_t chunk_records = 1024;
 constexpr std::size_t max_queued = 32;
+constexpr std::size_t wake_batch = 8;
 // Flow arrows need the position (device, end time) of the work a wait waited
 // for, which may be written before or after the wait: the writer remembers
 // recent records' positions in a table of `recent_positions` slots (a record
@@ -201,6 +203,10 @@ class writer {
     out_ = "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
     recent_.resize(recent_positions);
     thread_ = std::thread([this] { run(); });
+    // trace_begin returns once the writer thread runs: its start-up is not
+    // charged to the first traced operations.
+    std::unique_lock<std::mutex> lock(m_);
+    work_.wait(lock, [&] { return started_; });
   }
   writer(const writer&) = delete;
   writer& operator=(const writer&) = delete;
@@ -217,7 +223,10 @@ class writer {
     std::vector<record> spare;
     if (stopping_) return spare;
     queue_.push_back(std::move(chunk));
-    work_.notify_one();
+    // The writer, once woken, empties the queue; it is woken for a batch of
+    // chunks, not for each: fewer wake-ups and context switches taken from
+    // the traced program's threads.
+    if (queue_.size() >= wake_batch) work_.notify_one();
     if (!spares_.empty()) {
       spare = std::move(spares_.back());
       spares_.pop_back();
@@ -281,12 +290,20 @@ class writer {
 #ifdef __linux__
     pthread_setname_np(pthread_self(), "sluice-trace");
 #endif
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      started_ = true;
+    }
+    work_.notify_all();
     for (;;) {
       std::vector<record> chunk;
       {
         std::unique_lock<std::mutex> lock(m_);
-        work_.wait(lock, [&] { return !queue_.empty() || stopping_; });
-        if (queue_.empty()) break;  // stopping, and everything queued is written
+        if (queue_.empty()) {  // asleep until a batch of chunks is queued, or the end
+          if (stopping_) break;
+          work_.wait(lock, [&] { return queue_.size() >= wake_batch || stopping_; });
+          if (queue_.empty()) break;  // stopping, and everything queued is written
+        }
         chunk = std::move(queue_.front());
         queue_.pop_front();
       }
@@ -446,6 +463,7 @@ class writer {
   std::deque<std::vector<record>> queue_;
   std::vector<std::vector<record>> spares_;
   bool stopping_ = false;
+  bool started_ = false;  // the writer thread runs (trace_begin waits for it)
 
   // The writer thread's own (then finish()'s, once it has stopped).
   bool failed_ = false;
@@ -494,8 +512,11 @@ void drain_buffers(const std::shared_ptr<writer>& w) {
     for (auto& b : c.buffers) {
       std::lock_guard<std::mutex> inner(b->m);
       if (b->chunk.empty()) continue;
-      chunks.emplace_back();
-      chunks.back().swap(b->chunk);
+      // Moved out, not swapped: the thread keeps its chunk's memory for the
+      // next trace (a fresh chunk costs page faults on the thread that fills it).
+      chunks.emplace_back(std::make_move_iterator(b->chunk.begin()),
+                          std::make_move_iterator(b->chunk.end()));
+      b->chunk.clear();
     }
   }
   if (w != nullptr)
