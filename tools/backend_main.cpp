@@ -79,22 +79,18 @@ int run(const std::string& program, std::vector<std::string> args, const command
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (name == "info") {
     sluice::tool::info_options info;
-    sluice::tool::parse_arguments(*command, rest, [&](CLI::App& app) {
-      app.add_flag("--device-count", info.device_count_only);
-    });
+    sluice::tool::parse_arguments(*command, rest,
+                                  {{}, {{"--device-count", &info.device_count_only}}});
     return sluice::tool::run_info(info);
   }
   sluice::tool::conformance_options conformance;
   sluice::tool::parse_arguments(
       *command, rest,
-      [&](CLI::App& app) {
-        app.add_option("--filter", conformance.filter);
-        app.add_option("--junit", conformance.junit_path);
-        app.add_option("--markdown", conformance.markdown_path);
-        app.add_option("--json", conformance.json_path);
-        app.add_flag("--list", conformance.list);
-        app.add_flag("--verbose", conformance.verbose);
-      },
+      {{{"--filter", &conformance.filter},
+        {"--junit", &conformance.junit_path},
+        {"--markdown", &conformance.markdown_path},
+        {"--json", &conformance.json_path}},
+       {{"--list", &conformance.list}, {"--verbose", &conformance.verbose}}},
       [&](const std::string& arg) {  // --gtest_*: for GoogleTest, unchanged
         if (arg.rfind("--gtest_", 0) != 0) return false;
         conformance.gtest_arguments.push_back(arg);

@@ -207,7 +207,7 @@ int dispatch(const std::string& directory, std::vector<std::string> args,
     explicit_choice = chosen_backend(directory, environment, "SLUICE_BACKEND");
   }
   if (name == "backends") {
-    sluice::tool::parse_arguments(*command, rest, nullptr);  // no options
+    sluice::tool::parse_arguments(*command, rest, {});  // no options
     return list_backends(directory, explicit_choice);
   }
 
