@@ -197,16 +197,14 @@ struct stream_track {
 class writer {
  public:
   writer(const std::string& path, std::int64_t origin) : origin_(origin) {
-    file_ = std::fopen(path.c_str(), "w");
-    failed_ = file_ == nullptr;
+    path_ = path;
     out_.reserve(flush_bytes + 4096);
     out_ = "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
-    recent_.resize(recent_positions);
     thread_ = std::thread([this] { run(); });
-    // trace_begin returns once the writer thread runs: its start-up is not
-    // charged to the first traced operations.
+    // trace_begin returns once the writer thread is asleep, waiting for work:
+    // its start-up is not charged to the first traced operations.
     std::unique_lock<std::mutex> lock(m_);
-    work_.wait(lock, [&] { return started_; });
+    started_cv_.wait(lock, [&] { return started_; });
   }
   writer(const writer&) = delete;
   writer& operator=(const writer&) = delete;
@@ -269,6 +267,7 @@ class writer {
       metadata("thread_name", host_pid, &h, "\"name\": \"host thread " + std::to_string(h) + "\"");
     out_ += "\n]}\n";
     flush();
+    if (file_ == nullptr) return false;  // it could not be opened
     const bool closed = std::fclose(file_) == 0;
     file_ = nullptr;
     if (operations != nullptr) *operations = operations_;
@@ -290,18 +289,19 @@ class writer {
 #ifdef __linux__
     pthread_setname_np(pthread_self(), "sluice-trace");
 #endif
-    {
-      std::lock_guard<std::mutex> lock(m_);
-      started_ = true;
-    }
-    work_.notify_all();
     for (;;) {
       std::vector<record> chunk;
       {
         std::unique_lock<std::mutex> lock(m_);
         if (queue_.empty()) {  // asleep until a batch of chunks is queued, or the end
           if (stopping_) break;
-          work_.wait(lock, [&] { return queue_.size() >= wake_batch || stopping_; });
+          work_.wait(lock, [&] {
+            if (!started_) {  // the first time, just before it sleeps: trace_begin may return
+              started_ = true;
+              started_cv_.notify_all();
+            }
+            return queue_.size() >= wake_batch || stopping_;
+          });
           if (queue_.empty()) break;  // stopping, and everything queued is written
         }
         chunk = std::move(queue_.front());
@@ -426,9 +426,10 @@ class writer {
   void wait_flow(const record& r) {
     const position to{r.device, r.stream, r.start_ns};
     const position_key key{r.from_stream, r.from_seq};
-    const recent_slot& source = recent_[position_hash()(key) % recent_positions];
-    if (source.key == key) {
-      flow(source.where, to);
+    const recent_slot* source =
+        recent_.empty() ? nullptr : &recent_[position_hash()(key) % recent_positions];
+    if (source != nullptr && source->key == key) {
+      flow(source->where, to);
     } else if (pending_waits_.size() < max_pending_waits) {
       pending_waits_.emplace(position_key{r.from_stream, r.from_seq}, to);
     }
@@ -439,6 +440,7 @@ class writer {
   void remember(const record& r) {
     const position_key key{r.stream, r.seq};
     const position here{r.device, r.stream, r.end_ns};
+    if (recent_.empty()) recent_.resize(recent_positions);  // on the writer thread, when needed
     if (!pending_waits_.empty()) {
       const auto range = pending_waits_.equal_range(key);
       for (auto w = range.first; w != range.second; ++w) flow(here, w->second);
@@ -448,6 +450,13 @@ class writer {
   }
 
   void flush() {
+    // Opened at the first write (on the writer thread, or by finish() for a
+    // short trace): creating or truncating the file costs the traced program
+    // nothing while it runs.
+    if (file_ == nullptr && !failed_) {
+      file_ = std::fopen(path_.c_str(), "w");
+      failed_ = file_ == nullptr;
+    }
     if (file_ != nullptr && !failed_ && !out_.empty() &&
         std::fwrite(out_.data(), 1, out_.size(), file_) != out_.size())
       failed_ = true;
@@ -455,11 +464,12 @@ class writer {
   }
 
   const std::int64_t origin_;
+  std::string path_;
   std::FILE* file_ = nullptr;
   std::thread thread_;
 
   std::mutex m_;  // queue_, spares_, stopping_
-  std::condition_variable work_, space_;
+  std::condition_variable work_, space_, started_cv_;
   std::deque<std::vector<record>> queue_;
   std::vector<std::vector<record>> spares_;
   bool stopping_ = false;
