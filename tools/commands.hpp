@@ -8,6 +8,8 @@
 // standard output and exit 0. A usage error (usage_error) prints
 // "sluice: error: <what>" and the command's usage line to standard error and
 // exits 2.
+//
+// Each command's options are parsed by CLI11 (arguments.hpp, parse_arguments).
 #pragma once
 
 #include <cstring>
@@ -70,6 +72,7 @@ inline const command_info commands[] = {
      "  --filter PATTERN   run only matching tests (gtest syntax, e.g. '*EVT_*:*HOST_*')\n"
      "  --junit FILE       write JUnit XML, one testcase per rule\n"
      "  --markdown FILE    write a Markdown report (machine facts and the rule table)\n"
+     "  --json FILE        write the verdicts as JSON (facts, each rule with its tests)\n"
      "  --list             list the tests of each rule; run nothing\n"
      "  --verbose          show gtest's own output for every test\n"
      "  --gtest_*          passed to GoogleTest unchanged (e.g. --gtest_repeat=10)\n"

@@ -10,6 +10,7 @@
 // Choice: --backend, else $SLUICE_BACKEND, else the first GPU backend (cuda,
 // then hip) that was built and reports at least one device, else host.
 // docs/tool.md describes it.
+#include "arguments.hpp"
 #include "commands.hpp"
 #include "self_path.hpp"
 #include "trace_report.hpp"
@@ -206,7 +207,7 @@ int dispatch(const std::string& directory, std::vector<std::string> args,
     explicit_choice = chosen_backend(directory, environment, "SLUICE_BACKEND");
   }
   if (name == "backends") {
-    if (!rest.empty()) throw usage_error("unknown argument '" + rest[0] + "' for 'backends'");
+    sluice::tool::parse_arguments(*command, rest, {});  // no options
     return list_backends(directory, explicit_choice);
   }
 

@@ -4,6 +4,7 @@
 #include "conformance_report.hpp"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <sstream>
 #include <string>
@@ -237,6 +238,34 @@ TEST(Reports, JunitIsEscapedAndHasOneTestcasePerRule) {
   EXPECT_EQ(xml.find('\x01'), std::string::npos);
   EXPECT_NE(xml.find("failures=\"1\""), std::string::npos);
   EXPECT_NE(xml.find("<testcase name=\"MEM-1\""), std::string::npos);
+}
+
+// The verdict file reads back as JSON whatever the messages hold (quotes,
+// control characters, bytes that are not UTF-8), one object per rule in order.
+TEST(Reports, JsonVerdictsReadBackWithEveryRuleAndMessage) {
+  auto tests = all_passing({test("Suite", "MEM_1__bad", test_outcome::failed,
+                                 "m.cpp:1: \"a\" < b & c\x01\n\xff\xfe end")});
+  const auto report = summarize(facts(), tests, {"set-up: \"x\""}, "");
+  std::ostringstream out;
+  write_json(out, report);
+  const auto doc = nlohmann::json::parse(out.str());  // throws on a malformed file
+  ASSERT_EQ(doc.at("rules").size(), conformance::rule_count);
+  EXPECT_EQ(doc.at("rules").at(0).at("id"), conformance::rules[0].id);
+  EXPECT_EQ(doc.at("facts").at("backend"), "host");
+  EXPECT_EQ(doc.at("facts").at("devices").size(), 2U);
+  EXPECT_EQ(doc.at("exit_code"), 1);
+  EXPECT_EQ(doc.at("run_errors").at(0), "set-up: \"x\"");
+  bool found = false;
+  for (const auto& r : doc.at("rules")) {
+    if (r.at("id") != "MEM-1") continue;
+    found = true;
+    EXPECT_EQ(r.at("verdict"), "FAIL");
+    EXPECT_EQ(r.at("level"), level_name(rule(report, "MEM-1").rule->strength));
+    const std::string detail = r.at("detail");
+    EXPECT_NE(detail.find("m.cpp:1: \"a\" < b & c\x01\n"), std::string::npos) << detail;
+    EXPECT_NE(detail.find("\xef\xbf\xbd"), std::string::npos) << "U+FFFD for a bad byte";
+  }
+  EXPECT_TRUE(found);
 }
 
 TEST(Reports, MarkdownCellsCannotBreakTheTable) {
