@@ -164,13 +164,14 @@ void print_matrix(std::ostream& out, const std::vector<verdict_file>& files, boo
   }
   out << '\n';
   if (differing > 0) {
-    out << "* " << differing << (differing == 1 ? " rule's" : " rules'")
+    out << (markdown ? "\\* " : "* ") << differing << (differing == 1 ? " rule's" : " rules'")
         << " verdicts differ between the runs (NOT RUN and - aside)\n";
   } else {
     out << "The verdicts agree between the runs on every rule (NOT RUN and - aside).\n";
   }
   if (markdown) out << '\n';
-  out << "- : the rule is not in that file. hip on AMD: not run: no AMD GPU.\n";
+  out << (markdown ? "`-`" : "-")
+      << ": the rule is not in that file. hip on AMD: not run: no AMD GPU.\n";
   if (markdown) out << '\n';
   out << "Runs:\n";
   if (markdown) out << '\n';
