@@ -77,7 +77,18 @@ inline const command_info commands[] = {
      "  --verbose          show gtest's own output for every test\n"
      "  --gtest_*          passed to GoogleTest unchanged (e.g. --gtest_repeat=10)\n"
      "\n"
-     "Missing directories of the report files are created.\n",
+     "Missing directories of the report files are created.\n"
+     "\n"
+     "usage: sluice conformance matrix A.json B.json ... [--markdown OUT.md]\n"
+     "\n"
+     "Reads verdict files of 'conformance --json' (one per run; needs no\n"
+     "backend) and prints one row per rule, one column per file (headed by the\n"
+     "backend and the file name without .json), plus 'hip on AMD' (not run: no\n"
+     "AMD GPU). Rows whose verdicts differ between the runs are marked '*'.\n"
+     "Exit status 0 when printed, 1 for an unreadable or malformed file (named),\n"
+     "2 for a usage error.\n"
+     "\n"
+     "  --markdown FILE    also write the table as Markdown\n",
      true},
     {"backends", "backends", "list the backends that were built and which one is the default",
      "usage: sluice [--backend NAME] backends\n"

@@ -12,6 +12,7 @@
 // docs/tool.md describes it.
 #include "arguments.hpp"
 #include "commands.hpp"
+#include "conformance_matrix.hpp"
 #include "self_path.hpp"
 #include "trace_report.hpp"
 
@@ -198,6 +199,9 @@ int dispatch(const std::string& directory, std::vector<std::string> args,
   std::vector<std::string> rest(args.begin() + 1, args.end());
   // `sluice trace report <file>` reads a file: no backend involved.
   if (name == "trace") return sluice::tool::trace_command(rest);
+  // `sluice conformance matrix A.json B.json ...` reads verdict files: no backend either.
+  if (name == "conformance" && !rest.empty() && rest[0] == "matrix")
+    return sluice::tool::matrix_command(std::vector<std::string>(rest.begin() + 1, rest.end()));
 
   std::optional<choice> explicit_choice;
   const char* environment = std::getenv("SLUICE_BACKEND");
