@@ -222,12 +222,24 @@ int dispatch(const std::string& directory, std::vector<std::string> args,
     if (rest.empty()) throw usage_error("no bench named (the only one is p2p)");
     if (rest[0] != "p2p")
       throw usage_error("unknown bench '" + rest[0] + "' (the only one is p2p)");
+    // Its options through CLI11 like every command's (arguments.hpp); the
+    // bench program gets them back in its own --name=value form.
+    std::string max_mib, trials, json, csv;
+    sluice::tool::parse_arguments(
+        *command, std::vector<std::string>(rest.begin() + 1, rest.end()),
+        {{{"--max-mib", &max_mib}, {"--trials", &trials}, {"--json", &json}, {"--csv", &csv}}, {}});
     program = directory + "/sluice-bench-p2p-" + chosen.backend;
     if (access(program.c_str(), X_OK) != 0)
       throw dispatch_error("no P2P bench for the " + chosen.backend + " backend (" + program +
                            " was not built; it exists for cuda, built with "
                            "-DSLUICE_ENABLE_CUDA=ON)");
-    args.assign(rest.begin() + 1, rest.end());
+    args.clear();
+    for (const auto& [option, value] :
+         {std::pair<const char*, const std::string&>{"--max-mib", max_mib},
+          {"--trials", trials},
+          {"--json", json},
+          {"--csv", csv}})
+      if (!value.empty()) args.push_back(std::string(option) + "=" + value);
   }
   std::vector<char*> child_argv;
   child_argv.push_back(const_cast<char*>(program.c_str()));
