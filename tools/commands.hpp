@@ -59,7 +59,8 @@ inline const command_info commands[] = {
      "  --device-count   print only the number of devices\n",
      true},
     {"conformance", "conformance",
-     "run the conformance suite, one line per rule of docs/semantics.md",
+     "run the conformance suite, one line per rule of docs/semantics.md; 'conformance "
+     "matrix A.json B.json ...': the rule x backend table of verdict files",
      "usage: sluice [--backend NAME] conformance [options]\n"
      "\n"
      "Runs the conformance suite in this process and prints one line per rule:\n"
