@@ -60,11 +60,9 @@ inline void check_elapsed_arguments(bool start_timing, bool stop_timing, int sta
 //! ~stream(): what is reported when a stream is destroyed: work still pending
 //! (`busy`: the caller asks only with SLUICE_DIAGNOSE on), and always the
 //! host-function failures nobody asked about (HOST-4: nothing is lost; the
-//! state may outlive the process). `errors` and `has_errors` are the stream's,
-//! guarded by `errors_m`; `where` is the caller's SLUICE_CALL_SITE(). The
+//! state may outlive the process). `failures` are the stream's; `where` is the caller's SLUICE_CALL_SITE(). The
 //! stream's name (its trace id: `stream_id`) is dropped here, and named in the warning.
-inline void report_stream_destroyed(int device, bool busy, std::mutex& errors_m,
-                                    std::vector<std::string>& errors, std::atomic<bool>& has_errors,
+inline void report_stream_destroyed(int device, bool busy, stream_failures& failures,
                                     const void* where, std::uint64_t stream_id) {
   const std::string name = stream_names::forget(stream_id);
   if (busy)
@@ -74,14 +72,7 @@ inline void report_stream_destroyed(int device, bool busy, std::mutex& errors_m,
                    "the work still runs (LIFE-1), but nothing can wait for it any more "
                    "through this stream: record an event or synchronize first if later "
                    "work depends on it");
-  if (!has_errors.load(std::memory_order_acquire)) return;
-  std::vector<std::string> taken;
-  {
-    std::lock_guard<std::mutex> lock(errors_m);
-    taken.swap(errors);
-    has_errors.store(false, std::memory_order_relaxed);
-  }
-  print_unreported_failures(device, taken);
+  failures.print_unreported(device);
 }
 
 //! device_buffer::record_stream's bookkeeping (MEM-5): `s` is added once to

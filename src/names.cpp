@@ -16,6 +16,7 @@ const char* to_string(errc code) noexcept {
     case errc::device_fault: return "device_fault";
     case errc::host_function_failed: return "host_function_failed";
     case errc::backend_failure: return "backend_failure";
+    case errc::comm_failure: return "comm_failure";
   }
   return "unknown";
 }

@@ -323,9 +323,7 @@ void stream_state::release() noexcept {
 
 void engine_t::recycle(stream_state* s) noexcept {
   // Nothing is lost: failures nobody asked about are reported here.
-  print_unreported_failures(s->device, s->errors);
-  s->errors.clear();
-  s->has_errors.store(false);
+  s->failures.print_unreported(s->device);
   auto& d = devices[static_cast<std::size_t>(s->device)];
   {
     std::lock_guard<std::mutex> lock(d.streams_m);

@@ -62,6 +62,7 @@ void event::record(stream_ref s) {
   if (st.device != e.device) [[unlikely]]
     detail::fail(errc::invalid_argument, api, "the event belongs to device ", e.device,
                  " but the stream to device ", st.device);
+  st.failures.rethrow_comm(st.device);  // a failed communication surfaces here too (COMM-7)
   detail::enqueue_scope<detail::keep_device> scope(st, "record", 0, /*instant=*/true);
   detail::check(gpu::api::event_record(e.native, st.native), api, ": event of device ", e.device);
   scope.marks(e.trace);

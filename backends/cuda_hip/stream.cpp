@@ -68,11 +68,7 @@ void run_host_batch(host_batch* batch) noexcept {
     }
     std::optional<std::string> failure = run_host_task(*task);
     task.reset();  // the function's captures die before later work may run
-    if (failure) {
-      std::lock_guard<std::mutex> lock(s.errors_m);
-      s.errors.push_back(std::move(*failure));
-      s.has_errors.store(true, std::memory_order_release);
-    }
+    if (failure) s.failures.add(errc::host_function_failed, std::move(*failure));
   }
   tls_host_stream = nullptr;
   tls_host_ticket = 0;
@@ -104,16 +100,7 @@ void check_not_self_wait(const stream_state& s, std::uint32_t tickets, const cha
          "called from a host function of the stream it waits for: it would wait for itself");
 }
 
-void rethrow_host_errors(stream_state& s) {
-  if (!s.has_errors.load(std::memory_order_acquire)) return;
-  std::vector<std::string> taken;
-  {
-    std::lock_guard<std::mutex> lock(s.errors_m);
-    taken.swap(s.errors);
-    s.has_errors.store(false, std::memory_order_relaxed);
-  }
-  if (!taken.empty()) throw_host_function_failures(s.device, taken);
-}
+void rethrow_host_errors(stream_state& s) { s.failures.rethrow(s.device); }
 
 void wait_for_stream(stream_state& s, stream_state& other, const char* api_name) {
   if (&s == &other) return;  // a stream is always ordered after its own work
@@ -178,8 +165,8 @@ stream::~stream() {
   // Invalidate every stream_ref; pending host functions and stream-ordered
   // buffers keep the state (and the vendor stream) alive until they are done.
   state_->generation.fetch_add(1, std::memory_order_relaxed);
-  detail::report_stream_destroyed(state_->device, busy, state_->errors_m, state_->errors,
-                                  state_->has_errors, SLUICE_CALL_SITE(), state_->trace.id);
+  detail::report_stream_destroyed(state_->device, busy, state_->failures, SLUICE_CALL_SITE(),
+                                  state_->trace.id);
   state_->release();
 }
 
@@ -347,6 +334,11 @@ struct foreign_op {
   foreign_op(stream_state& s, const char* kind) : scope(s, kind) {}
   enqueue_scope<keep_device> scope;
 };
+
+void report_stream_failure(stream_ref s, errc code, std::string message) {
+  auto& st = checked(s, "sluice::detail::report_stream_failure");
+  st.failures.add(code, std::move(message));
+}
 
 foreign_op* begin_foreign_op(stream_ref s, const char* kind, const char* label) {
   if (!trace::enabled()) return nullptr;

@@ -72,10 +72,8 @@ struct stream_state {
   // lands behind the gate.
   std::atomic<std::uint32_t> gate_enqueued{0};
 
-  // Messages of host functions that threw, not yet reported (HOST-4).
-  std::mutex errors_m;
-  std::vector<std::string> errors;
-  std::atomic<bool> has_errors{false};
+  // Host functions that threw (HOST-4) and failed communications, not yet reported.
+  stream_failures failures;
 
   stream_trace trace;  // the tracer's (gpu_trace.hpp)
 

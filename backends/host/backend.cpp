@@ -90,9 +90,7 @@ stream_state* backend::new_stream(device_state& d, int native) {
 void backend::recycle(stream_state* s) noexcept {
   if (s->alias != nullptr) std::exchange(s->alias, nullptr)->release();  // borrowed
   // Nothing is lost: failures nobody asked about are reported here.
-  print_unreported_failures(s->dev->id, s->errors);
-  s->errors.clear();
-  s->has_errors.store(false);
+  s->failures.print_unreported(s->dev->id);
   {
     std::lock_guard<std::mutex> lock(s->dev->streams_m);
     auto& v = s->dev->streams;

@@ -66,6 +66,7 @@ void event::record(stream_ref s) {
   if (st.dev->id != e.device)
     detail::fail(errc::invalid_argument, "sluice::event::record", "the event belongs to device ",
                  e.device, " but the stream to device ", st.dev->id);
+  st.failures.rethrow_comm(st.dev->id);  // a failed communication surfaces here too (COMM-7)
   auto rec = std::make_shared<detail::record_state>(&st);
   // Hold the lock across the enqueue so that concurrent records publish in enqueue order.
   std::lock_guard<std::mutex> lock(e.m);

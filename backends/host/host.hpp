@@ -98,7 +98,7 @@ struct stream_state final : listener {
   alignas(64) op* head = nullptr;  // owner's; under queue_m while the queue is empty
   std::atomic<seq_t> completed{0};
 
-  // Listeners waiting for `completed` to reach a seq, and host-function failures.
+  // Listeners waiting for `completed` to reach a seq.
   alignas(64) std::mutex waiters_m;
   std::vector<std::pair<seq_t, listener*>> waiters;
   std::atomic<seq_t> next_waiter{UINT64_MAX};
@@ -108,9 +108,8 @@ struct stream_state final : listener {
   std::mutex sync_m;
   std::condition_variable sync_cv;
 
-  // Messages of host functions that threw, not yet reported (HOST-4).
-  std::vector<std::string> errors;
-  std::atomic<bool> has_errors{false};
+  // Host functions that threw (HOST-4) and failed communications, not yet reported.
+  stream_failures failures;
 
   // A borrowed stream (sluice::borrow) has no queue of its own: it names the
   // stream whose queue it uses (a reference) and that stream's generation then.

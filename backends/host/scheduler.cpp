@@ -292,16 +292,7 @@ void check_not_self_wait(const stream_state& s, seq_t seq, const char* api) {
          "called from a host function of the stream it waits for: it would wait for itself");
 }
 
-void rethrow_host_errors(stream_state& s) {
-  if (!s.has_errors.load(std::memory_order_acquire)) return;
-  std::vector<std::string> taken;
-  {
-    std::lock_guard<std::mutex> lock(s.waiters_m);
-    taken.swap(s.errors);
-    s.has_errors.store(false, std::memory_order_relaxed);
-  }
-  if (!taken.empty()) throw_host_function_failures(s.dev->id, taken);
-}
+void rethrow_host_errors(stream_state& s) { s.failures.rethrow(s.dev->id); }
 
 // --- host functions --------------------------------------------------------
 
@@ -327,9 +318,7 @@ void run_host_function(stream_state& s) noexcept {
   tls_host_stream = nullptr;
   tls_host_seq = 0;
   if (failure && !mutation::is(mutation::kind::lose_host_function_exceptions)) {
-    std::lock_guard<std::mutex> lock(s.waiters_m);
-    s.errors.push_back(std::move(*failure));
-    s.has_errors.store(true, std::memory_order_release);
+    s.failures.add(errc::host_function_failed, std::move(*failure));
   }
   if (complete_head(s)) s.dev->make_runnable(&s);
 }

@@ -166,8 +166,8 @@ stream::~stream() {
   if (state_->alias != nullptr &&
       detail::mutation::is(detail::mutation::kind::borrow_destroys_native))
     state_->alias->generation.fetch_add(1, std::memory_order_relaxed);
-  detail::report_stream_destroyed(state_->dev->id, busy, state_->waiters_m, state_->errors,
-                                  state_->has_errors, SLUICE_CALL_SITE(), state_->trace_id);
+  detail::report_stream_destroyed(state_->dev->id, busy, state_->failures, SLUICE_CALL_SITE(),
+                                  state_->trace_id);
   state_->release();
 }
 
@@ -252,6 +252,11 @@ namespace sluice::detail {
 struct foreign_op {
   trace::record r;
 };
+
+void report_stream_failure(stream_ref s, errc code, std::string message) {
+  auto& st = checked(s, "sluice::detail::report_stream_failure");
+  st.failures.add(code, std::move(message));
+}
 
 foreign_op* begin_foreign_op(stream_ref s, const char* kind, const char* label) {
   if (!trace::enabled()) return nullptr;

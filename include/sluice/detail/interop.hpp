@@ -2,7 +2,10 @@
 // from the backend beyond the public API. Not part of the public API.
 #pragma once
 
+#include <sluice/error.hpp>
 #include <sluice/stream.hpp>
+
+#include <string>
 
 namespace sluice::detail {
 
@@ -24,5 +27,13 @@ void end_foreign_op(foreign_op* op) noexcept;
 //! may start the runtime before (sluice::kokkos: Kokkos::initialize) calls it
 //! when it is loaded.
 void prepare_runtime_environment() noexcept;
+
+//! A failure of work that a module carried out for stream `s` off the stream
+//! (sluice::comm: a message that failed or timed out), reported by the
+//! stream's next ready(), synchronize() or event::record() on it, once, like
+//! a host function's exception (HOST-4). Call it before releasing the
+//! stream's wait for that work, so that whoever sees the work complete sees
+//! the failure. Any thread. Throws errc::invalid_handle for a destroyed stream.
+void report_stream_failure(stream_ref s, errc code, std::string message);
 
 }  // namespace sluice::detail

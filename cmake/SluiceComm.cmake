@@ -1,0 +1,35 @@
+# sluice::comm (include/sluice/comm.hpp, src/comm/; docs/comm.md): built when
+# find_package(MPI) finds MPI (its C API, used from C++). One library per backend of this
+# build (sluice_comm_<backend>: a program links one backend); sluice::comm is
+# the host backend's in this tree. SLUICE_COMM_BACKENDS lists those built.
+set(SLUICE_COMM_BACKENDS "")
+if(SLUICE_ENABLE_COMM STREQUAL "OFF")
+  return()
+endif()
+# MPI's C API through the C++ compiler, without the removed C++ bindings.
+set(MPI_CXX_SKIP_MPICXX TRUE)
+if(SLUICE_ENABLE_COMM STREQUAL "ON")
+  find_package(MPI REQUIRED COMPONENTS CXX)
+else()
+  find_package(MPI QUIET COMPONENTS CXX)
+endif()
+if(NOT MPI_CXX_FOUND)
+  message(STATUS "sluice::comm: not built (no MPI found: scripts/setup installs Open MPI)")
+  return()
+endif()
+message(STATUS "sluice::comm: MPI ${MPI_CXX_VERSION} (${MPI_CXX_LIBRARY_VERSION_STRING})")
+
+foreach(_sluice_cb IN LISTS SLUICE_BACKENDS)
+  add_library(sluice_comm_${_sluice_cb}
+    ${PROJECT_SOURCE_DIR}/src/comm/comm.cpp
+    ${PROJECT_SOURCE_DIR}/src/comm/mpi_engine.cpp
+    ${PROJECT_SOURCE_DIR}/src/comm/engines_mpi.cpp)
+  target_include_directories(sluice_comm_${_sluice_cb} PRIVATE ${PROJECT_SOURCE_DIR}/src)
+  target_link_libraries(sluice_comm_${_sluice_cb} PUBLIC sluice::${_sluice_cb} MPI::MPI_CXX)
+  set_target_properties(sluice_comm_${_sluice_cb} PROPERTIES
+    EXPORT_NAME comm_${_sluice_cb} POSITION_INDEPENDENT_CODE ON)
+  sluice_set_warnings(sluice_comm_${_sluice_cb})
+  list(APPEND SLUICE_COMM_BACKENDS ${_sluice_cb})
+endforeach()
+add_library(sluice::comm ALIAS sluice_comm_host)
+unset(_sluice_cb)

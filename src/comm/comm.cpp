@@ -1,0 +1,394 @@
+// sluice::comm's API: checks every argument before anything is enqueued
+// (COMM-6), gives sends and receives their match numbers in enqueue order
+// (COMM-4), and puts each operation on its stream(s) as two steps: a host
+// function that tells the engine the stream reached it, then a wait on a
+// flag that the engine stores when the operation is done (COMM-1..3).
+#include "engine.hpp"
+
+#include <sluice/comm.hpp>
+#include <sluice/detail/interop.hpp>
+#include <sluice/error.hpp>
+
+#include <climits>
+#include <cstdio>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+namespace sluice::comm {
+
+const char* to_string(engine e) noexcept {
+  switch (e) {
+    case engine::automatic: return "automatic";
+    case engine::mpi: return "mpi";
+    case engine::nccl: return "nccl";
+  }
+  return "unknown";
+}
+
+const char* to_string(reduce_op op) noexcept {
+  switch (op) {
+    case reduce_op::sum: return "sum";
+    case reduce_op::prod: return "prod";
+    case reduce_op::min: return "min";
+    case reduce_op::max: return "max";
+  }
+  return "unknown";
+}
+
+namespace detail {
+
+namespace {
+
+[[noreturn]] void reject(errc code, const char* api, const std::string& why) {
+  throw error(code, std::string(api) + ": " + why, 0, api);
+}
+
+std::size_t element_size(datatype t) {
+  switch (t) {
+    case datatype::int32: return 4;
+    case datatype::int64: return 8;
+    case datatype::float32: return 4;
+    case datatype::float64: return 8;
+  }
+  return 1;
+}
+
+bool known(reduce_op op) {
+  return op == reduce_op::sum || op == reduce_op::prod || op == reduce_op::min ||
+         op == reduce_op::max;
+}
+
+communicator_state& checked(const std::shared_ptr<communicator_state>& state, const char* api) {
+  if (!state) reject(errc::invalid_handle, api, "the communicator is empty (moved from)");
+  return *state;
+}
+
+void check_stream(stream_ref s, const communicator_state& c, const char* api) {
+  const sluice::device d = s.device();  // errc::invalid_handle for a destroyed stream
+  if (d != c.device)
+    reject(errc::invalid_argument, api,
+           "the stream is on device " + std::to_string(d.id()) + " but the communicator's device is " +
+               std::to_string(c.device.id()));
+}
+
+void check_rank(int r, const communicator_state& c, const char* what, const char* api) {
+  if (r < 0 || r >= c.size)
+    reject(errc::invalid_argument, api,
+           std::string(what) + " rank " + std::to_string(r) + " is out of range [0, " +
+               std::to_string(c.size) + ")");
+}
+
+// count elements of `bytes_each` bytes: the byte count, checked for what MPI
+// takes in one call (an int count).
+std::size_t checked_count(std::size_t count, std::size_t bytes_each, const char* api) {
+  if (count > static_cast<std::size_t>(INT_MAX))
+    reject(errc::not_supported, api,
+           "count " + std::to_string(count) + " is larger than one message can carry (" +
+               std::to_string(INT_MAX) + " elements)");
+  if (bytes_each != 0 && count > SIZE_MAX / bytes_each)
+    reject(errc::invalid_argument, api, "count * element size overflows");
+  return count * bytes_each;
+}
+
+void check_buffer(const void* p, std::size_t bytes, const char* which, const char* api) {
+  if (p == nullptr && bytes != 0)
+    reject(errc::invalid_argument, api,
+           std::string("the ") + which + " buffer is null with " + std::to_string(bytes) + " bytes");
+}
+
+bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+  const auto x = reinterpret_cast<std::uintptr_t>(a);
+  const auto y = reinterpret_cast<std::uintptr_t>(b);
+  return a_bytes != 0 && b_bytes != 0 && x < y + b_bytes && y < x + a_bytes;
+}
+
+// The group that lives on this thread, if any (one per communicator: they do
+// not nest, and a thread has few).
+thread_local std::vector<group_state*> live_groups;
+
+}  // namespace
+
+struct group_state {
+  std::shared_ptr<communicator_state> comm;
+  std::unique_ptr<batch> b;  // its sends and receives; streams in first-use order
+};
+
+namespace {
+
+group_state* live_group(const communicator_state& c) {
+  for (group_state* g : live_groups)
+    if (g->comm.get() == &c) return g;
+  return nullptr;
+}
+
+// The stream's part of a batch: it tells the engine when it gets there, then
+// waits until the engine says the batch is done.
+struct arrival {
+  batch* b;
+  void operator()() const {
+    if (b->pending_arrivals.fetch_sub(1, std::memory_order_acq_rel) == 1) progress::get().submit(b);
+  }
+};
+
+// Puts b on its streams; b is then the engine's (it frees it when done).
+// Nothing was enqueued when this throws.
+void enqueue(std::unique_ptr<batch> b) {
+  progress::get();  // the engine runs before anything is enqueued
+  b->lease = lease_flag();
+  const int n = static_cast<int>(b->streams.size());
+  b->pending_arrivals.store(n, std::memory_order_relaxed);
+  // Once a host function is enqueued the engine may finish the batch at any
+  // time: nothing of it is read after that but these copies.
+  const std::vector<stream_ref> streams = b->streams;
+  const flag_lease lease = b->lease;
+  int arrivals_enqueued = 0;
+  try {
+    for (stream_ref s : streams) {
+      s.host_func(arrival{b.get()});
+      ++arrivals_enqueued;
+      s.wait_value(*lease.flag, lease.value);
+    }
+  } catch (const std::exception& e) {
+    if (arrivals_enqueued == 0) {  // nothing enqueued: as if never called
+      return_flag(lease);
+      throw;
+    }
+    if (arrivals_enqueued == n) {  // every stream told the engine: it may be done already
+      b.release();
+      throw;
+    }
+    // Some streams have it, others not (no memory, a stream destroyed
+    // meanwhile): it still runs for those that have it, failed, and this
+    // call says why.
+    b->failure = std::string("it could not be enqueued on every stream: ") + e.what();
+    batch* owned = b.release();
+    if (owned->pending_arrivals.fetch_sub(n - arrivals_enqueued, std::memory_order_acq_rel) ==
+        n - arrivals_enqueued)
+      progress::get().submit(owned);
+    throw;
+  }
+  b.release();  // the engine's now
+}
+
+std::unique_ptr<batch> single(std::shared_ptr<communicator_state> c, stream_ref s, message m) {
+  auto b = std::make_unique<batch>();
+  b->comm = std::move(c);
+  b->messages.push_back(m);
+  b->streams.push_back(s);
+  return b;
+}
+
+void point_to_point(stream_ref s, message m, const std::shared_ptr<communicator_state>& state,
+                    const char* api) {
+  auto& c = checked(state, api);
+  check_stream(s, c, api);
+  check_rank(m.peer, c, m.kind == op_kind::send ? "destination" : "source", api);
+  checked_count(m.count, 1, api);
+  check_buffer(m.kind == op_kind::send ? m.in : m.out, m.count, m.kind == op_kind::send ? "send" : "receive", api);
+  group_state* g = live_group(c);
+  std::unique_ptr<batch> b;
+  if (g == nullptr) b = single(state, s, m);
+  // The match number: the n-th send from a to b meets b's n-th receive from a.
+  {
+    std::lock_guard<std::mutex> lock(c.m);
+    auto& counter = m.kind == op_kind::send ? c.sent[static_cast<std::size_t>(m.peer)]
+                                            : c.received[static_cast<std::size_t>(m.peer)];
+    m.tag = static_cast<int>(counter % (static_cast<std::uint64_t>(c.tag_limit) + 1));
+    if (g == nullptr) {
+      b->messages.front().tag = m.tag;
+      enqueue(std::move(b));  // under c.m: match numbers and enqueue order agree
+    } else {
+      bool known_stream = false;
+      for (stream_ref t : g->b->streams) known_stream = known_stream || t == s;
+      if (!known_stream) g->b->streams.push_back(s);
+      g->b->messages.push_back(m);
+    }
+    ++counter;
+  }
+}
+
+void collective(stream_ref s, message m, const std::shared_ptr<communicator_state>& state,
+                const char* api) {
+  auto& c = checked(state, api);
+  check_stream(s, c, api);
+  auto b = single(state, s, m);
+  std::lock_guard<std::mutex> lock(c.m);
+  b->collective = c.collectives + 1;
+  enqueue(std::move(b));
+  ++c.collectives;
+}
+
+}  // namespace
+
+void all_reduce(stream_ref s, const void* in, void* out, std::size_t count, datatype t,
+                reduce_op op, const communicator& c) {
+  constexpr const char* api = "sluice::comm::all_reduce";
+  const std::size_t bytes = checked_count(count, element_size(t), api);
+  check_buffer(in, bytes, "input", api);
+  check_buffer(out, bytes, "output", api);
+  if (!known(op)) reject(errc::invalid_argument, api, "unknown reduce_op");
+  if (in != out && overlap(in, bytes, out, bytes))
+    reject(errc::invalid_argument, api, "the input and output overlap without being the same (in place)");
+  message m{op_kind::all_reduce};
+  m.in = in;
+  m.out = out;
+  m.count = count;
+  m.type = t;
+  m.op = op;
+  collective(s, m, communicator_state::of(c), api);
+}
+
+void broadcast(stream_ref s, void* buf, std::size_t count, datatype t, int root,
+               const communicator& c) {
+  constexpr const char* api = "sluice::comm::broadcast";
+  const std::size_t bytes = checked_count(count, element_size(t), api);
+  check_buffer(buf, bytes, "", api);
+  const auto& state = communicator_state::of(c);
+  check_rank(root, checked(state, api), "root", api);
+  message m{op_kind::broadcast};
+  m.in = buf;
+  m.out = buf;
+  m.count = count;
+  m.type = t;
+  m.peer = root;
+  collective(s, m, state, api);
+}
+
+void all_gather(stream_ref s, const void* in, void* out, std::size_t count_per_rank, datatype t,
+                const communicator& c) {
+  constexpr const char* api = "sluice::comm::all_gather";
+  const auto& state = communicator_state::of(c);
+  auto& cs = checked(state, api);
+  const std::size_t bytes = checked_count(count_per_rank, element_size(t), api);
+  // (count_per_rank <= INT_MAX elements of <= 8 bytes, size() <= INT_MAX: no overflow)
+  const std::size_t total = bytes * static_cast<std::size_t>(cs.size);
+  check_buffer(in, bytes, "input", api);
+  check_buffer(out, total, "output", api);
+  const void* own = static_cast<const char*>(out) + static_cast<std::size_t>(cs.rank) * bytes;
+  if (in != own && overlap(in, bytes, out, total))
+    reject(errc::invalid_argument, api,
+           "the input overlaps the output without being this rank's own slot (in place)");
+  message m{op_kind::all_gather};
+  m.in = in;
+  m.out = out;
+  m.count = count_per_rank;
+  m.type = t;
+  collective(s, m, state, api);
+}
+
+}  // namespace detail
+
+void send(stream_ref s, const void* buf, std::size_t bytes, int to, const communicator& c) {
+  detail::message m{detail::op_kind::send};
+  m.in = buf;
+  m.count = bytes;
+  m.peer = to;
+  detail::point_to_point(s, m, detail::communicator_state::of(c), "sluice::comm::send");
+}
+
+void recv(stream_ref s, void* buf, std::size_t bytes, int from, const communicator& c) {
+  detail::message m{detail::op_kind::recv};
+  m.out = buf;
+  m.count = bytes;
+  m.peer = from;
+  detail::point_to_point(s, m, detail::communicator_state::of(c), "sluice::comm::recv");
+}
+
+// --- communicator -------------------------------------------------------------
+
+communicator::communicator(MPI_Comm c, sluice::device d, engine e) {
+  constexpr const char* api = "sluice::comm::communicator";
+  if (e != engine::automatic && e != engine::mpi && e != engine::nccl)
+    detail::reject(errc::invalid_argument, api, "unknown engine");
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized)
+    detail::reject(errc::invalid_argument, api,
+                   finalized ? "MPI is finalized" : "MPI is not initialized (call MPI_Init first)");
+  if (c == MPI_COMM_NULL) detail::reject(errc::invalid_argument, api, "the MPI communicator is MPI_COMM_NULL");
+  const engine chosen = e == engine::automatic ? detail::default_engine() : e;
+  if (chosen == engine::nccl && !detail::nccl_available())
+    detail::reject(errc::not_supported, api,
+                   "the nccl engine is not in this build (NCCL needs the CUDA backend and nccl.h; "
+                   "engine::mpi works everywhere)");
+  auto state = std::make_shared<detail::communicator_state>(d);
+  state->kind = chosen;
+  detail::progress::get();  // the engine thread, before the collective dup below
+  {
+    auto lock = detail::progress::mpi_guard();
+    int inter = 0;
+    MPI_Comm_test_inter(c, &inter);
+    if (inter) detail::reject(errc::invalid_argument, api, "inter-communicators are not supported");
+    if (MPI_Comm_dup(c, &state->mpi) != MPI_SUCCESS)
+      detail::reject(errc::comm_failure, api, "MPI_Comm_dup failed");
+    MPI_Comm_set_errhandler(state->mpi, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(state->mpi, &state->rank);
+    MPI_Comm_size(state->mpi, &state->size);
+    void* value = nullptr;
+    int present = 0;
+    MPI_Comm_get_attr(state->mpi, MPI_TAG_UB, &value, &present);
+    if (present && value != nullptr) state->tag_limit = *static_cast<int*>(value);
+  }
+  state->sent.assign(static_cast<std::size_t>(state->size), 0);
+  state->received.assign(static_cast<std::size_t>(state->size), 0);
+  state_ = std::move(state);
+}
+
+communicator::communicator(communicator&&) noexcept = default;
+communicator& communicator::operator=(communicator&&) noexcept = default;
+communicator::~communicator() = default;
+
+int communicator::rank() const { return detail::checked(state_, "sluice::comm::communicator::rank").rank; }
+int communicator::size() const { return detail::checked(state_, "sluice::comm::communicator::size").size; }
+sluice::device communicator::device() const {
+  return detail::checked(state_, "sluice::comm::communicator::device").device;
+}
+engine communicator::kind() const { return detail::checked(state_, "sluice::comm::communicator::kind").kind; }
+
+// --- group ----------------------------------------------------------------------
+
+group::group(const communicator& c) {
+  constexpr const char* api = "sluice::comm::group";
+  const auto& state = detail::communicator_state::of(c);
+  auto& cs = detail::checked(state, api);
+  if (detail::live_group(cs) != nullptr)
+    detail::reject(errc::invalid_argument, api, "a group of this communicator already lives on this thread");
+  auto g = std::make_unique<detail::group_state>();
+  g->comm = state;
+  g->b = std::make_unique<detail::batch>();
+  g->b->comm = state;
+  detail::live_groups.push_back(g.get());
+  state_ = std::move(g);
+}
+
+group::~group() {
+  auto& live = detail::live_groups;
+  for (auto it = live.begin(); it != live.end(); ++it)
+    if (*it == state_.get()) {
+      live.erase(it);
+      break;
+    }
+  if (state_->b->messages.empty()) return;
+  auto& c = *state_->comm;
+  try {
+    std::lock_guard<std::mutex> lock(c.m);  // beside the ungrouped enqueues
+    detail::enqueue(std::move(state_->b));
+  } catch (const std::exception& e) {
+    // Nothing is lost: the group's streams and stderr say it.
+    const std::string message = "sluice::comm: rank " + std::to_string(c.rank) +
+                                ": a group could not be enqueued: " + e.what();
+    std::fprintf(stderr, "sluice: %s\n", message.c_str());
+    if (state_->b)
+      for (stream_ref s : state_->b->streams) {
+        try {
+          sluice::detail::report_stream_failure(s, errc::comm_failure, message);
+        } catch (...) {
+        }
+      }
+  }
+}
+
+}  // namespace sluice::comm

@@ -1,0 +1,140 @@
+// sluice::comm's inside: what the API layer (comm.cpp) hands to the engine
+// that carries it (mpi_engine.cpp; docs/comm.md "How it works"). Internal.
+#pragma once
+
+#include <sluice/comm.hpp>
+#include <sluice/flag.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace sluice::comm::detail {
+
+enum class op_kind { send, recv, all_reduce, broadcast, all_gather };
+const char* to_string(op_kind k) noexcept;
+
+//! One message or collective, as enqueued.
+struct message {
+  op_kind kind;
+  const void* in = nullptr;  // send, all_reduce, all_gather
+  void* out = nullptr;       // recv, all_reduce, broadcast, all_gather
+  std::size_t count = 0;     // elements (bytes for send and recv)
+  datatype type = datatype::int32;  // unused by send and recv (bytes)
+  reduce_op op = reduce_op::sum;
+  int peer = -1;  // send: to; recv: from; broadcast: root
+  int tag = 0;    // send and recv: the match sequence number (COMM-4)
+  // The engine's (mpi: the request and whether it completed).
+  MPI_Request request = MPI_REQUEST_NULL;
+  bool done = false;
+  std::string describe() const;
+};
+
+//! A flag lent to one batch: streams wait for it to reach `value`.
+struct flag_lease {
+  sluice::flag* flag = nullptr;
+  std::uint32_t value = 0;
+};
+flag_lease lease_flag();
+//! After the flag was stored: later leases use a larger value (never reused
+//! with a smaller one, so a stream that has not reached its wait yet still
+//! passes it).
+void return_flag(flag_lease lease) noexcept;
+
+//! What the streams of one operation wait for: one message or collective, or
+//! a group's sends and receives. Started by the engine once every stream it
+//! waits on has reached it (and, for a group, once the group ended).
+struct batch {
+  std::shared_ptr<communicator_state> comm;
+  std::vector<message> messages;
+  std::vector<stream_ref> streams;  // each waits once, for `lease`
+  flag_lease lease;
+  std::atomic<int> pending_arrivals{0};
+  std::uint64_t collective = 0;  // its place among the communicator's collectives; 0: none
+  // The engine's.
+  std::chrono::steady_clock::time_point deadline{};
+  std::string failure;  // empty: none
+  batch* next = nullptr;
+  std::string describe() const;
+};
+
+//! One process-wide engine thread carries every batch (docs/comm.md).
+class progress {
+ public:
+  //! Starts the thread on first use. Throws errc::comm_failure when it cannot.
+  static progress& get();
+  //! A batch every stream reached: the engine starts it. Never blocks, never throws.
+  void submit(batch* b) noexcept;
+  //! Seconds an operation may wait for its peers (SLUICE_COMM_TIMEOUT_S).
+  int timeout_s() const noexcept { return timeout_s_; }
+
+  //! Every MPI call sluice makes holds this while MPI's thread level is below
+  //! MPI_THREAD_MULTIPLE (docs/comm.md: thread levels); unlocked otherwise.
+  static std::unique_lock<std::mutex> mpi_guard();
+  //! True on the engine thread (which holds mpi_mutex() while it calls MPI).
+  static bool on_engine_thread() noexcept;
+
+ private:
+  progress();
+  void run();
+  void start(batch* b);
+  bool poll(batch& b);  // true when every message completed
+  void finish(batch* b) noexcept;
+  void fail_expired(batch& b);
+  void shut_down() noexcept;
+  static int on_finalize(MPI_Comm, int, void*, void*);
+
+  int timeout_s_;
+  std::mutex m_;
+  std::condition_variable cv_;
+  batch* inbox_head_ = nullptr;  // under m_
+  batch* inbox_tail_ = nullptr;
+  bool stopping_ = false;
+  bool stopped_ = false;
+  // The thread's own.
+  std::vector<batch*> active_;
+  std::vector<MPI_Request> cancelled_;  // timed-out requests not yet completed
+  std::set<communicator_state*> parked_;  // those with collectives waiting for their turn
+  std::thread thread_;
+};
+
+//! The engine that `automatic` picks in this build, and whether nccl is in it
+//! (engines_*.cpp: one per build kind; no vendor #if).
+engine default_engine() noexcept;
+bool nccl_available() noexcept;
+
+//! A communicator, shared by the operations in flight on it.
+struct communicator_state {
+  MPI_Comm mpi = MPI_COMM_NULL;  // sluice's duplicate
+  int rank = 0;
+  int size = 0;
+  sluice::device device;
+  engine kind = engine::mpi;
+  int tag_limit = 32767;  // MPI_TAG_UB
+  // Enqueue order (any thread, under m).
+  std::mutex m;
+  std::vector<std::uint64_t> sent;      // per peer: sends enqueued so far
+  std::vector<std::uint64_t> received;  // per peer: receives enqueued so far
+  std::uint64_t collectives = 0;        // collectives enqueued so far
+  // The engine thread's: the next collective to start, and those that wait for it.
+  std::uint64_t next_collective = 1;
+  std::map<std::uint64_t, batch*> waiting;
+
+  explicit communicator_state(sluice::device d) : device(d) {}
+  static const std::shared_ptr<communicator_state>& of(const communicator& c) noexcept {
+    return c.state_;
+  }
+  ~communicator_state();
+  communicator_state(const communicator_state&) = delete;
+  communicator_state& operator=(const communicator_state&) = delete;
+};
+
+}  // namespace sluice::comm::detail

@@ -1,0 +1,426 @@
+// The mpi engine: one thread per process starts every batch with
+// non-blocking MPI, tests it, and releases the batch's streams (their flag)
+// when it completes, fails or times out. No sluice worker and no vendor
+// callback ever makes a blocking MPI call (docs/comm.md "How it works").
+#include "engine.hpp"
+
+#include "environment.hpp"
+
+#include <sluice/detail/interop.hpp>
+#include <sluice/error.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <utility>
+
+namespace sluice::comm::detail {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+MPI_Datatype mpi_type(datatype t) {
+  switch (t) {
+    case datatype::int32: return MPI_INT32_T;
+    case datatype::int64: return MPI_INT64_T;
+    case datatype::float32: return MPI_FLOAT;
+    case datatype::float64: return MPI_DOUBLE;
+  }
+  return MPI_DATATYPE_NULL;
+}
+
+MPI_Op mpi_op(reduce_op op) {
+  switch (op) {
+    case reduce_op::sum: return MPI_SUM;
+    case reduce_op::prod: return MPI_PROD;
+    case reduce_op::min: return MPI_MIN;
+    case reduce_op::max: return MPI_MAX;
+  }
+  return MPI_OP_NULL;
+}
+
+std::string mpi_error_string(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return "MPI error " + std::to_string(code);
+  return std::string(text, static_cast<std::size_t>(length));
+}
+
+// Posts one message; an MPI error code, MPI_SUCCESS when posted.
+int post(communicator_state& c, message& m) {
+  const int count = static_cast<int>(m.count);  // comm.cpp checked it fits
+  switch (m.kind) {
+    case op_kind::send:
+      return MPI_Isend(m.in, count, MPI_BYTE, m.peer, m.tag, c.mpi, &m.request);
+    case op_kind::recv:
+      return MPI_Irecv(m.out, count, MPI_BYTE, m.peer, m.tag, c.mpi, &m.request);
+    case op_kind::all_reduce:
+      return MPI_Iallreduce(m.in == m.out ? MPI_IN_PLACE : m.in, m.out, count, mpi_type(m.type),
+                            mpi_op(m.op), c.mpi, &m.request);
+    case op_kind::broadcast:
+      return MPI_Ibcast(m.out, count, mpi_type(m.type), m.peer, c.mpi, &m.request);
+    case op_kind::all_gather: {
+      int element = 0;
+      MPI_Type_size(mpi_type(m.type), &element);
+      const void* own = static_cast<const char*>(m.out) +
+                        static_cast<std::size_t>(c.rank) * m.count * static_cast<std::size_t>(element);
+      return MPI_Iallgather(m.in == own ? MPI_IN_PLACE : m.in, count, mpi_type(m.type), m.out,
+                            count, mpi_type(m.type), c.mpi, &m.request);
+    }
+  }
+  return MPI_ERR_OTHER;
+}
+
+}  // namespace
+
+const char* to_string(op_kind k) noexcept {
+  switch (k) {
+    case op_kind::send: return "send";
+    case op_kind::recv: return "recv";
+    case op_kind::all_reduce: return "all_reduce";
+    case op_kind::broadcast: return "broadcast";
+    case op_kind::all_gather: return "all_gather";
+  }
+  return "unknown";
+}
+
+std::string message::describe() const {
+  switch (kind) {
+    case op_kind::send:
+      return "send of " + std::to_string(count) + " bytes to rank " + std::to_string(peer);
+    case op_kind::recv:
+      return "recv of " + std::to_string(count) + " bytes from rank " + std::to_string(peer);
+    case op_kind::broadcast:
+      return "broadcast of " + std::to_string(count) + " elements from rank " + std::to_string(peer);
+    default:
+      return std::string(to_string(kind)) + " of " + std::to_string(count) + " elements";
+  }
+}
+
+std::string batch::describe() const {
+  if (messages.size() == 1) return messages.front().describe();
+  std::string text = "group of " + std::to_string(messages.size()) + " (";
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    if (i > 0) text += ", ";
+    text += messages[i].describe();
+  }
+  return text + ")";
+}
+
+// --- the flags streams wait on ----------------------------------------------
+
+namespace {
+
+struct flag_pool {
+  std::mutex m;
+  std::vector<flag_lease> free;  // each: the last value used
+};
+
+flag_pool& flags() {
+  static auto* pool = new flag_pool;  // never destroyed: streams may still wait on them
+  return *pool;
+}
+
+}  // namespace
+
+flag_lease lease_flag() {
+  auto& pool = flags();
+  {
+    std::lock_guard<std::mutex> lock(pool.m);
+    while (!pool.free.empty()) {
+      flag_lease lease = pool.free.back();
+      pool.free.pop_back();
+      if (lease.value == UINT32_MAX) continue;  // used up: retired (never freed)
+      ++lease.value;
+      return lease;
+    }
+  }
+  return flag_lease{new sluice::flag(0), 1};  // never freed: see flag_pool
+}
+
+void return_flag(flag_lease lease) noexcept {
+  auto& pool = flags();
+  try {
+    std::lock_guard<std::mutex> lock(pool.m);
+    pool.free.push_back(lease);
+  } catch (...) {
+    // No memory to keep it: it stays allocated, unused.
+  }
+}
+
+// --- the engine thread --------------------------------------------------------
+
+std::unique_lock<std::mutex> progress::mpi_guard() {
+  static auto* m = new std::mutex;
+  static const bool serialize = [] {
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    return provided < MPI_THREAD_MULTIPLE;
+  }();
+  return serialize ? std::unique_lock<std::mutex>(*m) : std::unique_lock<std::mutex>();
+}
+
+progress& progress::get() {
+  static progress* engine = new progress;  // stopped by MPI_Finalize, never destroyed
+  return *engine;
+}
+
+progress::progress()
+    : timeout_s_(sluice::detail::integer_from_environment("SLUICE_COMM_TIMEOUT_S", 300, 1,
+                                                          86400)) {
+  // MPI_Finalize deletes MPI_COMM_SELF's attributes first: the engine stops
+  // there, failing what is still pending, before MPI goes away.
+  int key = MPI_KEYVAL_INVALID;
+  {
+    auto lock = mpi_guard();
+    if (MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, &progress::on_finalize, &key, this) !=
+            MPI_SUCCESS ||
+        MPI_Comm_set_attr(MPI_COMM_SELF, key, this) != MPI_SUCCESS)
+      throw error(errc::comm_failure,
+                  "sluice::comm: could not register the engine's stop with MPI_Finalize", 0,
+                  "MPI_Comm_set_attr");
+  }
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (const std::exception& e) {
+    throw error(errc::comm_failure,
+                std::string("sluice::comm: could not start the engine thread: ") + e.what(), 0,
+                "sluice::comm::communicator");
+  }
+}
+
+int progress::on_finalize(MPI_Comm, int, void*, void* self) {
+  static_cast<progress*>(self)->shut_down();
+  return MPI_SUCCESS;
+}
+
+void progress::shut_down() noexcept {
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    if (stopped_) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void progress::submit(batch* b) noexcept {
+  bool refused = false;
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    if (stopped_) {
+      refused = true;
+    } else {
+      b->next = nullptr;
+      if (inbox_tail_ != nullptr)
+        inbox_tail_->next = b;
+      else
+        inbox_head_ = b;
+      inbox_tail_ = b;
+    }
+  }
+  if (refused) {
+    b->failure = "MPI_Finalize was called before it could start";
+    finish(b);
+    return;
+  }
+  cv_.notify_one();
+}
+
+void progress::start(batch* b) {
+  if (!b->failure.empty()) {  // not on every stream (comm.cpp enqueue): never started
+    finish(b);
+    return;
+  }
+  auto& c = *b->comm;
+  b->deadline = clock::now() + std::chrono::seconds(timeout_s_);
+  for (auto& m : b->messages) {
+    const int code = post(c, m);
+    if (code != MPI_SUCCESS) {
+      b->failure = m.describe() + " could not start: " + mpi_error_string(code);
+      m.done = true;
+    }
+  }
+  active_.push_back(b);
+}
+
+bool progress::poll(batch& b) {
+  bool all_done = true;
+  for (auto& m : b.messages) {
+    if (m.done) continue;
+    int completed = 0;
+    MPI_Status status;
+    const int code = MPI_Test(&m.request, &completed, &status);
+    if (code != MPI_SUCCESS && b.failure.empty()) {
+      b.failure = m.describe() + " failed: " +
+                  mpi_error_string(code == MPI_ERR_IN_STATUS ? status.MPI_ERROR : code);
+      completed = 1;
+    }
+    if (!completed) {
+      all_done = false;
+      continue;
+    }
+    m.done = true;
+    if (m.kind == op_kind::recv && b.failure.empty()) {
+      int received = 0;
+      MPI_Get_count(&status, MPI_BYTE, &received);
+      if (static_cast<std::size_t>(received) != m.count)
+        b.failure = m.describe() + ": the matching send had " + std::to_string(received) +
+                    " bytes (a receive must be exactly as large as its send)";
+    }
+  }
+  return all_done;
+}
+
+void progress::fail_expired(batch& b) {
+  std::string waiting;
+  for (auto& m : b.messages) {
+    if (m.done) continue;
+    if (!waiting.empty()) waiting += ", ";
+    waiting += m.describe();
+    if (m.request != MPI_REQUEST_NULL) {
+      MPI_Cancel(&m.request);
+      cancelled_.push_back(m.request);  // completes later, cancelled or not; never waited for
+      m.request = MPI_REQUEST_NULL;
+    }
+    m.done = true;
+  }
+  if (b.failure.empty())
+    b.failure = "no answer within SLUICE_COMM_TIMEOUT_S=" + std::to_string(timeout_s_) +
+                " s: " + waiting;
+}
+
+void progress::finish(batch* b) noexcept {
+  if (!b->failure.empty()) {
+    const std::string message = "sluice::comm: rank " + std::to_string(b->comm->rank) + ": " +
+                                b->describe() + ": " + b->failure;
+    for (stream_ref s : b->streams) {
+      try {
+        sluice::detail::report_stream_failure(s, errc::comm_failure, message);
+      } catch (...) {
+        // The stream is gone: nobody can ask. Nothing is lost: say it here.
+        std::fprintf(stderr, "sluice: %s (its stream was destroyed)\n", message.c_str());
+      }
+    }
+  }
+  b->lease.flag->store(b->lease.value);  // the streams go on
+  return_flag(b->lease);
+  delete b;
+}
+
+namespace {
+thread_local bool on_engine_thread = false;
+}
+
+bool progress::on_engine_thread() noexcept { return detail::on_engine_thread; }
+
+void progress::run() {
+  detail::on_engine_thread = true;
+  auto last_progress = clock::now();
+  for (;;) {
+    batch* arrived = nullptr;
+    bool stop = false;
+    {
+      std::unique_lock<std::mutex> lock(m_);
+      if (active_.empty() && cancelled_.empty())
+        cv_.wait(lock, [&] { return inbox_head_ != nullptr || stopping_; });
+      arrived = std::exchange(inbox_head_, nullptr);
+      inbox_tail_ = nullptr;
+      stop = stopping_;
+      if (stop) stopped_ = true;
+    }
+    bool moved = false;
+    {
+      auto mpi_lock = mpi_guard();
+      while (arrived != nullptr) {
+        batch* b = std::exchange(arrived, arrived->next);
+        moved = true;
+        if (b->collective == 0) {
+          start(b);
+          continue;
+        }
+        // Collectives start in the order they were enqueued on this rank,
+        // whichever stream reaches its own first (MPI matches them by order).
+        auto& c = *b->comm;
+        c.waiting.emplace(b->collective, b);
+        for (auto it = c.waiting.find(c.next_collective); it != c.waiting.end();
+             it = c.waiting.find(c.next_collective)) {
+          batch* next = it->second;
+          c.waiting.erase(it);
+          ++c.next_collective;
+          start(next);
+        }
+        if (c.waiting.empty())
+          parked_.erase(&c);
+        else
+          parked_.insert(&c);
+      }
+      const auto now = clock::now();
+      for (std::size_t i = 0; i < active_.size();) {
+        batch* b = active_[i];
+        bool done = poll(*b);
+        if (!done && (stop || now >= b->deadline)) {
+          if (stop && b->failure.empty())
+            b->failure = "MPI_Finalize was called while it was pending";
+          fail_expired(*b);
+          done = true;
+        }
+        if (done) {
+          active_[i] = active_.back();
+          active_.pop_back();
+          finish(b);
+          moved = true;
+        } else {
+          ++i;
+        }
+      }
+      for (std::size_t i = 0; i < cancelled_.size();) {
+        int completed = 0;
+        MPI_Test(&cancelled_[i], &completed, MPI_STATUS_IGNORE);
+        if (completed || stop) {
+          cancelled_[i] = cancelled_.back();
+          cancelled_.pop_back();
+        } else {
+          ++i;
+        }
+      }
+    }
+    if (stop) {
+      // Collectives that never got their turn: their streams go on, failed.
+      // (A communicator with waiting batches is alive: they hold it.)
+      std::vector<batch*> never_started;
+      for (communicator_state* c : parked_)
+        for (auto& [place, b] : c->waiting) never_started.push_back(b);
+      parked_.clear();
+      for (batch* b : never_started) {
+        b->comm->waiting.erase(b->collective);
+        b->failure = "MPI_Finalize was called before an earlier collective of this rank started";
+        finish(b);
+      }
+      return;
+    }
+    // Spin while messages move, then poll gently: latency when busy, little
+    // CPU when a peer is slow (docs/comm.md states the bound).
+    const auto now = clock::now();
+    if (moved) last_progress = now;
+    if (now - last_progress < std::chrono::microseconds(200))
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
+communicator_state::~communicator_state() {
+  int finalized = 1;
+  MPI_Finalized(&finalized);
+  if (mpi == MPI_COMM_NULL || finalized) return;
+  if (progress::on_engine_thread()) {  // it holds the MPI guard
+    MPI_Comm_free(&mpi);
+    return;
+  }
+  auto lock = progress::mpi_guard();
+  MPI_Comm_free(&mpi);
+}
+
+}  // namespace sluice::comm::detail

@@ -1,0 +1,319 @@
+// The COMM family (docs/semantics.md "COMM"): sluice::comm's rules, run by
+// every rank of an MPI job (mpirun -np N, N >= 2). A test passes only where
+// it passed on every rank (main.cpp's CommTest::TearDown gathers them).
+#include "comm_test.hpp"
+
+#include <sluice/comm.hpp>
+
+#include <cstring>
+#include <numeric>
+
+namespace sluice::conformance {
+namespace {
+
+using sluice::comm::communicator;
+using sluice::comm::reduce_op;
+
+int next_rank(const communicator& c) { return (c.rank() + 1) % c.size(); }
+int previous_rank(const communicator& c) { return (c.rank() + c.size() - 1) % c.size(); }
+
+std::vector<std::int32_t> pattern_of(int rank, std::size_t n, int salt = 0) {
+  std::vector<std::int32_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = rank * 1000003 + static_cast<int>(i) * 7 + salt;
+  return v;
+}
+
+// --- COMM-1 -------------------------------------------------------------------
+
+// A send reads its buffer only after the work before it on its stream: a held
+// host function writes the data; the send, enqueued behind it, must send that.
+TEST_F(CommTest, COMM_1__send_reads_after_prior_work_and_recv_is_visible_after) {
+  communicator c(MPI_COMM_WORLD, device(0));
+  const std::size_t n = 64 * 1024;  // 256 KiB: beyond MPI's eager limits
+  std::vector<std::int32_t> out(n, -1), in(n, -2);
+  stream s(device(0));
+  gate g{s};
+  s.host_func([&] {
+    const auto p = pattern_of(c.rank(), n);
+    std::memcpy(out.data(), p.data(), n * sizeof(std::int32_t));
+  });
+  {
+    // One group: a send and a receive one after the other on one stream would
+    // deadlock a ring with messages this large (as blocking MPI calls would).
+    comm::group both(c);
+    comm::send(s, out.data(), n * sizeof(std::int32_t), next_rank(c), c);
+    comm::recv(s, in.data(), n * sizeof(std::int32_t), previous_rank(c), c);
+  }
+  bool seen = false;
+  s.host_func([&] { seen = in == pattern_of(previous_rank(c), n); });
+  g.release();
+  s.synchronize();
+  EXPECT_TRUE(seen) << "the work after the receive did not see the peer's data";
+  EXPECT_EQ(in, pattern_of(previous_rank(c), n))
+      << "the send read its buffer before the work before it had written it";
+}
+
+// --- COMM-2 -------------------------------------------------------------------
+
+// Every call returns at once: the receive is enqueued (and returns) while the
+// peer has not sent yet; the peer sends only after a barrier that this rank
+// reaches after its call returned.
+TEST_F(CommTest, COMM_2__calls_return_without_waiting_for_the_peer) {
+  communicator c(MPI_COMM_WORLD, device(0));
+  std::int64_t value = -1;
+  const std::int64_t sent = 4242 + c.rank();
+  stream s(device(0)), sending(device(0));
+  background_call call([&] {
+    comm::recv(s, &value, sizeof value, previous_rank(c), c);
+  });
+  EXPECT_TRUE(eventually([&] { return call.done(); }))
+      << "comm::recv did not return while its peer had not sent";
+  call.finish();
+  EXPECT_FALSE(s.ready()) << "the receive completed before its peer sent";
+  world_barrier();
+  comm::send(sending, &sent, sizeof sent, next_rank(c), c);
+  s.synchronize();
+  sending.synchronize();
+  EXPECT_EQ(value, 4242 + previous_rank(c));
+  // A collective too: enqueued before the other ranks have theirs.
+  std::int32_t sum = c.rank();
+  std::int32_t result = 0;
+  background_call reduce([&] { comm::all_reduce(s, &sum, &result, 1, reduce_op::sum, c); });
+  EXPECT_TRUE(eventually([&] { return reduce.done(); })) << "comm::all_reduce waited for its peers";
+  reduce.finish();
+  world_barrier();
+  s.synchronize();
+  EXPECT_EQ(result, c.size() * (c.size() - 1) / 2);
+}
+
+// --- COMM-3 -------------------------------------------------------------------
+
+// A receive that waits for its peer holds only its own stream: another stream
+// of the device runs work to the end meanwhile.
+TEST_F(CommTest, COMM_3__a_waiting_operation_holds_only_its_own_stream) {
+  communicator c(MPI_COMM_WORLD, device(0));
+  stream waiting(device(0));
+  stream other(device(0));
+  std::int32_t value = -1;
+  comm::recv(waiting, &value, sizeof value, previous_rank(c), c);
+  bool ran = false;
+  other.host_func([&] { ran = true; });
+  EXPECT_TRUE(eventually([&] { return other.ready(); }))
+      << "a stream with no communication waited for another stream's receive";
+  EXPECT_TRUE(ran);
+  EXPECT_FALSE(waiting.ready()) << "the receive completed before its peer sent";
+  world_barrier();
+  const std::int32_t mine = 77 + c.rank();
+  comm::send(other, &mine, sizeof mine, next_rank(c), c);
+  waiting.synchronize();
+  other.synchronize();
+  EXPECT_EQ(value, 77 + previous_rank(c));
+}
+
+// --- COMM-4 -------------------------------------------------------------------
+
+// Sends match receives in enqueue order, not in the order their streams
+// reach them: the first send's stream is held until the second was sent.
+TEST_F(CommTest, COMM_4__sends_match_receives_in_enqueue_order) {
+  communicator c(MPI_COMM_WORLD, device(0));
+  stream first(device(0)), second(device(0)), receiving(device(0));
+  const std::int32_t a = 1000 + c.rank(), b = 2000 + c.rank();
+  std::int32_t got_a = -1, got_b = -1;
+  gate g{first};
+  comm::send(first, &a, sizeof a, next_rank(c), c);
+  comm::send(second, &b, sizeof b, next_rank(c), c);
+  comm::recv(receiving, &got_a, sizeof got_a, previous_rank(c), c);
+  comm::recv(receiving, &got_b, sizeof got_b, previous_rank(c), c);
+  second.synchronize();  // the later send has gone (its peer receives... in order)
+  g.release();
+  first.synchronize();
+  receiving.synchronize();
+  EXPECT_EQ(got_a, 1000 + previous_rank(c)) << "the first receive met the second send";
+  EXPECT_EQ(got_b, 2000 + previous_rank(c));
+}
+
+// A group's exchange does not deadlock whatever the order inside it: every
+// rank receives from everyone first, then sends to everyone, with messages
+// large enough to need the receiver (rendezvous), on two streams.
+TEST_F(CommTest, COMM_4__a_group_exchange_does_not_deadlock) {
+  communicator c(MPI_COMM_WORLD, device(0));
+  const std::size_t n = 128 * 1024;
+  const int size = c.size();
+  std::vector<std::vector<std::int32_t>> in(static_cast<std::size_t>(size)),
+      out(static_cast<std::size_t>(size));
+  stream receiving(device(0)), sending(device(0));
+  {
+    comm::group g(c);
+    for (int r = 0; r < size; ++r) {
+      if (r == c.rank()) continue;
+      in[static_cast<std::size_t>(r)].assign(n, -1);
+      comm::recv(receiving, in[static_cast<std::size_t>(r)].data(), n * sizeof(std::int32_t), r, c);
+    }
+    for (int r = 0; r < size; ++r) {
+      if (r == c.rank()) continue;
+      out[static_cast<std::size_t>(r)] = pattern_of(c.rank(), n, r);
+      comm::send(sending, out[static_cast<std::size_t>(r)].data(), n * sizeof(std::int32_t), r, c);
+    }
+  }
+  receiving.synchronize();
+  sending.synchronize();
+  for (int r = 0; r < size; ++r) {
+    if (r != c.rank()) {
+      EXPECT_EQ(in[static_cast<std::size_t>(r)], pattern_of(r, n, c.rank())) << "from rank " << r;
+    }
+  }
+}
+
+// --- COMM-5 -------------------------------------------------------------------
+
+TEST_F(CommTest, COMM_5__collectives_give_every_rank_the_same_exact_result) {
+  communicator c(MPI_COMM_WORLD, device(0));
+  stream s(device(0));
+  const int size = c.size();
+  const std::size_t n = 1000;
+  std::vector<std::int64_t> in(n), sum(n), max(n), min(n);
+  for (std::size_t i = 0; i < n; ++i) in[i] = (static_cast<std::int64_t>(c.rank()) << 40) + i;
+  comm::all_reduce(s, in.data(), sum.data(), n, reduce_op::sum, c);
+  comm::all_reduce(s, in.data(), max.data(), n, reduce_op::max, c);
+  comm::all_reduce(s, in.data(), min.data(), n, reduce_op::min, c);
+  std::vector<double> d(n);
+  for (std::size_t i = 0; i < n; ++i) d[i] = 1.0 / (3.0 + c.rank() + static_cast<double>(i));
+  comm::all_reduce(s, d.data(), d.data(), n, reduce_op::sum, c);  // in place
+  std::vector<std::int32_t> root_data(n, c.rank() == size - 1 ? 9 : -9);
+  comm::broadcast(s, root_data.data(), n, size - 1, c);
+  std::vector<std::int32_t> gathered(n * static_cast<std::size_t>(size), -1);
+  const auto mine = pattern_of(c.rank(), n);
+  comm::all_gather(s, mine.data(), gathered.data(), n, c);
+  s.synchronize();
+  const std::int64_t rank_sum = static_cast<std::int64_t>(size) * (size - 1) / 2;
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(sum[i], (rank_sum << 40) + static_cast<std::int64_t>(i) * size) << i;
+    ASSERT_EQ(max[i], (static_cast<std::int64_t>(size - 1) << 40) + static_cast<std::int64_t>(i));
+    ASSERT_EQ(min[i], static_cast<std::int64_t>(i));
+    ASSERT_EQ(root_data[i], 9);
+  }
+  for (int r = 0; r < size; ++r)
+    EXPECT_TRUE(std::equal(mine.begin(), mine.end(), gathered.begin() + static_cast<long>(r) * static_cast<long>(n)) ==
+                (r == c.rank()))
+        << "slot " << r;
+  for (int r = 0; r < size; ++r) {
+    const auto theirs = pattern_of(r, n);
+    EXPECT_TRUE(std::equal(theirs.begin(), theirs.end(), gathered.begin() + static_cast<long>(r) * static_cast<long>(n)))
+        << "all_gather's slot of rank " << r;
+  }
+  // The floating-point sum is the same bits on every rank.
+  std::vector<double> rank0(d);
+  MPI_Bcast(rank0.data(), static_cast<int>(n), MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  EXPECT_EQ(std::memcmp(rank0.data(), d.data(), n * sizeof(double)), 0)
+      << "all_reduce gave this rank other bits than rank 0";
+}
+
+// Collectives start in enqueue order even when their streams get there in
+// another order: the first collective's stream is held until the second's
+// stream has reached its own.
+TEST_F(CommTest, COMM_5__collectives_keep_enqueue_order_across_streams) {
+  communicator c(MPI_COMM_WORLD, device(0));
+  stream first(device(0)), second(device(0));
+  std::int32_t one = 1, ten = 10 + c.rank();
+  std::int32_t sum_one = 0, max_ten = 0;
+  gate g{first};
+  comm::all_reduce(first, &one, &sum_one, 1, reduce_op::sum, c);
+  comm::all_reduce(second, &ten, &max_ten, 1, reduce_op::max, c);
+  EXPECT_TRUE(stays_false([&] { return second.ready(); }))
+      << "the second collective completed before the first had started";
+  g.release();
+  first.synchronize();
+  second.synchronize();
+  EXPECT_EQ(sum_one, c.size());
+  EXPECT_EQ(max_ten, 10 + c.size() - 1);
+}
+
+// --- COMM-7 -------------------------------------------------------------------
+
+// A peer that never answers: rank 0's receive from rank 1, which skips its
+// send, fails with errc::comm_failure within SLUICE_COMM_TIMEOUT_S at the
+// stream's synchronize, while another stream keeps working.
+TEST_F(CommTest, COMM_7__a_peer_that_never_sends_is_a_comm_failure_within_the_timeout) {
+  communicator c(MPI_COMM_WORLD, device(0));  // its own: this test leaves 0->1 unmatched
+  stream waiting(device(0)), other(device(0));
+  const int timeout = comm_timeout_s();
+  if (c.rank() == 0) {
+    std::int32_t value = -1;
+    const auto start = clock::now();
+    comm::recv(waiting, &value, sizeof value, 1, c);
+    bool ran = false;
+    other.host_func([&] { ran = true; });
+    other.synchronize();
+    EXPECT_TRUE(ran) << "another stream waited for the failing receive";
+    try {
+      waiting.synchronize();
+      ADD_FAILURE() << "synchronize() returned: the receive from a silent peer succeeded";
+    } catch (const sluice::error& e) {
+      EXPECT_EQ(e.code(), errc::comm_failure) << e.what();
+      EXPECT_NE(std::string(e.what()).find("rank 1"), std::string::npos) << e.what();
+    }
+    const auto waited = std::chrono::duration_cast<std::chrono::seconds>(clock::now() - start);
+    EXPECT_GE(waited.count(), timeout - 1) << "failed before the timeout";
+    EXPECT_LE(waited.count(), timeout + 5) << "not within SLUICE_COMM_TIMEOUT_S=" << timeout;
+    EXPECT_NO_THROW(waiting.synchronize()) << "the failure was reported twice";
+    // The stream goes on.
+    bool after = false;
+    waiting.host_func([&] { after = true; });
+    waiting.synchronize();
+    EXPECT_TRUE(after);
+  }
+  world_barrier();
+}
+
+// The failure surfaces at event::record too (like a device fault), once.
+TEST_F(CommTest, COMM_7__the_failure_surfaces_at_record_too) {
+  communicator c(MPI_COMM_WORLD, device(0));
+  stream s(device(0));
+  if (c.rank() == 0) {
+    std::int32_t value = -1;
+    comm::recv(s, &value, sizeof value, 1, c);
+    sluice::event e(device(0));
+    EXPECT_TRUE(eventually([&] {
+      try {
+        e.record(s);
+        return false;
+      } catch (const sluice::error& err) {
+        EXPECT_EQ(err.code(), errc::comm_failure) << err.what();
+        return true;
+      }
+    }, std::chrono::seconds(comm_timeout_s() + 10)))
+        << "event::record never reported the failed receive";
+    EXPECT_NO_THROW(s.synchronize());
+  }
+  world_barrier();
+}
+
+// A receive smaller or larger than the matching send: an error on the
+// receiving stream, never a silent truncation or overrun.
+TEST_F(CommTest, COMM_7__a_receive_of_another_size_than_its_send_is_an_error) {
+  communicator c(MPI_COMM_WORLD, device(0));
+  stream s(device(0));
+  std::vector<std::int32_t> big(256, 5), small(64 + 1, -1);
+  // Rank r sends 256 ints to r+1 and receives 64 (then, next, 512) from r-1.
+  comm::send(s, big.data(), big.size() * sizeof(std::int32_t), next_rank(c), c);
+  comm::recv(s, small.data(), 64 * sizeof(std::int32_t), previous_rank(c), c);
+  try {
+    s.synchronize();
+    ADD_FAILURE() << "a 64-int receive of a 256-int send succeeded";
+  } catch (const sluice::error& e) {
+    EXPECT_EQ(e.code(), errc::comm_failure) << e.what();
+  }
+  EXPECT_EQ(small[64], -1) << "the receive wrote past its buffer";
+  std::vector<std::int32_t> large(512, -1);
+  comm::send(s, big.data(), big.size() * sizeof(std::int32_t), next_rank(c), c);
+  comm::recv(s, large.data(), large.size() * sizeof(std::int32_t), previous_rank(c), c);
+  try {
+    s.synchronize();
+    ADD_FAILURE() << "a 512-int receive of a 256-int send succeeded";
+  } catch (const sluice::error& e) {
+    EXPECT_EQ(e.code(), errc::comm_failure) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace sluice::conformance

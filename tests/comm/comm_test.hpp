@@ -1,0 +1,26 @@
+// What the COMM tests share: the fixture that makes a test's verdict the
+// verdict of every rank, and MPI helpers. Runs under mpirun (main.cpp).
+#pragma once
+
+#include "../conformance/support.hpp"
+
+#include <mpi.h>
+
+#include <gtest/gtest.h>
+
+namespace sluice::conformance {
+
+//! A COMM test: at its end every rank says whether it failed; a rank whose
+//! test passed fails it when another rank's did, naming those ranks, so that
+//! rank 0's report (JUnit, verdicts) is the job's.
+class CommTest : public ::testing::Test {
+ protected:
+  void TearDown() override;
+};
+
+//! MPI_Barrier on MPI_COMM_WORLD (the test thread's own MPI call).
+void world_barrier();
+//! SLUICE_COMM_TIMEOUT_S as the tests run it (seconds).
+int comm_timeout_s();
+
+}  // namespace sluice::conformance

@@ -1,0 +1,151 @@
+// COMM-6: bad input is rejected with a sluice::error of the documented errc
+// before anything is enqueued, on the rank that made the call. Every case runs
+// on a stream held by a gate; afterwards the stream holds nothing else, and a
+// ring exchange on the same communicator still matches (a rejected send or
+// receive that took a match number would make it meet the wrong message).
+#include "comm_test.hpp"
+
+#include <sluice/comm.hpp>
+
+#include <climits>
+#include <functional>
+
+namespace sluice::conformance {
+namespace {
+
+using sluice::comm::communicator;
+using sluice::comm::reduce_op;
+
+struct misuse_case {
+  const char* name;
+  errc expected;
+  std::function<void(stream_ref, communicator&)> call;
+};
+
+TEST_F(CommTest, COMM_6__bad_input_is_rejected_before_anything_is_enqueued) {
+  communicator c(MPI_COMM_WORLD, device(0));
+  const int size = c.size();
+  std::int32_t word = 1;
+  std::int32_t words[8] = {};
+  const std::vector<misuse_case> cases = {
+      {"send to rank -1", errc::invalid_argument,
+       [&](stream_ref s, communicator& cm) { comm::send(s, &word, 4, -1, cm); }},
+      {"send to rank size()", errc::invalid_argument,
+       [&](stream_ref s, communicator& cm) { comm::send(s, &word, 4, size, cm); }},
+      {"recv from rank size()", errc::invalid_argument,
+       [&](stream_ref s, communicator& cm) { comm::recv(s, &word, 4, size, cm); }},
+      {"send of a null buffer", errc::invalid_argument,
+       [&](stream_ref s, communicator& cm) { comm::send(s, nullptr, 4, 0, cm); }},
+      {"recv into a null buffer", errc::invalid_argument,
+       [&](stream_ref s, communicator& cm) { comm::recv(s, nullptr, 4, 0, cm); }},
+      {"send on a stream of another device", errc::invalid_argument,
+       [&](stream_ref, communicator& cm) {
+         stream other(device(1));
+         comm::send(other, &word, 4, 0, cm);
+       }},
+      {"send on a destroyed stream", errc::invalid_handle,
+       [&](stream_ref, communicator& cm) {
+         stream_ref gone = [] {
+           stream t(device(0));
+           return stream_ref(t);
+         }();
+         comm::send(gone, &word, 4, 0, cm);
+       }},
+      {"send with a moved-from communicator", errc::invalid_handle,
+       [&](stream_ref s, communicator& cm) {
+         communicator moved(MPI_COMM_WORLD, device(0));
+         communicator taker(std::move(moved));
+         (void)cm;
+         comm::send(s, &word, 4, 0, moved);  // NOLINT(bugprone-use-after-move): the case
+       }},
+      {"rank() of a moved-from communicator", errc::invalid_handle,
+       [&](stream_ref, communicator&) {
+         communicator moved(MPI_COMM_WORLD, device(0));
+         communicator taker(std::move(moved));
+         (void)moved.rank();  // NOLINT(bugprone-use-after-move): the case
+       }},
+      {"send of more than INT_MAX bytes", errc::not_supported,
+       [&](stream_ref s, communicator& cm) {
+         comm::send(s, &word, static_cast<std::size_t>(INT_MAX) + 1, 0, cm);
+       }},
+      {"broadcast from root size()", errc::invalid_argument,
+       [&](stream_ref s, communicator& cm) { comm::broadcast(s, words, 8, size, cm); }},
+      {"broadcast from root -1", errc::invalid_argument,
+       [&](stream_ref s, communicator& cm) { comm::broadcast(s, words, 8, -1, cm); }},
+      {"all_reduce with an unknown reduce_op", errc::invalid_argument,
+       [&](stream_ref s, communicator& cm) {
+         comm::all_reduce(s, words, words, 8, static_cast<reduce_op>(42), cm);
+       }},
+      {"all_reduce with overlapping input and output", errc::invalid_argument,
+       [&](stream_ref s, communicator& cm) {
+         comm::all_reduce(s, words, words + 1, 4, reduce_op::sum, cm);
+       }},
+      {"all_reduce with a null output", errc::invalid_argument,
+       [&](stream_ref s, communicator& cm) {
+         comm::all_reduce<std::int32_t>(s, words, nullptr, 4, reduce_op::sum, cm);
+       }},
+      {"all_gather whose input overlaps another rank's slot", errc::invalid_argument,
+       [&](stream_ref s, communicator& cm) {
+         std::vector<std::int32_t> out(static_cast<std::size_t>(size) * 2);
+         const int other = (cm.rank() + 1) % size;
+         comm::all_gather(s, out.data() + other * 2, out.data(), 2, cm);
+       }},
+      {"all_gather of more than INT_MAX elements per rank", errc::not_supported,
+       [&](stream_ref s, communicator& cm) {
+         comm::all_gather(s, words, words, static_cast<std::size_t>(INT_MAX) + 1, cm);
+       }},
+      {"all_reduce of a count whose bytes overflow", errc::not_supported,
+       [&](stream_ref s, communicator& cm) {
+         comm::all_reduce(s, words, words, SIZE_MAX / 2, reduce_op::sum, cm);
+       }},
+      {"a second group of one communicator on one thread", errc::invalid_argument,
+       [&](stream_ref, communicator& cm) {
+         comm::group outer(cm);
+         comm::group inner(cm);
+       }},
+      {"a communicator of MPI_COMM_NULL", errc::invalid_argument,
+       [&](stream_ref, communicator&) { communicator bad(MPI_COMM_NULL, device(0)); }},
+      {"an unknown engine", errc::invalid_argument,
+       [&](stream_ref, communicator&) {
+         communicator bad(MPI_COMM_WORLD, device(0), static_cast<comm::engine>(7));
+       }},
+  };
+  // The host backend, the simulated runtime and one GPU each have device 1
+  // where the test runs it (ctest: SLUICE_HOST_DEVICES=2).
+  ASSERT_GE(device_count(), 2) << "COMM-6 needs two devices (SLUICE_HOST_DEVICES=2 on host)";
+  int checked = 0;
+  for (const auto& m : cases) {
+    stream s(device(0));
+    gate g{s};
+    try {
+      m.call(s, c);
+      ADD_FAILURE() << m.name << ": accepted";
+    } catch (const sluice::error& e) {
+      EXPECT_EQ(e.code(), m.expected) << m.name << ": " << e.what();
+      ++checked;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << m.name << ": threw a " << typeid(e).name() << " instead: " << e.what();
+    }
+    EXPECT_FALSE(s.ready()) << m.name << ": the gate's hold is gone";
+    g.release();
+    EXPECT_TRUE(eventually([&] { return s.ready(); }))
+        << m.name << ": something was enqueued behind the gate";
+  }
+  EXPECT_EQ(checked, static_cast<int>(cases.size()));
+  // Nothing took a match number: a ring exchange still meets its own messages.
+  stream s(device(0));
+  const std::int32_t mine = 500 + c.rank();
+  std::int32_t theirs = -1;
+  comm::send(s, &mine, sizeof mine, (c.rank() + 1) % size, c);
+  comm::recv(s, &theirs, sizeof theirs, (c.rank() + size - 1) % size, c);
+  s.synchronize();
+  EXPECT_EQ(theirs, 500 + (c.rank() + size - 1) % size);
+  // Collectives too: one all_reduce still meets the other ranks' first.
+  std::int32_t one = 1, total = 0;
+  comm::all_reduce(s, &one, &total, 1, reduce_op::sum, c);
+  s.synchronize();
+  EXPECT_EQ(total, size);
+}
+
+}  // namespace
+}  // namespace sluice::conformance
