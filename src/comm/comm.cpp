@@ -4,6 +4,7 @@
 // function that tells the engine the stream reached it, then a wait on a
 // flag that the engine stores when the operation is done (COMM-1..3).
 #include "engine.hpp"
+#include "mutation.hpp"
 
 #include <sluice/comm.hpp>
 #include <sluice/detail/interop.hpp>
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <cstdint>
 #include <string>
+#include <thread>
 #include <utility>
 
 namespace sluice::comm {
@@ -73,6 +75,7 @@ void check_stream(stream_ref s, const communicator_state& c, const char* api) {
 }
 
 void check_rank(int r, const communicator_state& c, const char* what, const char* api) {
+  if (mutation::is(mutation::kind::skip_rank_checks)) return;
   if (r < 0 || r >= c.size)
     reject(errc::invalid_argument, api,
            std::string(what) + " rank " + std::to_string(r) + " is out of range [0, " +
@@ -143,11 +146,21 @@ void enqueue(std::unique_ptr<batch> b) {
   const std::vector<stream_ref> streams = b->streams;
   const flag_lease lease = b->lease;
   int arrivals_enqueued = 0;
+  if (mutation::is(mutation::kind::post_at_enqueue)) {
+    for (stream_ref s : streams) s.wait_value(*lease.flag, lease.value);
+    progress::get().submit(b.release());
+    return;
+  }
   try {
     for (stream_ref s : streams) {
       s.host_func(arrival{b.get()});
       ++arrivals_enqueued;
       s.wait_value(*lease.flag, lease.value);
+    }
+    if (mutation::is(mutation::kind::enqueue_waits)) {
+      const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      while (lease.flag->load() < lease.value && std::chrono::steady_clock::now() < end)
+        std::this_thread::yield();
     }
   } catch (const std::exception& e) {
     if (arrivals_enqueued == 0) {  // nothing enqueued: as if never called
@@ -194,7 +207,9 @@ void point_to_point(stream_ref s, message m, const std::shared_ptr<communicator_
     std::lock_guard<std::mutex> lock(c.m);
     auto& counter = m.kind == op_kind::send ? c.sent[static_cast<std::size_t>(m.peer)]
                                             : c.received[static_cast<std::size_t>(m.peer)];
-    m.tag = static_cast<int>(counter % (static_cast<std::uint64_t>(c.tag_limit) + 1));
+    m.tag = mutation::is(mutation::kind::tag_zero)
+                ? 0
+                : static_cast<int>(counter % (static_cast<std::uint64_t>(c.tag_limit) + 1));
     if (g == nullptr) {
       b->messages.front().tag = m.tag;
       enqueue(std::move(b));  // under c.m: match numbers and enqueue order agree
@@ -212,6 +227,7 @@ void collective(stream_ref s, message m, const std::shared_ptr<communicator_stat
                 const char* api) {
   auto& c = checked(state, api);
   check_stream(s, c, api);
+  mutation::active();  // an unknown name is rejected before anything is enqueued
   auto b = single(state, s, m);
   std::lock_guard<std::mutex> lock(c.m);
   b->collective = c.collectives + 1;

@@ -3,6 +3,7 @@
 // when it completes, fails or times out. No sluice worker and no vendor
 // callback ever makes a blocking MPI call (docs/comm.md "How it works").
 #include "engine.hpp"
+#include "mutation.hpp"
 
 #include "environment.hpp"
 
@@ -10,6 +11,8 @@
 #include <sluice/error.hpp>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <string>
 #include <utility>
@@ -107,6 +110,38 @@ std::string batch::describe() const {
   }
   return text + ")";
 }
+
+// --- test-only mutations -----------------------------------------------------
+
+namespace mutation {
+
+kind active() {
+  static const kind k = [] {
+    const char* v = std::getenv("SLUICE_COMM_MUTATION");
+    if (v == nullptr || *v == '\0') return kind::none;
+    static constexpr struct {
+      const char* name;
+      kind k;
+    } names[] = {{"post_at_enqueue", kind::post_at_enqueue},
+                 {"enqueue_waits", kind::enqueue_waits},
+                 {"one_at_a_time", kind::one_at_a_time},
+                 {"tag_zero", kind::tag_zero},
+                 {"collectives_unordered", kind::collectives_unordered},
+                 {"skip_rank_checks", kind::skip_rank_checks},
+                 {"no_timeout", kind::no_timeout}};
+    for (const auto& n : names)
+      if (std::strcmp(v, n.name) == 0) {
+        std::fprintf(stderr, "sluice: SLUICE_COMM_MUTATION=%s: a COMM rule is broken on purpose\n", v);
+        return n.k;
+      }
+    throw error(errc::invalid_argument,
+                std::string("SLUICE_COMM_MUTATION=") + v + " is not a mutation of sluice::comm", 0,
+                "sluice::comm");
+  }();
+  return k;
+}
+
+}  // namespace mutation
 
 // --- the flags streams wait on ----------------------------------------------
 
@@ -234,13 +269,22 @@ void progress::start(batch* b) {
     return;
   }
   auto& c = *b->comm;
-  b->deadline = clock::now() + std::chrono::seconds(timeout_s_);
+  b->deadline = mutation::is(mutation::kind::no_timeout)
+                    ? clock::time_point::max()
+                    : clock::now() + std::chrono::seconds(timeout_s_);
   for (auto& m : b->messages) {
     const int code = post(c, m);
     if (code != MPI_SUCCESS) {
       b->failure = m.describe() + " could not start: " + mpi_error_string(code);
       m.done = true;
     }
+  }
+  if (mutation::is(mutation::kind::one_at_a_time)) {
+    while (!poll(*b) && clock::now() < b->deadline) {
+    }
+    if (!poll(*b)) fail_expired(*b);
+    finish(b);
+    return;
   }
   active_.push_back(b);
 }
@@ -336,7 +380,7 @@ void progress::run() {
       while (arrived != nullptr) {
         batch* b = std::exchange(arrived, arrived->next);
         moved = true;
-        if (b->collective == 0) {
+        if (b->collective == 0 || mutation::is(mutation::kind::collectives_unordered)) {
           start(b);
           continue;
         }

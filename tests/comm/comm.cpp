@@ -46,6 +46,12 @@ TEST_F(CommTest, COMM_1__send_reads_after_prior_work_and_recv_is_visible_after) 
   }
   bool seen = false;
   s.host_func([&] { seen = in == pattern_of(previous_rank(c), n); });
+  // Nothing moves while the gate holds the streams of both ends: an
+  // operation started before its stream got there would have written `in`
+  // by now (read through volatile: MPI may be writing it in that case).
+  const volatile std::int32_t* first_word = in.data();
+  EXPECT_TRUE(stays_false([&] { return *first_word != -2; }))
+      << "the receive wrote its buffer before the work before it on its stream was done";
   g.release();
   s.synchronize();
   EXPECT_TRUE(seen) << "the work after the receive did not see the peer's data";
@@ -88,26 +94,34 @@ TEST_F(CommTest, COMM_2__calls_return_without_waiting_for_the_peer) {
 
 // --- COMM-3 -------------------------------------------------------------------
 
-// A receive that waits for its peer holds only its own stream: another stream
-// of the device runs work to the end meanwhile.
+// A receive that waits for its peer holds only its own stream: another
+// stream of the device runs its work, communication included, to the end
+// meanwhile. Each rank's first send to the next is held until after a
+// barrier; its second goes at once: the second receive (another stream)
+// completes while the first still waits.
 TEST_F(CommTest, COMM_3__a_waiting_operation_holds_only_its_own_stream) {
   communicator c(MPI_COMM_WORLD, device(0));
-  stream waiting(device(0));
-  stream other(device(0));
-  std::int32_t value = -1;
-  comm::recv(waiting, &value, sizeof value, previous_rank(c), c);
+  stream waiting(device(0)), other(device(0)), first_send(device(0)), second_send(device(0));
+  std::int32_t first = -1, second = -1;
+  const std::int32_t one = 100 + c.rank(), two = 200 + c.rank();
+  gate g{first_send};
+  comm::send(first_send, &one, sizeof one, next_rank(c), c);
+  comm::send(second_send, &two, sizeof two, next_rank(c), c);
+  comm::recv(waiting, &first, sizeof first, previous_rank(c), c);
+  comm::recv(other, &second, sizeof second, previous_rank(c), c);
   bool ran = false;
   other.host_func([&] { ran = true; });
   EXPECT_TRUE(eventually([&] { return other.ready(); }))
-      << "a stream with no communication waited for another stream's receive";
+      << "a stream whose receive could complete waited for another stream's receive";
   EXPECT_TRUE(ran);
-  EXPECT_FALSE(waiting.ready()) << "the receive completed before its peer sent";
+  EXPECT_EQ(second, 200 + previous_rank(c));
+  EXPECT_FALSE(waiting.ready()) << "the first receive completed before its peer sent";
   world_barrier();
-  const std::int32_t mine = 77 + c.rank();
-  comm::send(other, &mine, sizeof mine, next_rank(c), c);
+  g.release();
   waiting.synchronize();
-  other.synchronize();
-  EXPECT_EQ(value, 77 + previous_rank(c));
+  first_send.synchronize();
+  second_send.synchronize();
+  EXPECT_EQ(first, 100 + previous_rank(c));
 }
 
 // --- COMM-4 -------------------------------------------------------------------

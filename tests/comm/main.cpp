@@ -1,16 +1,21 @@
 // sluice-comm-<backend>: the COMM family under an MPI launcher
-//   mpirun -np N sluice-comm-host [--gtest_output=xml:F] [gtest flags]
+//   mpirun -np N sluice-comm-host [--gtest_output=xml:F] [--markdown=F] [gtest flags]
 // Every rank runs every test; CommTest::TearDown makes each test's verdict
-// the job's, and rank 0 alone prints (and writes the JUnit file). MPI runs at
-// MPI_THREAD_MULTIPLE: the tests' own MPI calls (barriers) run beside the
-// engine thread. The watchdog names a test that hangs (exit 124).
+// the job's, and rank 0 alone prints one verdict per rule (and writes the
+// JUnit and Markdown files). MPI runs at MPI_THREAD_MULTIPLE: the tests' own
+// MPI calls (barriers) run beside the engine thread. The watchdog names a
+// test that hangs (exit 124).
 #include "comm_test.hpp"
 
 #include "../conformance/watchdog.hpp"
+#include "../family_report.hpp"
+
+#include <sluice/backend.hpp>
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 namespace sluice::conformance {
 
@@ -71,9 +76,28 @@ int main(int argc, char** argv) {
     };
     listeners.Append(new rank_printer(rank));
   }
-  const auto limit = sluice::conformance::test_watchdog::limit_from_environment();
-  if (limit.count() > 0) listeners.Append(new sluice::conformance::test_watchdog(limit));
-  const int result = RUN_ALL_TESTS();
+  sluice::conformance::install_watchdog();
+  int result = RUN_ALL_TESTS();
+  if (::testing::UnitTest::GetInstance()->test_to_run_count() == 0) {
+    if (rank == 0) std::fprintf(stderr, "sluice-comm: no test ran\n");
+    result = 1;
+  }
+  // One verdict per rule (rank 0's results are the job's: CommTest::TearDown).
+  // With a filter (the mutation runs) only gtest's result counts.
+  const std::vector<sluice::conformance::family_rule> rules = {
+      {"COMM-1", "COMM_1__", "a send reads after the work before it; results visible after"},
+      {"COMM-2", "COMM_2__", "every call returns without waiting for a peer"},
+      {"COMM-3", "COMM_3__", "an operation waiting for its peer holds only its own stream"},
+      {"COMM-4", "COMM_4__", "messages match in enqueue order; a group's exchange never deadlocks"},
+      {"COMM-5", "COMM_5__", "collectives give every rank the same result; integers exact"},
+      {"COMM-6", "COMM_6__", "bad input is rejected before anything is enqueued"},
+      {"COMM-7", "COMM_7__", "a failed or silent peer is errc::comm_failure within the timeout"},
+  };
+  if (rank == 0 && ::testing::GTEST_FLAG(filter) == "*" &&
+      sluice::conformance::report_family(std::string("sluice-comm-") + sluice::backend_name() +
+                                             " (" + std::to_string(size) + " ranks)",
+                                         rules, sluice::conformance::markdown_argument(argc, argv)) != 0)
+    result = 1;
   int worst = result;
   MPI_Allreduce(&result, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   MPI_Finalize();
