@@ -51,6 +51,18 @@ if(TARGET sluice_kokkos)
           DESTINATION ${SLUICE_INSTALL_CMAKEDIR})
 endif()
 
+# sluice::comm (component comm): one targets file per backend it was built
+# for (sluice::comm_<backend>); the config makes sluice::comm of the backend asked for.
+foreach(backend IN LISTS SLUICE_COMM_BACKENDS)
+  install(TARGETS sluice_comm_${backend} EXPORT sluice-comm-${backend}-targets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(EXPORT sluice-comm-${backend}-targets NAMESPACE sluice::
+          FILE sluice-comm-${backend}-targets.cmake DESTINATION ${SLUICE_INSTALL_CMAKEDIR})
+  export(EXPORT sluice-comm-${backend}-targets NAMESPACE sluice::
+         FILE ${PROJECT_BINARY_DIR}/sluice-comm-${backend}-targets.cmake)
+endforeach()
+
 # The same config file serves the install and the build tree: it finds its
 # targets files next to itself.
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/sluiceConfig.cmake.in
