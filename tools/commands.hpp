@@ -113,11 +113,20 @@ inline const command_info commands[] = {
      "Exit status 0 when the report was printed, 1 for an unreadable or\n"
      "malformed file or a gnuplot failure, 2 for a usage error.\n",
      false},
-    {"bench", "bench p2p [options]",
-     "peer copies, sluice next to the raw vendor calls (CUDA, 2+ GPUs)",
+    {"bench", "bench p2p|comm [options]",
+     "peer copies (CUDA, 2+ GPUs) or communication (under mpirun), sluice next to the raw calls",
      "usage: sluice [--backend NAME] bench p2p [--max-mib=N] [--trials=N] [--json=FILE] "
      "[--csv=FILE]\n"
+     "       mpirun -np N sluice [--backend NAME] bench comm [--min-bytes=N] [--max-bytes=N]\n"
+     "              [--iters=N] [--warmup=N] [--trials=N] [--ops=LIST] [--json=FILE] [--csv=FILE]\n"
      "\n"
+     "bench comm runs sluice-bench-comm-<backend> (built with sluice::comm, when\n"
+     "MPI was found) on every rank: sendrecv, all_reduce, broadcast, all_gather\n"
+     "through sluice::comm next to the blocking MPI calls in the same run, as\n"
+     "nccl-tests reports them (time, algbw, busbw; ratio = raw / sluice time;\n"
+     "data checked). docs/comm.md.\n"
+     "\n"
+     "bench p2p:\n"
      "Runs sluice-bench-p2p-<backend> from this directory (built for CUDA only,\n"
      "-DSLUICE_ENABLE_CUDA=ON): peer copies through sluice next to the raw\n"
      "vendor calls, in the same run, for every ordered pair of devices. Needs\n"

@@ -218,27 +218,35 @@ int dispatch(const std::string& directory, std::vector<std::string> args,
   const choice chosen = explicit_choice ? *explicit_choice : default_backend(directory);
   std::string program = program_of(directory, chosen.backend);
   if (name == "bench") {
-    // `sluice bench p2p`: its own program, sluice-bench-p2p-<backend>, next to this one.
-    if (rest.empty()) throw usage_error("no bench named (the only one is p2p)");
-    if (rest[0] != "p2p")
-      throw usage_error("unknown bench '" + rest[0] + "' (the only one is p2p)");
-    // Its options through CLI11 like every command's (arguments.hpp); the
-    // bench program gets them back in its own --name=value form.
-    std::string max_mib, trials, json, csv;
+    // `sluice bench p2p|comm`: its own program, sluice-bench-<name>-<backend>,
+    // next to this one. Its options through CLI11 like every command's
+    // (arguments.hpp); the bench program gets them back in its own
+    // --name=value form.
+    if (rest.empty()) throw usage_error("no bench named (p2p or comm)");
+    const std::string bench = rest[0];
+    std::vector<std::pair<const char*, std::string>> options;
+    if (bench == "p2p")
+      options = {{"--max-mib", ""}, {"--trials", ""}, {"--json", ""}, {"--csv", ""}};
+    else if (bench == "comm")
+      options = {{"--min-bytes", ""}, {"--max-bytes", ""}, {"--iters", ""}, {"--warmup", ""},
+                 {"--trials", ""},    {"--ops", ""},       {"--json", ""},  {"--csv", ""}};
+    else
+      throw usage_error("unknown bench '" + bench + "' (p2p or comm)");
+    std::vector<std::pair<const char*, std::string*>> bound;
+    for (auto& [option, value] : options) bound.push_back({option, &value});
     sluice::tool::parse_arguments(
-        *command, std::vector<std::string>(rest.begin() + 1, rest.end()),
-        {{{"--max-mib", &max_mib}, {"--trials", &trials}, {"--json", &json}, {"--csv", &csv}}, {}});
-    program = directory + "/sluice-bench-p2p-" + chosen.backend;
+        *command, std::vector<std::string>(rest.begin() + 1, rest.end()), {bound, {}});
+    program = directory + "/sluice-bench-" + bench + "-" + chosen.backend;
     if (access(program.c_str(), X_OK) != 0)
-      throw dispatch_error("no P2P bench for the " + chosen.backend + " backend (" + program +
-                           " was not built; it exists for cuda, built with "
-                           "-DSLUICE_ENABLE_CUDA=ON)");
+      throw dispatch_error(
+          bench == "p2p"
+              ? "no P2P bench for the " + chosen.backend + " backend (" + program +
+                    " was not built; it exists for cuda, built with -DSLUICE_ENABLE_CUDA=ON)"
+              : "no comm bench for the " + chosen.backend + " backend (" + program +
+                    " was not built; it exists where sluice::comm was built: MPI found, host "
+                    "backend)");
     args.clear();
-    for (const auto& [option, value] :
-         {std::pair<const char*, const std::string&>{"--max-mib", max_mib},
-          {"--trials", trials},
-          {"--json", json},
-          {"--csv", csv}})
+    for (const auto& [option, value] : options)
       if (!value.empty()) args.push_back(std::string(option) + "=" + value);
   }
   std::vector<char*> child_argv;
