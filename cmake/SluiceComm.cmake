@@ -1,11 +1,9 @@
 # sluice::comm (include/sluice/comm.hpp, src/comm/; docs/comm.md): built when
 # find_package(MPI) finds MPI (its C API, used from C++). One library per backend
 # (sluice_comm_<backend>: a program links one backend); sluice::comm is the
-# host backend's in this tree. SLUICE_COMM_BACKENDS lists those built: the
-# host backend only for now. The GPU backends need pinned staging of device
-# buffers for an MPI that is not GPU-aware, and the nccl engine, first
-# (docs/comm.md "Status"): until then they get no sluice::comm rather than
-# one that hands device pointers to MPI.
+# host backend's in this tree. SLUICE_COMM_BACKENDS lists those built. On the
+# GPU backends device buffers go through pinned staging (src/comm/staging.cpp:
+# the MPI on our machines is not GPU-aware).
 set(SLUICE_COMM_BACKENDS "")
 if(SLUICE_ENABLE_COMM STREQUAL "OFF")
   return()
@@ -23,10 +21,11 @@ if(NOT MPI_CXX_FOUND)
 endif()
 message(STATUS "sluice::comm: MPI ${MPI_CXX_VERSION} (${MPI_CXX_LIBRARY_VERSION_STRING})")
 
-foreach(_sluice_cb IN ITEMS host)
+foreach(_sluice_cb IN LISTS SLUICE_BACKENDS)
   add_library(sluice_comm_${_sluice_cb}
     ${PROJECT_SOURCE_DIR}/src/comm/comm.cpp
     ${PROJECT_SOURCE_DIR}/src/comm/mpi_engine.cpp
+    ${PROJECT_SOURCE_DIR}/src/comm/staging.cpp
     ${PROJECT_SOURCE_DIR}/src/comm/engines_mpi.cpp)
   target_include_directories(sluice_comm_${_sluice_cb} PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(sluice_comm_${_sluice_cb} PUBLIC sluice::${_sluice_cb} MPI::MPI_CXX)

@@ -288,6 +288,14 @@ struct cuda_api {
     *pageable = s.ok() && a.type == cudaMemoryTypeUnregistered;
     return s;
   }
+  //! The device whose memory p is (device memory only: not host-accessible),
+  //! or -1 (pinned, managed, pageable or unknown memory).
+  static status device_memory_of(const void* p, int* device) noexcept {
+    cudaPointerAttributes a{};
+    const status s{cudaPointerGetAttributes(&a, p), "cudaPointerGetAttributes"};
+    *device = s.ok() && a.type == cudaMemoryTypeDevice ? a.device : -1;
+    return s;
+  }
   static status memcpy_async(void* dst, const void* src, std::size_t n, stream_t s) noexcept {
     return {cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s), "cudaMemcpyAsync"};
   }

@@ -270,6 +270,20 @@ struct hip_api {
     *pageable = false;
     return s;
   }
+  //! The device whose memory p is (device memory only: not host-accessible),
+  //! or -1 (pinned, managed, pageable or unknown memory). 5.2 fails with
+  //! hipErrorInvalidValue for memory it does not know: cleared, -1.
+  static status device_memory_of(const void* p, int* device) noexcept {
+    hipPointerAttribute_t a{};
+    const status s{hipPointerGetAttributes(&a, p), "hipPointerGetAttributes"};
+    if (s.code == hipErrorInvalidValue) {
+      (void)hipGetLastError();
+      *device = -1;
+      return {hipSuccess, s.api};
+    }
+    *device = s.ok() && a.memoryType == hipMemoryTypeDevice && !a.isManaged ? a.device : -1;
+    return s;
+  }
   static status memcpy_async(void* dst, const void* src, std::size_t n, stream_t s) noexcept {
     return {hipMemcpyAsync(dst, src, n, hipMemcpyDefault, s), "hipMemcpyAsync"};
   }

@@ -335,6 +335,15 @@ struct foreign_op {
   enqueue_scope<keep_device> scope;
 };
 
+int device_memory_of(const void* p) noexcept {
+  int device = -1;
+  if (!gpu::api::device_memory_of(p, &device).ok()) {
+    gpu::api::clear_last_error();
+    return -1;
+  }
+  return device;
+}
+
 void report_stream_failure(stream_ref s, errc code, std::string message) {
   auto& st = checked(s, "sluice::detail::report_stream_failure");
   st.failures.add(code, std::move(message));

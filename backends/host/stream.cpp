@@ -253,6 +253,8 @@ struct foreign_op {
   trace::record r;
 };
 
+int device_memory_of(const void*) noexcept { return -1; }  // all memory is the host's
+
 void report_stream_failure(stream_ref s, errc code, std::string message) {
   auto& st = checked(s, "sluice::detail::report_stream_failure");
   st.failures.add(code, std::move(message));

@@ -9,6 +9,7 @@
 #include <sluice/comm.hpp>
 #include <sluice/detail/interop.hpp>
 #include <sluice/error.hpp>
+#include <sluice/memory.hpp>
 
 #include <climits>
 #include <cstdio>
@@ -100,6 +101,16 @@ void check_buffer(const void* p, std::size_t bytes, const char* which, const cha
            std::string("the ") + which + " buffer is null with " + std::to_string(bytes) + " bytes");
 }
 
+// Device memory must be the communicator's device's.
+void check_memory(const void* p, const communicator_state& c, const char* which, const char* api) {
+  if (p == nullptr) return;
+  const int device = sluice::detail::device_memory_of(p);
+  if (device >= 0 && device != c.device.id())
+    reject(errc::invalid_argument, api,
+           std::string("the ") + which + " buffer is memory of device " + std::to_string(device) +
+               ", the communicator's device is " + std::to_string(c.device.id()));
+}
+
 bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
   const auto x = reinterpret_cast<std::uintptr_t>(a);
   const auto y = reinterpret_cast<std::uintptr_t>(b);
@@ -134,16 +145,111 @@ struct arrival {
   }
 };
 
+std::size_t bytes_of(const message& m) {
+  return m.kind == op_kind::send || m.kind == op_kind::recv ? m.count
+                                                            : m.count * element_size(m.type);
+}
+
+// Device buffers go through pinned staging (the mpi engine: an MPI that cannot
+// read device memory). Leases the slots and points the message at them.
+void stage(batch& b) {
+  const int size = b.comm->size;
+  const int rank = b.comm->rank;
+  auto lease = [](message::stage& st, void* device, std::size_t bytes) {
+    const staging_lease l = lease_staging(bytes);
+    st = message::stage{device, l.data, bytes, l.slot};
+    return l.data;
+  };
+  for (message& m : b.messages) {
+    const std::size_t bytes = bytes_of(m);
+    const bool in_device = m.in != nullptr && sluice::detail::device_memory_of(m.in) >= 0;
+    const bool out_device = m.out != nullptr && sluice::detail::device_memory_of(m.out) >= 0;
+    switch (m.kind) {
+      case op_kind::send:
+        if (in_device) m.in = lease(m.stage_in, const_cast<void*>(m.in), bytes);
+        break;
+      case op_kind::recv:
+        if (out_device) m.out = lease(m.stage_out, m.out, bytes);
+        break;
+      case op_kind::broadcast:  // one buffer: in to the root, out on the others
+        if (out_device) {
+          void* device = m.out;
+          message::stage& st = m.peer == rank ? m.stage_in : m.stage_out;
+          m.out = lease(st, device, bytes);
+          m.in = m.out;
+        }
+        break;
+      case op_kind::all_reduce:
+        if (m.in == m.out && out_device) {  // in place: one slot, in and out
+          void* device = m.out;
+          m.out = lease(m.stage_out, device, bytes);
+          m.stage_in = message::stage{device, m.out, bytes, -1};
+          m.in = m.out;
+        } else {
+          if (in_device) m.in = lease(m.stage_in, const_cast<void*>(m.in), bytes);
+          if (out_device) m.out = lease(m.stage_out, m.out, bytes);
+        }
+        break;
+      case op_kind::all_gather: {
+        const std::size_t total = bytes * static_cast<std::size_t>(size);
+        const std::size_t own = static_cast<std::size_t>(rank) * bytes;
+        const bool in_place = m.in == static_cast<const char*>(m.out) + own;
+        if (out_device) {
+          void* device = m.out;
+          m.out = lease(m.stage_out, device, total);
+          if (in_place)  // this rank's slot copied into the staged output
+            m.stage_in = message::stage{static_cast<char*>(device) + own,
+                                        static_cast<char*>(m.out) + own, bytes, -1};
+        }
+        if (in_place)
+          m.in = static_cast<const char*>(m.out) + own;
+        else if (in_device)
+          m.in = lease(m.stage_in, const_cast<void*>(m.in), bytes);
+        break;
+      }
+    }
+  }
+}
+
+void release_unused_staging(batch& b) noexcept {
+  for (message& m : b.messages) {
+    release_staging_unused(m.stage_in.slot);
+    release_staging_unused(m.stage_out.slot);
+  }
+}
+
+// What one stream does for a batch: copies in, tells the engine it got there,
+// waits for it, copies out, and hands the staging slots back behind that.
+void enqueue_on(stream_ref s, std::size_t index, batch* b, const std::vector<message>& messages) {
+  for (const message& m : messages)
+    if (m.stream == index && m.stage_in.device != nullptr)
+      sluice::copy(s, m.stage_in.pinned, m.stage_in.device, m.stage_in.bytes);
+  s.host_func(arrival{b});
+}
+
+void finish_on(stream_ref s, std::size_t index, const std::vector<message>& messages) {
+  for (const message& m : messages)
+    if (m.stream == index && m.stage_out.device != nullptr)
+      sluice::copy(s, m.stage_out.device, m.stage_out.pinned, m.stage_out.bytes);
+  for (const message& m : messages)
+    if (m.stream == index) {
+      release_staging_after(m.stage_in.slot, s);
+      release_staging_after(m.stage_out.slot, s);
+    }
+}
+
 // Puts b on its streams; b is then the engine's (it frees it when done).
 // Nothing was enqueued when this throws.
 void enqueue(std::unique_ptr<batch> b) {
   progress::get();  // the engine runs before anything is enqueued
+  stage(*b);
   b->lease = lease_flag();
   const int n = static_cast<int>(b->streams.size());
   b->pending_arrivals.store(n, std::memory_order_relaxed);
   // Once a host function is enqueued the engine may finish the batch at any
   // time: nothing of it is read after that but these copies.
   const std::vector<stream_ref> streams = b->streams;
+  const std::vector<message> messages = b->messages;
   const flag_lease lease = b->lease;
   int arrivals_enqueued = 0;
   if (mutation::is(mutation::kind::post_at_enqueue)) {
@@ -152,10 +258,11 @@ void enqueue(std::unique_ptr<batch> b) {
     return;
   }
   try {
-    for (stream_ref s : streams) {
-      s.host_func(arrival{b.get()});
+    for (std::size_t k = 0; k < streams.size(); ++k) {
+      enqueue_on(streams[k], k, b.get(), messages);
       ++arrivals_enqueued;
-      s.wait_value(*lease.flag, lease.value);
+      streams[k].wait_value(*lease.flag, lease.value);
+      finish_on(streams[k], k, messages);
     }
     if (mutation::is(mutation::kind::enqueue_waits)) {
       const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -165,6 +272,7 @@ void enqueue(std::unique_ptr<batch> b) {
   } catch (const std::exception& e) {
     if (arrivals_enqueued == 0) {  // nothing enqueued: as if never called
       return_flag(lease);
+      release_unused_staging(*b);
       throw;
     }
     if (arrivals_enqueued == n) {  // every stream told the engine: it may be done already
@@ -199,6 +307,7 @@ void point_to_point(stream_ref s, message m, const std::shared_ptr<communicator_
   check_rank(m.peer, c, m.kind == op_kind::send ? "destination" : "source", api);
   checked_count(m.count, 1, api);
   check_buffer(m.kind == op_kind::send ? m.in : m.out, m.count, m.kind == op_kind::send ? "send" : "receive", api);
+  check_memory(m.kind == op_kind::send ? m.in : m.out, c, m.kind == op_kind::send ? "send" : "receive", api);
   group_state* g = live_group(c);
   std::unique_ptr<batch> b;
   if (g == nullptr) b = single(state, s, m);
@@ -214,9 +323,11 @@ void point_to_point(stream_ref s, message m, const std::shared_ptr<communicator_
       b->messages.front().tag = m.tag;
       enqueue(std::move(b));  // under c.m: match numbers and enqueue order agree
     } else {
-      bool known_stream = false;
-      for (stream_ref t : g->b->streams) known_stream = known_stream || t == s;
-      if (!known_stream) g->b->streams.push_back(s);
+      std::size_t index = g->b->streams.size();
+      for (std::size_t k = 0; k < g->b->streams.size(); ++k)
+        if (g->b->streams[k] == s) index = k;
+      if (index == g->b->streams.size()) g->b->streams.push_back(s);
+      m.stream = index;
       g->b->messages.push_back(m);
     }
     ++counter;
@@ -227,6 +338,8 @@ void collective(stream_ref s, message m, const std::shared_ptr<communicator_stat
                 const char* api) {
   auto& c = checked(state, api);
   check_stream(s, c, api);
+  check_memory(m.in, c, "input", api);
+  check_memory(m.out, c, "output", api);
   mutation::active();  // an unknown name is rejected before anything is enqueued
   auto b = single(state, s, m);
   std::lock_guard<std::mutex> lock(c.m);
@@ -246,7 +359,8 @@ void all_reduce(stream_ref s, const void* in, void* out, std::size_t count, data
   if (!known(op)) reject(errc::invalid_argument, api, "unknown reduce_op");
   if (in != out && overlap(in, bytes, out, bytes))
     reject(errc::invalid_argument, api, "the input and output overlap without being the same (in place)");
-  message m{op_kind::all_reduce};
+  message m;
+  m.kind = op_kind::all_reduce;
   m.in = in;
   m.out = out;
   m.count = count;
@@ -262,7 +376,8 @@ void broadcast(stream_ref s, void* buf, std::size_t count, datatype t, int root,
   check_buffer(buf, bytes, "", api);
   const auto& state = communicator_state::of(c);
   check_rank(root, checked(state, api), "root", api);
-  message m{op_kind::broadcast};
+  message m;
+  m.kind = op_kind::broadcast;
   m.in = buf;
   m.out = buf;
   m.count = count;
@@ -285,7 +400,8 @@ void all_gather(stream_ref s, const void* in, void* out, std::size_t count_per_r
   if (in != own && overlap(in, bytes, out, total))
     reject(errc::invalid_argument, api,
            "the input overlaps the output without being this rank's own slot (in place)");
-  message m{op_kind::all_gather};
+  message m;
+  m.kind = op_kind::all_gather;
   m.in = in;
   m.out = out;
   m.count = count_per_rank;
@@ -296,7 +412,8 @@ void all_gather(stream_ref s, const void* in, void* out, std::size_t count_per_r
 }  // namespace detail
 
 void send(stream_ref s, const void* buf, std::size_t bytes, int to, const communicator& c) {
-  detail::message m{detail::op_kind::send};
+  detail::message m;
+  m.kind = detail::op_kind::send;
   m.in = buf;
   m.count = bytes;
   m.peer = to;
@@ -304,7 +421,8 @@ void send(stream_ref s, const void* buf, std::size_t bytes, int to, const commun
 }
 
 void recv(stream_ref s, void* buf, std::size_t bytes, int from, const communicator& c) {
-  detail::message m{detail::op_kind::recv};
+  detail::message m;
+  m.kind = detail::op_kind::recv;
   m.out = buf;
   m.count = bytes;
   m.peer = from;

@@ -24,7 +24,7 @@ const char* to_string(op_kind k) noexcept;
 
 //! One message or collective, as enqueued.
 struct message {
-  op_kind kind;
+  op_kind kind = op_kind::send;
   const void* in = nullptr;  // send, all_reduce, all_gather
   void* out = nullptr;       // recv, all_reduce, broadcast, all_gather
   std::size_t count = 0;     // elements (bytes for send and recv)
@@ -32,11 +32,35 @@ struct message {
   reduce_op op = reduce_op::sum;
   int peer = -1;  // send: to; recv: from; broadcast: root
   int tag = 0;    // send and recv: the match sequence number (COMM-4)
+  std::size_t stream = 0;  // its stream: batch::streams[stream]
+  // Device memory staged through pinned memory (an MPI that cannot read
+  // device memory): copied in before the operation, out after it, on the
+  // message's stream. slot < 0: nothing of its own to give back.
+  struct stage {
+    void* device = nullptr;
+    void* pinned = nullptr;
+    std::size_t bytes = 0;
+    int slot = -1;
+  };
+  stage stage_in, stage_out;
   // The engine's (mpi: the request and whether it completed).
   MPI_Request request = MPI_REQUEST_NULL;
   bool done = false;
   std::string describe() const;
 };
+
+//! Pinned staging buffers (staging.cpp), reused once the stream that last
+//! used one has passed the event recorded behind that use.
+struct staging_lease {
+  void* data = nullptr;
+  int slot = -1;
+};
+//! Throws errc::out_of_memory.
+staging_lease lease_staging(std::size_t bytes);
+//! Records the slot's guard on s (behind its last use there) and frees it.
+void release_staging_after(int slot, stream_ref s);
+//! Frees a slot never used on a stream (an operation that was not enqueued).
+void release_staging_unused(int slot) noexcept;
 
 //! A flag lent to one batch: streams wait for it to reach `value`.
 struct flag_lease {

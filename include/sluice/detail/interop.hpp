@@ -36,4 +36,11 @@ void prepare_runtime_environment() noexcept;
 //! the failure. Any thread. Throws errc::invalid_handle for a destroyed stream.
 void report_stream_failure(stream_ref s, errc code, std::string message);
 
+//! The device whose memory [p, p + 1) is when only that device can address it
+//! (GPU backends: memory of cudaMalloc/hipMalloc and sluice's device_buffer),
+//! or -1 (host-accessible memory: pinned, managed, pageable; every address on
+//! the host backend). What sluice::comm stages through pinned memory for an
+//! MPI that cannot read device memory.
+int device_memory_of(const void* p) noexcept;
+
 }  // namespace sluice::detail
