@@ -136,15 +136,6 @@ group_state* live_group(const communicator_state& c) {
   return nullptr;
 }
 
-// The stream's part of a batch: it tells the engine when it gets there, then
-// waits until the engine says the batch is done.
-struct arrival {
-  batch* b;
-  void operator()() const {
-    if (b->pending_arrivals.fetch_sub(1, std::memory_order_acq_rel) == 1) progress::get().submit(b);
-  }
-};
-
 std::size_t bytes_of(const message& m) {
   return m.kind == op_kind::send || m.kind == op_kind::recv ? m.count
                                                             : m.count * element_size(m.type);
@@ -218,13 +209,15 @@ void release_unused_staging(batch& b) noexcept {
   }
 }
 
-// What one stream does for a batch: copies in, tells the engine it got there,
-// waits for it, copies out, and hands the staging slots back behind that.
-void enqueue_on(stream_ref s, std::size_t index, batch* b, const std::vector<message>& messages) {
+// What one stream does for a batch: copies in, tells the engine it got there
+// (its arrival flag: no host function, no thread on the way), waits for the
+// batch, copies out, and hands the staging slots back behind that.
+void enqueue_on(stream_ref s, std::size_t index, const std::vector<message>& messages,
+                const flag_lease& arrival) {
   for (const message& m : messages)
     if (m.stream == index && m.stage_in.device != nullptr)
       sluice::copy(s, m.stage_in.pinned, m.stage_in.device, m.stage_in.bytes);
-  s.host_func(arrival{b});
+  s.write_value(*arrival.flag, arrival.value);
 }
 
 void finish_on(stream_ref s, std::size_t index, const std::vector<message>& messages) {
@@ -238,58 +231,44 @@ void finish_on(stream_ref s, std::size_t index, const std::vector<message>& mess
     }
 }
 
-// Puts b on its streams; b is then the engine's (it frees it when done).
-// Nothing was enqueued when this throws.
+// Puts b on its streams, then hands it to the engine, which frees it when
+// done. Nothing was enqueued when this throws before any stream has it.
 void enqueue(std::unique_ptr<batch> b) {
   progress::get();  // the engine runs before anything is enqueued
   stage(*b);
   b->lease = lease_flag();
-  const int n = static_cast<int>(b->streams.size());
-  b->pending_arrivals.store(n, std::memory_order_relaxed);
-  // Once a host function is enqueued the engine may finish the batch at any
-  // time: nothing of it is read after that but these copies.
-  const std::vector<stream_ref> streams = b->streams;
-  const std::vector<message> messages = b->messages;
-  const flag_lease lease = b->lease;
-  int arrivals_enqueued = 0;
-  if (mutation::is(mutation::kind::post_at_enqueue)) {
-    for (stream_ref s : streams) s.wait_value(*lease.flag, lease.value);
-    progress::get().submit(b.release());
-    return;
-  }
+  for (std::size_t k = 0; k < b->streams.size(); ++k) b->arrivals.push_back(lease_flag());
+  std::size_t k = 0;
   try {
-    for (std::size_t k = 0; k < streams.size(); ++k) {
-      enqueue_on(streams[k], k, b.get(), messages);
-      ++arrivals_enqueued;
-      streams[k].wait_value(*lease.flag, lease.value);
-      finish_on(streams[k], k, messages);
-    }
-    if (mutation::is(mutation::kind::enqueue_waits)) {
-      const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-      while (lease.flag->load() < lease.value && std::chrono::steady_clock::now() < end)
-        std::this_thread::yield();
+    for (; k < b->streams.size(); ++k) {
+      enqueue_on(b->streams[k], k, b->messages, b->arrivals[k]);
+      b->streams[k].wait_value(*b->lease.flag, b->lease.value);
+      finish_on(b->streams[k], k, b->messages);
     }
   } catch (const std::exception& e) {
-    if (arrivals_enqueued == 0) {  // nothing enqueued: as if never called
-      return_flag(lease);
+    if (k == 0) {  // nothing the engine must answer: as if never called
+      return_flag(b->lease);
+      for (const flag_lease& a : b->arrivals) return_flag(a);
       release_unused_staging(*b);
       throw;
     }
-    if (arrivals_enqueued == n) {  // every stream told the engine: it may be done already
-      b.release();
-      throw;
-    }
     // Some streams have it, others not (no memory, a stream destroyed
-    // meanwhile): it still runs for those that have it, failed, and this
-    // call says why.
+    // meanwhile): it is released for those that have it, failed, and this
+    // call says why. The others never get there: their arrivals are given.
     b->failure = std::string("it could not be enqueued on every stream: ") + e.what();
-    batch* owned = b.release();
-    if (owned->pending_arrivals.fetch_sub(n - arrivals_enqueued, std::memory_order_acq_rel) ==
-        n - arrivals_enqueued)
-      progress::get().submit(owned);
+    for (std::size_t j = k; j < b->arrivals.size(); ++j) b->arrivals[j].flag->store(b->arrivals[j].value);
+    progress::get().submit(b.release());
     throw;
   }
-  b.release();  // the engine's now
+  if (mutation::is(mutation::kind::enqueue_waits)) {
+    const flag_lease done = b->lease;
+    progress::get().submit(b.release());
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (done.flag->load() < done.value && std::chrono::steady_clock::now() < end)
+      std::this_thread::yield();
+    return;
+  }
+  progress::get().submit(b.release());
 }
 
 std::unique_ptr<batch> single(std::shared_ptr<communicator_state> c, stream_ref s, message m) {

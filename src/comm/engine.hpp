@@ -81,7 +81,9 @@ struct batch {
   std::vector<message> messages;
   std::vector<stream_ref> streams;  // each waits once, for `lease`
   flag_lease lease;
-  std::atomic<int> pending_arrivals{0};
+  // One per stream: the stream stores it when it gets there (write_value,
+  // behind the work before it); the engine starts the batch once all are.
+  std::vector<flag_lease> arrivals;
   std::uint64_t collective = 0;  // its place among the communicator's collectives; 0: none
   // The engine's.
   std::chrono::steady_clock::time_point deadline{};
@@ -95,7 +97,8 @@ class progress {
  public:
   //! Starts the thread on first use. Throws errc::comm_failure when it cannot.
   static progress& get();
-  //! A batch every stream reached: the engine starts it. Never blocks, never throws.
+  //! A batch enqueued on its streams: the engine starts it once every stream
+  //! got there (its arrival flags). Never blocks, never throws.
   void submit(batch* b) noexcept;
   //! Seconds an operation may wait for its peers (SLUICE_COMM_TIMEOUT_S).
   int timeout_s() const noexcept { return timeout_s_; }
@@ -110,6 +113,8 @@ class progress {
   progress();
   void run();
   void start(batch* b);
+  void order(batch* b);  // start, or wait for the collectives before it
+  static bool arrived(const batch& b) noexcept;
   bool poll(batch& b);  // true when every message completed
   void finish(batch* b) noexcept;
   void fail_expired(batch& b);
@@ -124,6 +129,7 @@ class progress {
   bool stopping_ = false;
   bool stopped_ = false;
   // The thread's own.
+  std::vector<batch*> arriving_;  // enqueued, not every stream there yet
   std::vector<batch*> active_;
   std::vector<MPI_Request> cancelled_;  // timed-out requests not yet completed
   std::set<communicator_state*> parked_;  // those with collectives waiting for their turn

@@ -263,6 +263,34 @@ void progress::submit(batch* b) noexcept {
   cv_.notify_one();
 }
 
+bool progress::arrived(const batch& b) noexcept {
+  for (const flag_lease& a : b.arrivals)
+    if (a.flag->load() < a.value) return false;
+  return true;
+}
+
+void progress::order(batch* b) {
+  if (b->collective == 0 || mutation::is(mutation::kind::collectives_unordered)) {
+    start(b);
+    return;
+  }
+  // Collectives start in the order they were enqueued on this rank, whichever
+  // stream reaches its own first (MPI matches them by order).
+  auto& c = *b->comm;
+  c.waiting.emplace(b->collective, b);
+  for (auto it = c.waiting.find(c.next_collective); it != c.waiting.end();
+       it = c.waiting.find(c.next_collective)) {
+    batch* next = it->second;
+    c.waiting.erase(it);
+    ++c.next_collective;
+    start(next);
+  }
+  if (c.waiting.empty())
+    parked_.erase(&c);
+  else
+    parked_.insert(&c);
+}
+
 void progress::start(batch* b) {
   if (!b->failure.empty()) {  // not on every stream (comm.cpp enqueue): never started
     finish(b);
@@ -363,13 +391,13 @@ void progress::run() {
   detail::on_engine_thread = true;
   auto last_progress = clock::now();
   for (;;) {
-    batch* arrived = nullptr;
+    batch* incoming = nullptr;
     bool stop = false;
     {
       std::unique_lock<std::mutex> lock(m_);
-      if (active_.empty() && cancelled_.empty())
+      if (active_.empty() && cancelled_.empty() && arriving_.empty())
         cv_.wait(lock, [&] { return inbox_head_ != nullptr || stopping_; });
-      arrived = std::exchange(inbox_head_, nullptr);
+      incoming = std::exchange(inbox_head_, nullptr);
       inbox_tail_ = nullptr;
       stop = stopping_;
       if (stop) stopped_ = true;
@@ -377,28 +405,31 @@ void progress::run() {
     bool moved = false;
     {
       auto mpi_lock = mpi_guard();
-      while (arrived != nullptr) {
-        batch* b = std::exchange(arrived, arrived->next);
+      while (incoming != nullptr) {
+        batch* b = std::exchange(incoming, incoming->next);
         moved = true;
-        if (b->collective == 0 || mutation::is(mutation::kind::collectives_unordered)) {
-          start(b);
+        if (mutation::is(mutation::kind::post_at_enqueue))
+          order(b);  // the mutation: started before its streams get there
+        else
+          arriving_.push_back(b);
+      }
+      for (std::size_t i = 0; i < arriving_.size();) {
+        batch* b = arriving_[i];
+        if (!stop && !arrived(*b)) {
+          ++i;
           continue;
         }
-        // Collectives start in the order they were enqueued on this rank,
-        // whichever stream reaches its own first (MPI matches them by order).
-        auto& c = *b->comm;
-        c.waiting.emplace(b->collective, b);
-        for (auto it = c.waiting.find(c.next_collective); it != c.waiting.end();
-             it = c.waiting.find(c.next_collective)) {
-          batch* next = it->second;
-          c.waiting.erase(it);
-          ++c.next_collective;
-          start(next);
+        arriving_[i] = arriving_.back();
+        arriving_.pop_back();
+        moved = true;
+        for (const flag_lease& a : b->arrivals) return_flag(a);
+        b->arrivals.clear();
+        if (stop) {
+          b->failure = "MPI_Finalize was called before it could start";
+          finish(b);
+        } else {
+          order(b);
         }
-        if (c.waiting.empty())
-          parked_.erase(&c);
-        else
-          parked_.insert(&c);
       }
       const auto now = clock::now();
       for (std::size_t i = 0; i < active_.size();) {
