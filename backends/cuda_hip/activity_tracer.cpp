@@ -150,6 +150,8 @@ activity_summary activity_tracer::end(std::vector<trace::record>* out) {
     streams.swap(streams_);
   }
   sum.dropped = batch.dropped;
+  sum.activities = batch.activities.size();
+  sum.correlations = batch.correlations.size();
   sum.clock_error_ns = clock_error();
 
   // Activities to operations: vendor correlation id -> external id -> op.

@@ -82,6 +82,8 @@ struct activity_summary {
   std::uint64_t dropped = 0;        // records the source lost
   std::uint64_t left_out = 0;       // device operations with no activity (dropped, or not complete)
   std::uint64_t foreign = 0;        // activities on streams that are not sluice's: left out
+  std::uint64_t activities = 0;     // device activities the source handed over
+  std::uint64_t correlations = 0;   // external-correlation records among them
   std::int64_t clock_error_ns = 0;  // +- of the source-to-host clock mapping
 };
 

@@ -134,7 +134,14 @@ class cupti_source final : public activity_source {
     }
     enabled_.clear();
     for (const CUpti_ActivityKind k :
-         {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+         // An external-correlation record names the correlation id of a
+         // runtime or driver API record (CUpti_ActivityExternalCorrelation);
+         // the first GPU run (9c718d1), with no API kind enabled, tied no
+         // activity to a sluice operation: the runtime's API records are
+         // enabled (and dropped in add()). sluice enqueues device work
+         // through the runtime only (cuda_api.hpp), so the driver's are not.
+         {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+          CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
           CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET}) {
       r = t_.enable(k);
       if (r != CUPTI_SUCCESS) {

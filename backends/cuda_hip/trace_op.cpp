@@ -301,7 +301,10 @@ void trace_backend_collect() {
         "\"trace_source\": \"cupti\", \"cupti_dropped_records\": " + std::to_string(sum.dropped) +
         ", \"operations_left_out\": " + std::to_string(sum.left_out) +
         ", \"user_activities\": " + std::to_string(sum.user_activities) +
-        ", \"activities_off_sluice_streams\": " + std::to_string(sum.foreign));
+        ", \"activities_off_sluice_streams\": " + std::to_string(sum.foreign) +
+        ", \"cupti_activities\": " + std::to_string(sum.activities) +
+        ", \"cupti_correlations\": " + std::to_string(sum.correlations) +
+        ", \"clock_error_ns\": " + std::to_string(sum.clock_error_ns));
     if (sum.dropped != 0 || sum.left_out != 0)
       std::fprintf(stderr,
                    "sluice: trace: CUPTI dropped %llu activity records; %llu device operations "

@@ -136,6 +136,8 @@ TEST(ActivityTracer, OperationsAreTimedByTheirActivitiesOnTheHostClock) {
   EXPECT_FALSE(t.active());
   EXPECT_EQ(sum.operations, 2u);
   EXPECT_EQ(sum.left_out, 0u);
+  EXPECT_EQ(sum.activities, 3u);
+  EXPECT_EQ(sum.correlations, 3u);
   EXPECT_GE(sum.clock_error_ns, 0);
   EXPECT_LT(sum.clock_error_ns, 1000000);  // a few us on any machine
   const std::int64_t tol = sum.clock_error_ns + 1000;
