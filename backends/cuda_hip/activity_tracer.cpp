@@ -211,6 +211,14 @@ activity_summary activity_tracer::end(std::vector<trace::record>* out) {
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return ops[a].r.enqueue_ns < ops[b].r.enqueue_ns;
   });
+  // Per stream, its device-timed operations' starts in stream order: a wait
+  // whose end the trace cannot see ended no later than the next one started.
+  std::unordered_map<std::uint64_t, std::vector<std::pair<std::uint64_t, std::int64_t>>> timed;
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    if (spans[i].timed)
+      timed[ops[i].r.stream].emplace_back(ops[i].r.seq,
+                                          std::max(spans[i].start, ops[i].r.enqueue_ns));
+  for (auto& t : timed) std::sort(t.second.begin(), t.second.end());
   std::unordered_map<std::uint64_t, std::int64_t> last_end;  // per stream
   std::unordered_map<std::pair<std::uint64_t, std::uint64_t>, std::int64_t, key_hash> ends;
   for (const std::size_t i : order) {
@@ -225,9 +233,24 @@ activity_summary activity_tracer::end(std::vector<trace::record>* out) {
     } else {
       r.start_ns = std::max(r.enqueue_ns, last);
       r.end_ns = r.start_ns;
-      if (is_wait(r.kind) && r.from_stream != 0) {
-        const auto w = ends.find({r.from_stream, r.from_seq});
-        if (w != ends.end()) r.end_ns = std::max(r.end_ns, w->second);
+      if (is_wait(r.kind)) {
+        const auto w = r.from_stream != 0 ? ends.find({r.from_stream, r.from_seq}) : ends.end();
+        if (w != ends.end()) {
+          r.end_ns = std::max(r.end_ns, w->second);
+        } else {
+          // A flag's wait_value, or a wait on an event recorded outside the
+          // trace: it ended where the stream's next device operation started,
+          // at the latest (an instant when none follows).
+          const auto t = timed.find(r.stream);
+          if (t != timed.end()) {
+            const auto next = std::upper_bound(
+                t->second.begin(), t->second.end(), r.seq,
+                [](std::uint64_t seq, const std::pair<std::uint64_t, std::int64_t>& x) {
+                  return seq < x.first;
+                });
+            if (next != t->second.end()) r.end_ns = std::max(r.end_ns, next->second);
+          }
+        }
       }
     }
     last = std::max(last, r.end_ns);

@@ -1,7 +1,8 @@
 // CUPTI as the activity tracer's source (activity_tracer.hpp), sluice::cuda
 // only (backends/cuda_hip/CMakeLists.txt builds this file into it when the
 // toolkit has cupti.h). libcupti is loaded at run time (dlopen by soname,
-// then the toolkit's folders; SLUICE_CUPTI_LIBRARY names another): a machine
+// then the toolkit's folders; SLUICE_CUPTI_LIBRARY=<path> names another, and
+// then no loaded driver is required): a machine
 // without it traces with timing events, as does one where CUPTI is already
 // in use by another tool (Nsight Systems, a profiler: cuptiSubscribe says so).
 // cupti.h gives the types and the function signatures only; nothing links
@@ -58,15 +59,19 @@ class cupti_source final : public activity_source {
  public:
   bool load(std::string* why) {
     // CUPTI works through the driver: where the runtime has not loaded one
-    // (the simulated runtimes of tests/fake_cudart), libcupti is not loaded.
-    if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) {
-      dlclose(driver);
-    } else {
-      *why = "no CUDA driver in this process (libcuda.so.1 is not loaded)";
-      return false;
+    // (the simulated runtimes of tests/fake_cudart), libcupti is not loaded,
+    // unless SLUICE_CUPTI_LIBRARY names a library (the tests name the
+    // simulated runtime, which is also a CUPTI: tests/fake_cudart/sim_cupti.cpp).
+    const char* named = std::getenv("SLUICE_CUPTI_LIBRARY");
+    if (named == nullptr || *named == '\0') {
+      if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) {
+        dlclose(driver);
+      } else {
+        *why = "no CUDA driver in this process (libcuda.so.1 is not loaded)";
+        return false;
+      }
     }
     std::vector<std::string> tried;
-    const char* named = std::getenv("SLUICE_CUPTI_LIBRARY");
     if (named != nullptr && *named != '\0') {
       tried.emplace_back(named);
     } else {

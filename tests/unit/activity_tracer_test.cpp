@@ -207,6 +207,37 @@ TEST(ActivityTracer, InstantsAndWaitsArePlacedAfterWhatTheyFollow) {
   EXPECT_EQ(wr->end_ns, r->end_ns);    // and it ended when the record completed
 }
 
+TEST(ActivityTracer, AWaitItCannotSeeTheEndOfEndsWhereTheStreamWentOn) {
+  fake_source src;
+  activity_tracer t;
+  std::string why;
+  ASSERT_TRUE(t.begin(&src, &why));
+  const std::int64_t base = trace::now_ns();
+  // A flag's wait_value (no device activity, nothing to wait for in the
+  // trace), then a fill that ran only once the flag was stored, 30 us later.
+  const std::uint64_t wait = t.open();
+  t.close(wait, op("wait_value", 1, 1, base));
+  const std::uint64_t fill = t.open();
+  src.ran(activity_record::type::fill, 1, base + 30000, base + 31000, fill);
+  t.close(fill, op("fill", 1, 2, base + 10));
+  // And one at the end of a stream: nothing follows, an instant.
+  const std::uint64_t last = t.open();
+  t.close(last, op("wait_value", 2, 1, base + 20));
+  std::vector<trace::record> out;
+  const activity_summary sum = t.end(&out);
+  const std::int64_t tol = sum.clock_error_ns + 1000;
+  const auto* w = find(out, 1, 1);
+  const auto* f = find(out, 1, 2);
+  const auto* l = find(out, 2, 1);
+  ASSERT_NE(w, nullptr);
+  ASSERT_NE(f, nullptr);
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(w->start_ns, base);
+  EXPECT_EQ(w->end_ns, f->start_ns);
+  EXPECT_LE(std::llabs(f->start_ns - (base + 30000)), tol) << f->start_ns - (base + 30000);
+  EXPECT_EQ(l->start_ns, l->end_ns);
+}
+
 TEST(ActivityTracer, WhatIsLostIsCountedNotHidden) {
   fake_source src;
   activity_tracer t;
