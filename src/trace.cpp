@@ -718,13 +718,18 @@ void trace_begin(const std::string& path) {
       std::atexit(detail::trace::write_at_exit);
     }
   }
+  bool started_library = false;
   try {
-    detail::trace_backend_begin();
+    started_library = detail::trace_backend_begin();
   } catch (...) {
     std::lock_guard<std::mutex> lock(c.m);
     c.w.reset();
     throw;
   }
+  // Exit handlers run in reverse order: this one must run while the library
+  // is still up (a trace ended at exit flushes CUPTI; the first GPU run,
+  // 9c718d1, crashed there with the handler registered before CUPTI's).
+  if (started_library) std::atexit(detail::trace::write_at_exit);
   detail::stream_names::trace_begun();  // streams destroyed from now on keep their names
   detail::trace::on.store(true, std::memory_order_relaxed);
 }

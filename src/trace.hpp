@@ -20,8 +20,11 @@ bool trace_supported() noexcept;
 void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin, std::uint64_t range);
 //! Called by trace_begin() just before collecting starts: the backend picks
 //! its trace source (the GPU backends: SLUICE_TRACE_SOURCE, trace::note_source).
-//! Throws sluice::error for a bad setting; nothing is started then.
-void trace_backend_begin();
+//! Throws sluice::error for a bad setting; nothing is started then. True when
+//! it started a library for the first time in the process (CUPTI): its exit
+//! handlers run before those registered earlier, so the handler that writes
+//! a trace still collected at exit is registered again, to run before them.
+bool trace_backend_begin();
 //! Called by trace_end() once collecting has stopped and before the file is
 //! written: hand every record whose times are known to trace::submit() (the
 //! GPU backends read their timing events here).

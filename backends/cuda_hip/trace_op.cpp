@@ -10,15 +10,16 @@
 
 #include <sluice/trace.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <set>
-#include <vector>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace sluice::detail {
 
@@ -253,7 +254,7 @@ std::unique_ptr<host_task> traced_host_task(stream_state& s, std::unique_ptr<hos
 
 bool trace_supported() noexcept { return true; }
 
-void trace_backend_begin() {
+bool trace_backend_begin() {
   // SLUICE_TRACE_SOURCE: events, cupti, or unset (the activity source where
   // it loads and starts, else events).
   constexpr const char* api_name = "sluice::trace_begin";
@@ -264,13 +265,14 @@ void trace_backend_begin() {
          " is neither \"events\" nor \"cupti\"");
   if (asked == "events") {
     trace::note_source("\"trace_source\": \"events\"");
-    return;
+    return false;
   }
   std::string why;
   activity_source* src = vendor_activity_source(&why);
   if (src != nullptr && the_activity_tracer().begin(src, &why)) {
     trace::note_source("\"trace_source\": \"cupti\"");
-    return;
+    static std::atomic<bool> started_before{false};
+    return !started_before.exchange(true);
   }
   std::string escaped;
   for (const char c : why) {
@@ -284,6 +286,7 @@ void trace_backend_begin() {
                  "sluice: trace: SLUICE_TRACE_SOURCE=cupti, but CUPTI cannot be used (%s): "
                  "device operations are timed with timing events\n",
                  why.c_str());
+  return false;
 }
 
 void trace_backend_collect() {

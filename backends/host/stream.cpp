@@ -89,7 +89,7 @@ struct marker_op final : op {
 bool trace_supported() noexcept { return true; }
 
 // Host operations are timed by the host clock: one trace source, nothing to choose.
-void trace_backend_begin() {}
+bool trace_backend_begin() { return false; }
 
 // Host operations submit their records when they complete: nothing to collect.
 void trace_backend_collect() {}
