@@ -15,8 +15,7 @@ namespace {
 
 //! Kinds whose work is device activity: without one, the operation is left out.
 bool device_kind(std::string_view k) {
-  return k == "copy" || k == "fill" || k == "copy_peer" || k == "copy_peer_batch" ||
-         k == "kernel";
+  return k == "copy" || k == "fill" || k == "copy_peer" || k == "copy_peer_batch" || k == "kernel";
 }
 
 bool is_wait(std::string_view k) { return k == "wait" || k == "wait_value"; }
@@ -35,12 +34,9 @@ std::string demangled(const std::string& name) {
 
 const char* kind_of(activity_record::type t) {
   switch (t) {
-    case activity_record::type::copy:
-      return "copy";
-    case activity_record::type::fill:
-      return "fill";
-    case activity_record::type::kernel:
-      break;
+    case activity_record::type::copy: return "copy";
+    case activity_record::type::fill: return "fill";
+    case activity_record::type::kernel: break;
   }
   return "kernel";
 }
@@ -108,22 +104,23 @@ bool activity_tracer::begin(activity_source* source, std::string* why) {
   return true;
 }
 
-std::uint64_t activity_tracer::open() noexcept {
+std::uint64_t activity_tracer::open(activity_source** pushed) noexcept {
   const std::uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
-  if (activity_source* s = source_.load(std::memory_order_relaxed)) s->push(id);
+  *pushed = source_.load(std::memory_order_relaxed);
+  if (*pushed != nullptr) (*pushed)->push(id);
   return id;
 }
 
-void activity_tracer::close(std::uint64_t id, trace::record&& r) {
-  activity_source* s = source_.load(std::memory_order_relaxed);
-  if (s != nullptr) s->pop();
+void activity_tracer::close(std::uint64_t id, activity_source* pushed, trace::record&& r) {
+  if (pushed != nullptr) pushed->pop();
+  const bool collecting = source_.load(std::memory_order_relaxed) != nullptr;
   std::lock_guard<std::mutex> lock(m_);
-  if (s == nullptr || id < first_id_) return;  // begun in an earlier trace
+  if (!collecting || id < first_id_) return;  // the trace ended, or it began in an earlier one
   ops_.push_back(op{id, std::move(r)});
 }
 
-void activity_tracer::abandon() noexcept {
-  if (activity_source* s = source_.load(std::memory_order_relaxed)) s->pop();
+void activity_tracer::abandon(activity_source* pushed) noexcept {
+  if (pushed != nullptr) pushed->pop();
 }
 
 void activity_tracer::add_stream(void* native, std::uint64_t stream, int device, int priority) {
@@ -190,7 +187,7 @@ activity_summary activity_tracer::end(std::vector<trace::record>* out) {
     trace::record r;
     r.kind = kind_of(a.what);
     r.label = a.what == activity_record::type::kernel ? demangled(a.name)
-                                                       : std::string(r.kind) + " (user)";
+                                                      : std::string(r.kind) + " (user)";
     r.bytes = a.bytes;
     r.device = t->second.device;
     r.stream = t->second.stream;

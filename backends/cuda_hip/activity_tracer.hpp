@@ -77,9 +77,9 @@ activity_source* vendor_activity_source(std::string* why);
 
 //! What end() found, besides the records.
 struct activity_summary {
-  std::uint64_t operations = 0;     // sluice operations placed
+  std::uint64_t operations = 0;       // sluice operations placed
   std::uint64_t user_activities = 0;  // kernels/copies enqueued on sluice streams directly
-  std::uint64_t dropped = 0;        // records the source lost
+  std::uint64_t dropped = 0;          // records the source lost
   std::uint64_t left_out = 0;       // device operations with no activity (dropped, or not complete)
   std::uint64_t foreign = 0;        // activities on streams that are not sluice's: left out
   std::uint64_t activities = 0;     // device activities the source handed over
@@ -94,12 +94,14 @@ class activity_tracer {
   bool begin(activity_source* source, std::string* why);
   bool active() const noexcept { return source_.load(std::memory_order_relaxed) != nullptr; }
 
-  //! Around the vendor call of one operation: open() pushes a new id;
-  //! close() pops it and keeps the record; abandon() pops it (the operation
-  //! threw before it was enqueued).
-  std::uint64_t open() noexcept;
-  void close(std::uint64_t id, trace::record&& r);
-  void abandon() noexcept;
+  //! Around the vendor call of one operation: open() pushes a new id
+  //! (*pushed: the source it was pushed to, or null); close() pops it there
+  //! (even after the trace ended: the thread's stack stays balanced) and
+  //! keeps the record if its trace is still collected; abandon() pops it (the
+  //! operation threw before it was enqueued).
+  std::uint64_t open(activity_source** pushed) noexcept;
+  void close(std::uint64_t id, activity_source* pushed, trace::record&& r);
+  static void abandon(activity_source* pushed) noexcept;
 
   //! A sluice stream of this trace: activities on `native` belong to its
   //! track (trace id `stream`) even without an external id. Cheap after
@@ -113,8 +115,8 @@ class activity_tracer {
 
  private:
   struct sample {
-    std::int64_t host = 0;        // middle of the window
-    std::int64_t window = 0;      // its width
+    std::int64_t host = 0;    // middle of the window
+    std::int64_t window = 0;  // its width
     std::uint64_t source = 0;
   };
   struct op {
@@ -133,8 +135,8 @@ class activity_tracer {
 
   std::atomic<activity_source*> source_{nullptr};
   std::mutex m_;
-  std::vector<op> ops_;                                 // closed operations of this trace
-  std::unordered_map<std::uint32_t, track> streams_;    // source stream id -> track
+  std::vector<op> ops_;                               // closed operations of this trace
+  std::unordered_map<std::uint32_t, track> streams_;  // source stream id -> track
   std::atomic<std::uint64_t> next_id_{1};
   std::uint64_t first_id_ = 1;  // this trace's first id
   std::atomic<std::uint64_t> epoch_{0};

@@ -146,8 +146,8 @@ class cupti_source final : public activity_source {
          // enabled (and dropped in add()). sluice enqueues device work
          // through the runtime only (cuda_api.hpp), so the driver's are not.
          {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-          CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-          CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET}) {
+          CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+          CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET}) {
       r = t_.enable(k);
       if (r != CUPTI_SUCCESS) {
         *why = "cuptiActivityEnable(" + std::to_string(static_cast<int>(k)) + "): " + text(r);
@@ -275,8 +275,7 @@ class cupti_source final : public activity_source {
           batch_.correlations.emplace_back(x->correlationId, x->externalId);
         return;
       }
-      default:
-        return;
+      default: return;
     }
     batch_.activities.push_back(std::move(a));
   }

@@ -31,9 +31,11 @@ struct traced_op_state {
   trace_slot* end = nullptr;
   bool shared_end = false;  // an instant at the stream's last slot, or a join: nothing to record
   event_trace* mark = nullptr;  // an event this operation records (traced_op::marks)
-  // Timed by the activity tracer (activity_tracer.hpp): its external id.
+  // Timed by the activity tracer (activity_tracer.hpp): its external id, and
+  // the source it was pushed to (popped there whatever happens to the trace).
   bool activity = false;
   std::uint64_t activity_id = 0;
+  activity_source* pushed = nullptr;
 };
 
 namespace {
@@ -78,7 +80,7 @@ traced_op_state* begin_activity(activity_tracer& at, stream_state& s, const char
   st->r = new_record(s, kind, bytes);
   st->activity = true;
   add_activity_stream(at, s);
-  st->activity_id = at.open();
+  st->activity_id = at.open(&st->pushed);
   return st.release();
 }
 
@@ -186,7 +188,7 @@ void traced_op::finish() {
   state_ = nullptr;
   stream_state& s = *st->stream;
   if (st->activity) {
-    the_activity_tracer().close(st->activity_id, std::move(st->r));
+    the_activity_tracer().close(st->activity_id, st->pushed, std::move(st->r));
     return;
   }
   if (st->shared_end) {
@@ -213,7 +215,7 @@ void traced_op::abandon() noexcept {
   std::unique_ptr<traced_op_state> st(state_);
   state_ = nullptr;
   if (st->activity)
-    the_activity_tracer().abandon();
+    activity_tracer::abandon(st->pushed);
   else
     the_tracer().abandon(st->start, st->end);
 }
@@ -279,8 +281,8 @@ bool trace_backend_begin() {
     if (c == '"' || c == '\\') escaped += '\\';
     escaped += c == '\n' ? ' ' : c;
   }
-  trace::note_source("\"trace_source\": \"events\", \"trace_source_note\": \"CUPTI not used: " +
-                     escaped + "\"");
+  trace::note_source(
+      "\"trace_source\": \"events\", \"trace_source_note\": \"CUPTI not used: " + escaped + "\"");
   if (asked == "cupti")
     std::fprintf(stderr,
                  "sluice: trace: SLUICE_TRACE_SOURCE=cupti, but CUPTI cannot be used (%s): "
@@ -327,7 +329,7 @@ void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin, std
         begin_activity(at, st, begin ? "range_begin" : "range_end", 0));
     op->r.label = name;
     op->r.range = range;
-    at.close(op->activity_id, std::move(op->r));
+    at.close(op->activity_id, op->pushed, std::move(op->r));
     return;
   }
   // One event: a marker takes no time; the next operation starts there.

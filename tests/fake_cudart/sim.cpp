@@ -604,7 +604,7 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
 namespace {
 //! A copy that touches pageable memory returns once it is done (as CUDA's do).
 cudaError_t copy(void* dst, const void* src, size_t n, cudaStream_t h,
-               sim_cupti::activity what = sim_cupti::activity::copy) {
+                 sim_cupti::activity what = sim_cupti::activity::copy) {
   std::shared_ptr<stream_model> s;
   const std::uint32_t c = sim_cupti::api_call();
   const auto on = stream_of(h);
@@ -681,7 +681,7 @@ cudaError_t cudaMemcpyBatchAsync(void* const* dsts, const void* const* srcs, con
   const std::uint32_t c = sim_cupti::api_call();
   const auto on = stream_of(h);
   enqueue(h, [d = std::move(d), s = std::move(s), n = std::move(n), c, sid = on->id,
-               device = on->device] {
+              device = on->device] {
     for (std::size_t i = 0; i < n.size(); ++i) {
       const std::uint64_t t0 = sim_cupti::now();
       std::memcpy(d[i], s[i], n[i]);
@@ -757,7 +757,9 @@ cudaError_t cudaDeviceGetP2PAttribute(int* v, cudaDeviceP2PAttr attr, int src, i
 
 }  // extern "C"
 
-std::uint32_t sim_stream_id(void* h) noexcept { return stream_of(static_cast<cudaStream_t>(h))->id; }
+std::uint32_t sim_stream_id(void* h) noexcept {
+  return stream_of(static_cast<cudaStream_t>(h))->id;
+}
 
 namespace fake {
 const char* runtime_name() { return "simulated runtime (no GPU)"; }

@@ -53,21 +53,14 @@ void keep_locked(const R& r) {
 std::size_t size_of(CUpti_ActivityKind k) {
   switch (k) {
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-    case CUPTI_ACTIVITY_KIND_KERNEL:
-      return sizeof(CUpti_ActivityKernel10);
-    case CUPTI_ACTIVITY_KIND_MEMCPY:
-      return sizeof(CUpti_ActivityMemcpy6);
-    case CUPTI_ACTIVITY_KIND_MEMCPY2:
-      return sizeof(CUpti_ActivityMemcpyPtoP4);
-    case CUPTI_ACTIVITY_KIND_MEMSET:
-      return sizeof(CUpti_ActivityMemset4);
-    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
-      return sizeof(CUpti_ActivityExternalCorrelation);
+    case CUPTI_ACTIVITY_KIND_KERNEL: return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
+    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
     case CUPTI_ACTIVITY_KIND_RUNTIME:
-    case CUPTI_ACTIVITY_KIND_DRIVER:
-      return sizeof(CUpti_ActivityAPI);
-    default:
-      return 0;
+    case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
+    default: return 0;
   }
 }
 
@@ -90,7 +83,8 @@ std::uint32_t api_call() noexcept {
   if (!s.recording.load()) return 0;
   const std::uint32_t c = s.next_correlation.fetch_add(1);
   std::lock_guard<std::mutex> lock(s.m);
-  if (s.enabled.count(CUPTI_ACTIVITY_KIND_RUNTIME) == 0) return c;  // no API record, no external one
+  if (s.enabled.count(CUPTI_ACTIVITY_KIND_RUNTIME) == 0)
+    return c;  // no API record, no external one
   if (s.enabled.count(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) != 0)
     for (int k = 0; k < CUPTI_EXTERNAL_CORRELATION_KIND_SIZE; ++k)
       if (!external_stack[k].empty()) {
@@ -277,8 +271,10 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext, uint32_t, size_t* dropp
   return CUPTI_SUCCESS;
 }
 
-CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind, uint64_t id) {
-  if (kind <= CUPTI_EXTERNAL_CORRELATION_KIND_INVALID || kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE)
+CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+                                                   uint64_t id) {
+  if (kind <= CUPTI_EXTERNAL_CORRELATION_KIND_INVALID ||
+      kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE)
     return CUPTI_ERROR_INVALID_PARAMETER;
   external_stack[kind].push_back(id);
   return CUPTI_SUCCESS;
@@ -286,7 +282,8 @@ CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind
 
 CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
                                                   uint64_t* last) {
-  if (kind <= CUPTI_EXTERNAL_CORRELATION_KIND_INVALID || kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE)
+  if (kind <= CUPTI_EXTERNAL_CORRELATION_KIND_INVALID ||
+      kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE)
     return CUPTI_ERROR_INVALID_PARAMETER;
   if (external_stack[kind].empty()) return CUPTI_ERROR_QUEUE_EMPTY;
   if (last != nullptr) *last = external_stack[kind].back();

@@ -66,8 +66,8 @@ class fake_source final : public activity_source {
 
   //! The device ran an activity of the innermost pushed operation (as the
   //! vendor call made while it is pushed would): host times [start, end].
-  void ran(activity_record::type what, std::uint32_t stream, std::int64_t start,
-           std::int64_t end, std::uint64_t external) {
+  void ran(activity_record::type what, std::uint32_t stream, std::int64_t start, std::int64_t end,
+           std::uint64_t external) {
     const std::uint32_t c = next_correlation++;
     activity_record a;
     a.what = what;
@@ -90,6 +90,20 @@ class fake_source final : public activity_source {
     batch.activities.push_back(a);
   }
 };
+
+//! open() and close() as the backend calls them (the source pushed to travels with the op).
+struct opened {
+  std::uint64_t id = 0;
+  activity_source* pushed = nullptr;
+};
+opened open_op(activity_tracer& t) {
+  opened o;
+  o.id = t.open(&o.pushed);
+  return o;
+}
+void close_op(activity_tracer& t, const opened& o, trace::record r) {
+  t.close(o.id, o.pushed, std::move(r));
+}
 
 void* native(std::uint32_t id) { return reinterpret_cast<void*>(std::uintptr_t{id}); }
 
@@ -119,16 +133,16 @@ TEST(ActivityTracer, OperationsAreTimedByTheirActivitiesOnTheHostClock) {
   t.add_stream(native(7), 1, 0, -2);
   const std::int64_t base = trace::now_ns();
   // A copy made of two activities (a staged copy's chunks), then a fill.
-  const std::uint64_t copy = t.open();
-  ASSERT_EQ(src.stack, std::vector<std::uint64_t>{copy});
-  src.ran(activity_record::type::copy, 7, base + 1000, base + 5000, copy);
-  src.ran(activity_record::type::copy, 7, base + 6000, base + 9000, copy);
-  t.close(copy, op("copy", 1, 1, base));
+  const opened copy = open_op(t);
+  ASSERT_EQ(src.stack, std::vector<std::uint64_t>{copy.id});
+  src.ran(activity_record::type::copy, 7, base + 1000, base + 5000, copy.id);
+  src.ran(activity_record::type::copy, 7, base + 6000, base + 9000, copy.id);
+  close_op(t, copy, op("copy", 1, 1, base));
   EXPECT_TRUE(src.stack.empty());
-  const std::uint64_t fill = t.open();
-  EXPECT_NE(fill, copy);
-  src.ran(activity_record::type::fill, 7, base + 9500, base + 12000, fill);
-  t.close(fill, op("fill", 1, 2, base + 10));
+  const opened fill = open_op(t);
+  EXPECT_NE(fill.id, copy.id);
+  src.ran(activity_record::type::fill, 7, base + 9500, base + 12000, fill.id);
+  close_op(t, fill, op("fill", 1, 2, base + 10));
 
   std::vector<trace::record> out;
   const activity_summary sum = t.end(&out);
@@ -182,17 +196,17 @@ TEST(ActivityTracer, InstantsAndWaitsArePlacedAfterWhatTheyFollow) {
   ASSERT_TRUE(t.begin(&src, &why));
   const std::int64_t base = trace::now_ns();
   // Stream 1: a copy [base+1000, base+50000], then a record (enqueued at base+20).
-  const std::uint64_t copy = t.open();
-  src.ran(activity_record::type::copy, 1, base + 1000, base + 50000, copy);
-  t.close(copy, op("copy", 1, 1, base));
-  const std::uint64_t rec = t.open();
-  t.close(rec, op("record", 1, 2, base + 20));
+  const opened copy = open_op(t);
+  src.ran(activity_record::type::copy, 1, base + 1000, base + 50000, copy.id);
+  close_op(t, copy, op("copy", 1, 1, base));
+  const opened rec = open_op(t);
+  close_op(t, rec, op("record", 1, 2, base + 20));
   // Stream 2: waits for stream 1's record (enqueued at base+30).
   auto w = op("wait", 2, 1, base + 30);
   w.from_stream = 1;
   w.from_seq = 2;
-  const std::uint64_t wait = t.open();
-  t.close(wait, std::move(w));
+  const opened wait = open_op(t);
+  close_op(t, wait, std::move(w));
   std::vector<trace::record> out;
   const activity_summary sum = t.end(&out);
   EXPECT_EQ(sum.operations, 3u);
@@ -202,7 +216,7 @@ TEST(ActivityTracer, InstantsAndWaitsArePlacedAfterWhatTheyFollow) {
   ASSERT_NE(r, nullptr);
   ASSERT_NE(wr, nullptr);
   EXPECT_LE(std::llabs(r->start_ns - (base + 50000)), tol) << r->start_ns - (base + 50000);
-  EXPECT_EQ(r->start_ns, r->end_ns);  // an instant
+  EXPECT_EQ(r->start_ns, r->end_ns);   // an instant
   EXPECT_EQ(wr->start_ns, base + 30);  // the idle stream reached it when it was enqueued
   EXPECT_EQ(wr->end_ns, r->end_ns);    // and it ended when the record completed
 }
@@ -215,14 +229,14 @@ TEST(ActivityTracer, AWaitItCannotSeeTheEndOfEndsWhereTheStreamWentOn) {
   const std::int64_t base = trace::now_ns();
   // A flag's wait_value (no device activity, nothing to wait for in the
   // trace), then a fill that ran only once the flag was stored, 30 us later.
-  const std::uint64_t wait = t.open();
-  t.close(wait, op("wait_value", 1, 1, base));
-  const std::uint64_t fill = t.open();
-  src.ran(activity_record::type::fill, 1, base + 30000, base + 31000, fill);
-  t.close(fill, op("fill", 1, 2, base + 10));
+  const opened wait = open_op(t);
+  close_op(t, wait, op("wait_value", 1, 1, base));
+  const opened fill = open_op(t);
+  src.ran(activity_record::type::fill, 1, base + 30000, base + 31000, fill.id);
+  close_op(t, fill, op("fill", 1, 2, base + 10));
   // And one at the end of a stream: nothing follows, an instant.
-  const std::uint64_t last = t.open();
-  t.close(last, op("wait_value", 2, 1, base + 20));
+  const opened last = open_op(t);
+  close_op(t, last, op("wait_value", 2, 1, base + 20));
   std::vector<trace::record> out;
   const activity_summary sum = t.end(&out);
   const std::int64_t tol = sum.clock_error_ns + 1000;
@@ -244,11 +258,11 @@ TEST(ActivityTracer, WhatIsLostIsCountedNotHidden) {
   std::string why;
   ASSERT_TRUE(t.begin(&src, &why));
   const std::int64_t base = trace::now_ns();
-  const std::uint64_t copy = t.open();  // its activity record was dropped
-  t.close(copy, op("copy", 1, 1, base));
-  const std::uint64_t thrown = t.open();  // threw before it was enqueued
-  t.abandon();
-  src.ran(activity_record::type::fill, 1, base + 10, base + 20, thrown);  // not shown
+  const opened copy = open_op(t);  // its activity record was dropped
+  close_op(t, copy, op("copy", 1, 1, base));
+  const opened thrown = open_op(t);  // threw before it was enqueued
+  activity_tracer::abandon(thrown.pushed);
+  src.ran(activity_record::type::fill, 1, base + 10, base + 20, thrown.id);  // not shown
   src.batch.dropped = 3;
   std::vector<trace::record> out;
   const activity_summary sum = t.end(&out);
@@ -268,7 +282,7 @@ TEST(ActivityTracer, ASourceThatCannotStartLeavesTheEventTracerInCharge) {
   EXPECT_FALSE(t.begin(&src, &why));
   EXPECT_NE(why.find("another tool"), std::string::npos);
   EXPECT_FALSE(t.active());
-  t.open();  // nothing pushed
+  EXPECT_EQ(open_op(t).pushed, nullptr);  // nothing pushed
   EXPECT_TRUE(src.pushed.empty());
   std::vector<trace::record> out;
   EXPECT_EQ(t.end(&out).operations, 0u);
@@ -281,17 +295,26 @@ TEST(ActivityTracer, AnOperationOfAnEarlierTraceIsNotInTheNextOne) {
   activity_tracer t;
   std::string why;
   ASSERT_TRUE(t.begin(&src, &why));
-  const std::uint64_t late = t.open();  // still open when the trace ends
+  const opened late = open_op(t);  // still open when the trace ends
   std::vector<trace::record> out;
   t.end(&out);
   ASSERT_TRUE(t.begin(&src, &why));
-  t.close(late, op("record", 1, 1, trace::now_ns()));
-  const std::uint64_t now = t.open();
-  t.close(now, op("record", 1, 2, trace::now_ns()));
+  close_op(t, late, op("record", 1, 1, trace::now_ns()));
+  const opened now = open_op(t);
+  close_op(t, now, op("record", 1, 2, trace::now_ns()));
+  const opened after = open_op(t);  // closed once this trace has ended
   out.clear();
   EXPECT_EQ(t.end(&out).operations, 1u);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].seq, 2u);
+  close_op(t, after, op("record", 1, 3, trace::now_ns()));
+  // Every push popped where it was pushed, the trace over or not: the
+  // thread's external ids never tag later work.
+  EXPECT_TRUE(src.stack.empty());
+  EXPECT_EQ(src.pops, static_cast<int>(src.pushed.size()));
+  ASSERT_TRUE(t.begin(&src, &why));
+  out.clear();
+  EXPECT_EQ(t.end(&out).operations, 0u);
 }
 
 }  // namespace
