@@ -153,6 +153,12 @@ int main(int argc, char** argv) {
       "copy_64B_h2d", 100, [&] { sluice::copy(a, small.data(), host.data(), 64); }, sync_a));
   rows.push_back(run.enqueue_row(
       "fill_64B", 100, [&] { sluice::fill(a, small.data(), 1, 64); }, sync_a));
+  // One fill alone: traced, the first call after trace_begin. Against the
+  // 100-call row it shows what a trace source costs once per trace rather
+  // than per call (the CUPTI source's first GPU run, issue 21, added about
+  // the same 0.7-0.8 ms to every traced batch whatever its call count).
+  rows.push_back(run.enqueue_row(
+      "fill_64B_first_call", 1, [&] { sluice::fill(a, small.data(), 1, 64); }, sync_a));
   // Two streams, 16 steps: fill a chunk on a, record, b waits, copy it on b.
   const std::size_t chunk = bytes / 16;
   rows.push_back(run.workload_row("pipeline_16_steps", [&] {

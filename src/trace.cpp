@@ -140,10 +140,16 @@ void append_op_event(std::string& out, const record& r, std::int64_t origin) {
   append_us(out, r.end_ns, r.start_ns);
   out += ", \"args\": {\"seq\": ";
   append_int(out, r.seq);
-  out += ", \"enqueued_us\": ";
-  append_us(out, r.enqueue_ns, origin);
-  out += ", \"host_thread\": ";
-  append_int(out, r.host_thread);
+  if (r.host_thread == 0) {
+    // Work the user enqueued on the stream directly (a trace source that
+    // sees it: CUPTI): no sluice call, no host track.
+    out += ", \"through_sluice\": false";
+  } else {
+    out += ", \"enqueued_us\": ";
+    append_us(out, r.enqueue_ns, origin);
+    out += ", \"host_thread\": ";
+    append_int(out, r.host_thread);
+  }
   if (r.bytes != 0) {
     out += ", \"bytes\": ";
     append_int(out, r.bytes);
@@ -244,7 +250,8 @@ class writer {
 
   //! Writes what is queued, then the tracks' metadata and the end of the
   //! document, and closes the file. False if the file could not be written.
-  bool finish(const std::map<int, std::int64_t>& clock_error_ns, std::size_t* operations) {
+  bool finish(const std::map<int, std::int64_t>& clock_error_ns, const std::string& source,
+              std::size_t* operations) {
     stop();
     if (failed_) return false;
     for (const int d : devices_) {
@@ -257,7 +264,8 @@ class writer {
       }
       metadata("process_name", d, nullptr, args);
     }
-    metadata("process_name", host_pid, nullptr, "\"name\": \"host threads (enqueue)\"");
+    metadata("process_name", host_pid, nullptr,
+             "\"name\": \"host threads (enqueue)\"" + (source.empty() ? "" : ", " + source));
     // A stream's track: "d<device>/s<id>", its name when it has one (the id
     // keeps two streams of one name apart), its native priority; the name and
     // the priority also as arguments of their own (`sluice trace report`).
@@ -379,12 +387,14 @@ class writer {
       devices_.insert(r.device);
       last_stream_ = r.stream;
     }
-    if (r.host_thread != last_host_thread_) {
+    if (r.host_thread != last_host_thread_ && r.host_thread != 0) {
       host_threads_.insert(r.host_thread);
       last_host_thread_ = r.host_thread;
     }
-    next_event();
-    append_enqueue_event(out_, r, origin_);
+    if (r.host_thread != 0) {  // 0: enqueued by the user directly (append_op_event)
+      next_event();
+      append_enqueue_event(out_, r, origin_);
+    }
     if (is_marker(r)) {
       range(r);
     } else {
@@ -514,6 +524,7 @@ struct collection {
   bool at_exit = false;
   bool from_environment = false;
   std::map<int, std::int64_t> clock_error_ns;  // per device, from the backend's calibration
+  std::string source;                          // trace::note_source
 };
 
 collection& the_collection() {
@@ -644,6 +655,16 @@ void note_clock_error(int device, std::int64_t ns) noexcept {
   }
 }
 
+void note_source(const std::string& args) noexcept {
+  auto& c = the_collection();
+  try {
+    std::lock_guard<std::mutex> lock(c.m);
+    c.source = args;
+  } catch (...) {
+    std::fprintf(stderr, "sluice: out of memory while tracing: the trace source is left out\n");
+  }
+}
+
 void start_from_environment() {
   const char* path = std::getenv("SLUICE_TRACE");
   if (path == nullptr || *path == '\0' || enabled()) return;
@@ -689,6 +710,7 @@ void trace_begin(const std::string& path) {
   {
     std::lock_guard<std::mutex> lock(c.m);
     c.clock_error_ns.clear();
+    c.source.clear();
     c.from_environment = false;
     c.w = std::move(w);
     if (!c.at_exit) {  // a trace still collected at exit is ended there: the file stays valid
@@ -696,6 +718,18 @@ void trace_begin(const std::string& path) {
       std::atexit(detail::trace::write_at_exit);
     }
   }
+  bool started_library = false;
+  try {
+    started_library = detail::trace_backend_begin();
+  } catch (...) {
+    std::lock_guard<std::mutex> lock(c.m);
+    c.w.reset();
+    throw;
+  }
+  // Exit handlers run in reverse order: this one must run while the library
+  // is still up (a trace ended at exit flushes CUPTI; the first GPU run,
+  // 9c718d1, crashed there with the handler registered before CUPTI's).
+  if (started_library) std::atexit(detail::trace::write_at_exit);
   detail::stream_names::trace_begun();  // streams destroyed from now on keep their names
   detail::trace::on.store(true, std::memory_order_relaxed);
 }
@@ -719,9 +753,11 @@ std::size_t trace_end() {
     detail::trace_backend_collect();
     detail::trace::drain_buffers(w);
     std::map<int, std::int64_t> clock_error_ns;
+    std::string source;
     {
       std::lock_guard<std::mutex> lock(c.m);
       clock_error_ns.swap(c.clock_error_ns);
+      source.swap(c.source);
     }
     for (const auto& e : clock_error_ns)
       if (e.second > 100000)  // a few us on an idle machine
@@ -730,7 +766,7 @@ std::size_t trace_end() {
                      "us only (the host was busy while the trace calibrated): device and host "
                      "tracks may be off by that much against each other\n",
                      e.first, static_cast<double>(e.second) / 1000.0);
-    written = w->finish(clock_error_ns, &operations);
+    written = w->finish(clock_error_ns, source, &operations);
   } catch (...) {
     detail::stream_names::trace_written();
     std::lock_guard<std::mutex> lock(c.m);

@@ -18,6 +18,13 @@ bool trace_supported() noexcept;
 //! `range`: the trace_range's id (trace::new_range_id()), the same in its two
 //! markers (the writer pairs them by it: they may reach it in either order).
 void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin, std::uint64_t range);
+//! Called by trace_begin() just before collecting starts: the backend picks
+//! its trace source (the GPU backends: SLUICE_TRACE_SOURCE, trace::note_source).
+//! Throws sluice::error for a bad setting; nothing is started then. True when
+//! it started a library for the first time in the process (CUPTI): its exit
+//! handlers run before those registered earlier, so the handler that writes
+//! a trace still collected at exit is registered again, to run before them.
+bool trace_backend_begin();
 //! Called by trace_end() once collecting has stopped and before the file is
 //! written: hand every record whose times are known to trace::submit() (the
 //! GPU backends read their timing events here).
@@ -78,6 +85,11 @@ void submit(record&& r) noexcept;
 //! times within +-`ns` (written as the device track's clock_error_us; the
 //! host backend's times are host-clock times, with no such error).
 void note_clock_error(int device, std::int64_t ns) noexcept;
+
+//! What timed this trace's device operations ("events", "cupti") and, where
+//! it matters, why or what was lost: `args` is JSON members (`"key": value,
+//! ...`), written with the host track's metadata.
+void note_source(const std::string& args) noexcept;
 
 //! SLUICE_TRACE=<path>: starts a trace written at process exit. Called by a
 //! backend at start-up; a second call does nothing.

@@ -31,6 +31,9 @@ struct stream_trace {
   // one starts there) and the trace it belongs to.
   trace_slot* last = nullptr;
   std::uint64_t epoch = 0;
+  // The activity tracer's trace (activity_tracer.hpp) that knows this
+  // stream's vendor id (activities the user enqueues directly land on its track).
+  std::atomic<std::uint64_t> activity_epoch{0};
 
   //! A pooled state starts a new stream: a new id, and no last slot (it does
   //! not start where the state's previous stream ended).
@@ -112,6 +115,10 @@ class traced_op {
   void waits_for(std::uint64_t stream, std::uint64_t seq) noexcept;
   traced_op_state* state_ = nullptr;
 };
+
+//! native_handle() while tracing with an activity source: work the user
+//! enqueues on the handle is shown on the stream's track.
+void trace_native_taken(stream_state& s);
 
 //! host_func while tracing: the task, wrapped to stamp its start and end with
 //! the host clock where it runs (host functions run on sluice threads). Also

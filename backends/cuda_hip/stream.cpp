@@ -321,6 +321,8 @@ native_stream_t native_handle(stream_ref s) {
     st.native_escaped.store(true, std::memory_order_relaxed);
     detail::end_host_batch(st);
   }
+  if (detail::trace::enabled()) [[unlikely]]
+    detail::trace_native_taken(st);
   return st.native;
 }
 

@@ -1,6 +1,7 @@
 // The traced operation (gpu_trace.hpp) and the backend's tracing entry
 // points (src/trace.hpp): what an enqueue does while a trace is collected.
 // The slots it starts and ends at are the tracer's (trace_slots.cpp).
+#include "activity_tracer.hpp"
 #include "event_state.hpp"
 #include "gpu_trace.hpp"
 #include "host_functions.hpp"
@@ -9,12 +10,16 @@
 
 #include <sluice/trace.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace sluice::detail {
 
@@ -26,6 +31,11 @@ struct traced_op_state {
   trace_slot* end = nullptr;
   bool shared_end = false;  // an instant at the stream's last slot, or a join: nothing to record
   event_trace* mark = nullptr;  // an event this operation records (traced_op::marks)
+  // Timed by the activity tracer (activity_tracer.hpp): its external id, and
+  // the source it was pushed to (popped there whatever happens to the trace).
+  bool activity = false;
+  std::uint64_t activity_id = 0;
+  activity_source* pushed = nullptr;
 };
 
 namespace {
@@ -53,9 +63,39 @@ void record_slot(stream_state& s, trace_slot* slot, trace_slot* start, trace_slo
   }
 }
 
+//! The activity tracer's trace knows s's vendor stream id.
+void add_activity_stream(activity_tracer& at, stream_state& s) {
+  const std::uint64_t e = at.epoch();
+  if (s.trace.activity_epoch.load(std::memory_order_relaxed) == e) return;
+  at.add_stream(static_cast<void*>(s.native), s.trace.id, s.device, s.native_priority);
+  s.trace.activity_epoch.store(e, std::memory_order_relaxed);
+}
+
+//! With an activity source: no timing events, no lock; the operation's id is
+//! the calling thread's external correlation id until finish().
+traced_op_state* begin_activity(activity_tracer& at, stream_state& s, const char* kind,
+                                std::size_t bytes) {
+  auto st = std::make_unique<traced_op_state>();
+  st->stream = &s;
+  st->r = new_record(s, kind, bytes);
+  st->activity = true;
+  add_activity_stream(at, s);
+  st->activity_id = at.open(&st->pushed);
+  return st.release();
+}
+
 }  // namespace
 
+void trace_native_taken(stream_state& s) {
+  auto& at = the_activity_tracer();
+  if (trace::enabled() && at.active()) add_activity_stream(at, s);
+}
+
 void traced_op::begin(stream_state& s, const char* kind, std::size_t bytes, bool instant) {
+  if (auto& at = the_activity_tracer(); at.active()) {
+    state_ = begin_activity(at, s, kind, bytes);
+    return;
+  }
   auto st = std::make_unique<traced_op_state>();
   st->stream = &s;
   st->lock = std::unique_lock<std::mutex>(s.trace.m);
@@ -75,6 +115,10 @@ void traced_op::begin(stream_state& s, const char* kind, std::size_t bytes, bool
 
 void traced_op::begin_wait(stream_state& s, event_state* waited_event,
                            stream_state* waited_stream) {
+  if (auto& at = the_activity_tracer(); at.active()) {
+    state_ = begin_activity(at, s, "wait", 0);
+    return;
+  }
   auto st = std::make_unique<traced_op_state>();
   st->stream = &s;
   st->lock = std::unique_lock<std::mutex>(s.trace.m);
@@ -143,6 +187,10 @@ void traced_op::finish() {
   std::unique_ptr<traced_op_state> st(state_);
   state_ = nullptr;
   stream_state& s = *st->stream;
+  if (st->activity) {
+    the_activity_tracer().close(st->activity_id, st->pushed, std::move(st->r));
+    return;
+  }
   if (st->shared_end) {
     the_tracer().end_op(s, pending{std::move(st->r), st->start, st->end}, st->mark);
     return;
@@ -166,7 +214,10 @@ void traced_op::abandon() noexcept {
   // event already recorded completes on its own).
   std::unique_ptr<traced_op_state> st(state_);
   state_ = nullptr;
-  the_tracer().abandon(st->start, st->end);
+  if (st->activity)
+    activity_tracer::abandon(st->pushed);
+  else
+    the_tracer().abandon(st->start, st->end);
 }
 
 namespace {
@@ -205,11 +256,82 @@ std::unique_ptr<host_task> traced_host_task(stream_state& s, std::unique_ptr<hos
 
 bool trace_supported() noexcept { return true; }
 
-void trace_backend_collect() { the_tracer().collect(); }
+bool trace_backend_begin() {
+  // SLUICE_TRACE_SOURCE: events, cupti, or unset (the activity source where
+  // it loads and starts, else events).
+  constexpr const char* api_name = "sluice::trace_begin";
+  const char* v = std::getenv("SLUICE_TRACE_SOURCE");
+  const std::string asked = v != nullptr ? v : "";
+  if (!asked.empty() && asked != "events" && asked != "cupti")
+    fail(errc::invalid_argument, api_name, "SLUICE_TRACE_SOURCE=", asked,
+         " is neither \"events\" nor \"cupti\"");
+  if (asked == "events") {
+    trace::note_source("\"trace_source\": \"events\"");
+    return false;
+  }
+  std::string why;
+  activity_source* src = vendor_activity_source(&why);
+  if (src != nullptr && the_activity_tracer().begin(src, &why)) {
+    trace::note_source("\"trace_source\": \"cupti\"");
+    static std::atomic<bool> started_before{false};
+    return !started_before.exchange(true);
+  }
+  std::string escaped;
+  for (const char c : why) {
+    if (c == '"' || c == '\\') escaped += '\\';
+    escaped += c == '\n' ? ' ' : c;
+  }
+  trace::note_source(
+      "\"trace_source\": \"events\", \"trace_source_note\": \"CUPTI not used: " + escaped + "\"");
+  if (asked == "cupti")
+    std::fprintf(stderr,
+                 "sluice: trace: SLUICE_TRACE_SOURCE=cupti, but CUPTI cannot be used (%s): "
+                 "device operations are timed with timing events\n",
+                 why.c_str());
+  return false;
+}
+
+void trace_backend_collect() {
+  auto& at = the_activity_tracer();
+  if (at.active()) {
+    std::vector<trace::record> records;
+    const activity_summary sum = at.end(&records);
+    std::set<int> devices;
+    for (auto& r : records) {
+      devices.insert(r.device);
+      trace::submit(std::move(r));
+    }
+    for (const int d : devices) trace::note_clock_error(d, sum.clock_error_ns);
+    trace::note_source(
+        "\"trace_source\": \"cupti\", \"cupti_dropped_records\": " + std::to_string(sum.dropped) +
+        ", \"operations_left_out\": " + std::to_string(sum.left_out) +
+        ", \"user_activities\": " + std::to_string(sum.user_activities) +
+        ", \"activities_off_sluice_streams\": " + std::to_string(sum.foreign) +
+        ", \"cupti_activities\": " + std::to_string(sum.activities) +
+        ", \"cupti_correlations\": " + std::to_string(sum.correlations) +
+        ", \"clock_error_ns\": " + std::to_string(sum.clock_error_ns));
+    if (sum.dropped != 0 || sum.left_out != 0)
+      std::fprintf(stderr,
+                   "sluice: trace: CUPTI dropped %llu activity records; %llu device operations "
+                   "are left out of the trace (dropped, or not complete at trace_end)\n",
+                   static_cast<unsigned long long>(sum.dropped),
+                   static_cast<unsigned long long>(sum.left_out));
+  }
+  the_tracer().collect();
+}
 
 void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin, std::uint64_t range) {
   auto& st = checked(s, begin ? "sluice::trace_range" : "sluice::trace_range::~trace_range");
   if (!trace::enabled()) return;
+  if (auto& at = the_activity_tracer(); at.active()) {
+    // Placed where the stream's previous operation ended (activity_tracer.cpp).
+    std::unique_ptr<traced_op_state> op(
+        begin_activity(at, st, begin ? "range_begin" : "range_end", 0));
+    op->r.label = name;
+    op->r.range = range;
+    at.close(op->activity_id, op->pushed, std::move(op->r));
+    return;
+  }
   // One event: a marker takes no time; the next operation starts there.
   std::unique_lock<std::mutex> lock(st.trace.m);
   trace_slot* start = nullptr;

@@ -88,6 +88,9 @@ struct marker_op final : op {
 
 bool trace_supported() noexcept { return true; }
 
+// Host operations are timed by the host clock: one trace source, nothing to choose.
+bool trace_backend_begin() { return false; }
+
 // Host operations submit their records when they complete: nothing to collect.
 void trace_backend_collect() {}
 

@@ -23,6 +23,7 @@
 // every stream of that device holds has completed, as CUDA 13.0 was seen to
 // do on 2x H200 (stream_create_limit below).
 #include "common.hpp"
+#include "sim_cupti.hpp"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -39,6 +40,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -71,6 +73,7 @@ struct op {
 };
 
 struct stream_model {
+  std::uint32_t id = 0;  // CUPTI's stream id (sim_cupti.hpp)
   int device = 0;
   int priority = 0;
   unsigned int flags = 0;
@@ -202,7 +205,9 @@ std::shared_ptr<stream_model> stream_of(cudaStream_t h);
 //! waits for the device's pending work when the device already has stream_create_limit() live
 //! streams or more (the default stream, made on first use, counts but never waits).
 std::shared_ptr<stream_model> new_stream(int device, bool created_by_call) {
+  static std::atomic<std::uint32_t> ids{1};
   auto s = std::make_shared<stream_model>();
+  s->id = ids.fetch_add(1);
   s->device = device;
   {
     std::unique_lock<std::mutex> lock(mu());
@@ -434,6 +439,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t h) {
   return cudaSuccess;
 }
 cudaError_t cudaStreamWaitEvent(cudaStream_t h, cudaEvent_t e, unsigned int) {
+  sim_cupti::api_call();
   std::shared_ptr<capture> c;
   {
     std::lock_guard<std::mutex> lock(mu());
@@ -444,6 +450,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t h, cudaEvent_t e, unsigned int) {
   return cudaSuccess;
 }
 cudaError_t cudaLaunchHostFunc(cudaStream_t h, cudaHostFn_t fn, void* data) {
+  sim_cupti::api_call();
   enqueue(h, [fn, data] {
     auto done = std::make_shared<bool>(false);
     {
@@ -472,6 +479,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
   return cudaSuccess;
 }
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t h) {
+  sim_cupti::api_call();
   auto c = std::make_shared<capture>();
   {
     std::lock_guard<std::mutex> lock(mu());
@@ -595,10 +603,21 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
 
 namespace {
 //! A copy that touches pageable memory returns once it is done (as CUDA's do).
-cudaError_t copy(void* dst, const void* src, size_t n, cudaStream_t h) {
+cudaError_t copy(void* dst, const void* src, size_t n, cudaStream_t h,
+                 sim_cupti::activity what = sim_cupti::activity::copy) {
   std::shared_ptr<stream_model> s;
+  const std::uint32_t c = sim_cupti::api_call();
+  const auto on = stream_of(h);
+  const std::uint32_t sid = on->id;
+  const int device = on->device;
   const std::uint64_t at = enqueue(
-      h, [=] { std::memcpy(dst, src, n); }, &s);
+      h,
+      [=] {
+        const std::uint64_t t0 = sim_cupti::now();
+        std::memcpy(dst, src, n);
+        sim_cupti::ran(what, c, sid, device, t0, sim_cupti::now(), n, nullptr);
+      },
+      &s);
   if (!runtime_memory(dst) || !runtime_memory(src)) wait_for(s, at);
   return cudaSuccess;
 }
@@ -613,6 +632,7 @@ cudaError_t copy_on_caller(void* dst, const void* src, size_t n, cudaStream_t h)
   };
   auto x = std::make_shared<handoff>();
   std::shared_ptr<stream_model> s;
+  const std::uint32_t c = sim_cupti::api_call();
   const std::uint64_t at = enqueue(
       h,
       [x] {
@@ -623,7 +643,9 @@ cudaError_t copy_on_caller(void* dst, const void* src, size_t n, cudaStream_t h)
       },
       &s);
   wait_until([&] { return x->reached; });
+  const std::uint64_t t0 = sim_cupti::now();
   std::memcpy(dst, src, n);
+  sim_cupti::ran(sim_cupti::activity::copy, c, s->id, s->device, t0, sim_cupti::now(), n, nullptr);
   {
     std::lock_guard<std::mutex> lock(mu());
     x->copied = true;
@@ -643,7 +665,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind
 cudaError_t cudaMemcpyPeerAsync(void* dst, int, const void* src, int, size_t n, cudaStream_t h) {
   // Device memory at both ends: no host-to-host rule. Pool memory of a device neither current nor
   // granted was copied without error on 2x H200 (PEER-2 at 9911caf): no pool access check.
-  return copy(dst, src, n, h);
+  return copy(dst, src, n, h, sim_cupti::activity::copy_peer);
 }
 //! One operation on the stream that does every copy (CUDA: "the batch as a whole executes in
 //! stream order"); device memory only here, as sluice's copy_peer_batch uses it.
@@ -656,13 +678,45 @@ cudaError_t cudaMemcpyBatchAsync(void* const* dsts, const void* const* srcs, con
   std::vector<void*> d(dsts, dsts + count);
   std::vector<const void*> s(srcs, srcs + count);
   std::vector<size_t> n(sizes, sizes + count);
-  enqueue(h, [d = std::move(d), s = std::move(s), n = std::move(n)] {
-    for (std::size_t i = 0; i < n.size(); ++i) std::memcpy(d[i], s[i], n[i]);
+  const std::uint32_t c = sim_cupti::api_call();
+  const auto on = stream_of(h);
+  enqueue(h, [d = std::move(d), s = std::move(s), n = std::move(n), c, sid = on->id,
+              device = on->device] {
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      const std::uint64_t t0 = sim_cupti::now();
+      std::memcpy(d[i], s[i], n[i]);
+      sim_cupti::ran(sim_cupti::activity::copy, c, sid, device, t0, sim_cupti::now(), n[i],
+                     nullptr);
+    }
   });
   return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void* dst, int value, size_t n, cudaStream_t h) {
-  enqueue(h, [=] { std::memset(dst, value, n); });
+  const std::uint32_t c = sim_cupti::api_call();
+  const auto on = stream_of(h);
+  enqueue(h, [=, sid = on->id, device = on->device] {
+    const std::uint64_t t0 = sim_cupti::now();
+    std::memset(dst, value, n);
+    sim_cupti::ran(sim_cupti::activity::fill, c, sid, device, t0, sim_cupti::now(), n, nullptr);
+  });
+  return cudaSuccess;
+}
+
+//! A test's own kernel (no kernels run here): an operation on h's stream that
+//! CUPTI reports as a kernel named `name` (mangled, as CUPTI gives it), taking
+//! `us` microseconds of host time. Not a CUDA call: tests look it up with dlsym.
+cudaError_t sluice_sim_user_kernel(cudaStream_t h, const char* name, unsigned us) {
+  const std::uint32_t c = sim_cupti::api_call();
+  const auto on = stream_of(h);
+  std::string kept(name != nullptr ? name : "");
+  enqueue(h, [c, sid = on->id, device = on->device, kept, us] {
+    const std::uint64_t t0 = sim_cupti::now();
+    const auto until = clock_type::now() + std::chrono::microseconds(us);
+    while (clock_type::now() < until) {
+    }
+    sim_cupti::ran(sim_cupti::activity::kernel, c, sid, device, t0, sim_cupti::now(), 0,
+                   kept.c_str());
+  });
   return cudaSuccess;
 }
 
@@ -702,6 +756,10 @@ cudaError_t cudaDeviceGetP2PAttribute(int* v, cudaDeviceP2PAttr attr, int src, i
 }
 
 }  // extern "C"
+
+std::uint32_t sim_stream_id(void* h) noexcept {
+  return stream_of(static_cast<cudaStream_t>(h))->id;
+}
 
 namespace fake {
 const char* runtime_name() { return "simulated runtime (no GPU)"; }

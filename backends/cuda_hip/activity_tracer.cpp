@@ -1,0 +1,266 @@
+// The activity tracer (activity_tracer.hpp): operations tied to the source's
+// activity records through external correlation ids, placed on the host clock.
+#include "activity_tracer.hpp"
+
+#include <cxxabi.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string_view>
+#include <utility>
+
+namespace sluice::detail {
+
+namespace {
+
+//! Kinds whose work is device activity: without one, the operation is left out.
+bool device_kind(std::string_view k) {
+  return k == "copy" || k == "fill" || k == "copy_peer" || k == "copy_peer_batch" || k == "kernel";
+}
+
+bool is_wait(std::string_view k) { return k == "wait" || k == "wait_value"; }
+
+std::string demangled(const std::string& name) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+  if (d == nullptr || status != 0) {
+    std::free(d);
+    return name;
+  }
+  std::string out(d);
+  std::free(d);
+  return out;
+}
+
+const char* kind_of(activity_record::type t) {
+  switch (t) {
+    case activity_record::type::copy: return "copy";
+    case activity_record::type::fill: return "fill";
+    case activity_record::type::kernel: break;
+  }
+  return "kernel";
+}
+
+struct key_hash {
+  std::size_t operator()(const std::pair<std::uint64_t, std::uint64_t>& k) const noexcept {
+    return static_cast<std::size_t>((k.first * 0x9E3779B97F4A7C15ULL) ^ k.second);
+  }
+};
+
+}  // namespace
+
+activity_tracer::sample activity_tracer::calibrate() noexcept {
+  // The narrowest of a few host-source-host windows.
+  sample best{};
+  activity_source* src = source_.load(std::memory_order_relaxed);
+  for (int i = 0; i < 16; ++i) {
+    const std::int64_t before = trace::now_ns();
+    const std::uint64_t t = src->timestamp();
+    const std::int64_t after = trace::now_ns();
+    const std::int64_t w = after - before;
+    if (i == 0 || w < best.window) best = sample{before + w / 2, w, t};
+  }
+  return best;
+}
+
+std::int64_t activity_tracer::to_host(std::uint64_t t) const noexcept {
+  // Linear between the two calibrations over a long trace (the source's
+  // clock may run at a slightly different rate from the host's steady
+  // clock); over a short one the two windows' jitter would swamp the rate:
+  // the mean offset.
+  const double ds = static_cast<double>(end_.source) - static_cast<double>(begin_.source);
+  const double dh = static_cast<double>(end_.host - begin_.host);
+  const double from_begin = static_cast<double>(t) - static_cast<double>(begin_.source);
+  if (ds >= static_cast<double>(rate_span_ns))
+    return begin_.host + static_cast<std::int64_t>(from_begin * (dh / ds));
+  return begin_.host + static_cast<std::int64_t>(from_begin + (dh - ds) / 2);
+}
+
+std::int64_t activity_tracer::clock_error() const noexcept {
+  // Each calibration is off by at most half its window; interpolating
+  // between them keeps that bound. The mean offset adds half the offsets'
+  // difference.
+  std::int64_t e = (std::max(begin_.window, end_.window) + 1) / 2;
+  const double ds = static_cast<double>(end_.source) - static_cast<double>(begin_.source);
+  if (ds < static_cast<double>(rate_span_ns)) {
+    const double drift = static_cast<double>(end_.host - begin_.host) - ds;
+    e += static_cast<std::int64_t>((drift < 0 ? -drift : drift) / 2) + 1;
+  }
+  return e;
+}
+
+bool activity_tracer::begin(activity_source* source, std::string* why) {
+  if (source == nullptr) return false;
+  if (!source->start(why)) return false;
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    ops_.clear();
+    streams_.clear();
+    first_id_ = next_id_.load(std::memory_order_relaxed);
+  }
+  source_.store(source, std::memory_order_relaxed);
+  epoch_.fetch_add(1, std::memory_order_relaxed);
+  begin_ = calibrate();
+  return true;
+}
+
+std::uint64_t activity_tracer::open(activity_source** pushed) noexcept {
+  const std::uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
+  *pushed = source_.load(std::memory_order_relaxed);
+  if (*pushed != nullptr) (*pushed)->push(id);
+  return id;
+}
+
+void activity_tracer::close(std::uint64_t id, activity_source* pushed, trace::record&& r) {
+  if (pushed != nullptr) pushed->pop();
+  const bool collecting = source_.load(std::memory_order_relaxed) != nullptr;
+  std::lock_guard<std::mutex> lock(m_);
+  if (!collecting || id < first_id_) return;  // the trace ended, or it began in an earlier one
+  ops_.push_back(op{id, std::move(r)});
+}
+
+void activity_tracer::abandon(activity_source* pushed) noexcept {
+  if (pushed != nullptr) pushed->pop();
+}
+
+void activity_tracer::add_stream(void* native, std::uint64_t stream, int device, int priority) {
+  activity_source* s = source_.load(std::memory_order_relaxed);
+  std::uint32_t id = 0;
+  if (s == nullptr || !s->stream_id(native, &id)) return;
+  std::lock_guard<std::mutex> lock(m_);
+  streams_[id] = track{stream, device, priority};
+}
+
+activity_summary activity_tracer::end(std::vector<trace::record>* out) {
+  activity_summary sum;
+  activity_source* src = source_.load(std::memory_order_relaxed);
+  if (src == nullptr) return sum;
+  end_ = calibrate();
+  activity_batch batch;
+  src->stop(&batch);
+  source_.store(nullptr, std::memory_order_relaxed);
+  std::vector<op> ops;
+  std::unordered_map<std::uint32_t, track> streams;
+  {
+    std::lock_guard<std::mutex> lock(m_);
+    ops.swap(ops_);
+    streams.swap(streams_);
+  }
+  sum.dropped = batch.dropped;
+  sum.activities = batch.activities.size();
+  sum.correlations = batch.correlations.size();
+  sum.clock_error_ns = clock_error();
+
+  // Activities to operations: vendor correlation id -> external id -> op.
+  std::sort(ops.begin(), ops.end(), [](const op& a, const op& b) { return a.id < b.id; });
+  std::unordered_map<std::uint32_t, std::uint64_t> external;
+  external.reserve(batch.correlations.size());
+  for (const auto& c : batch.correlations) external[c.first] = c.second;
+  struct span {
+    std::int64_t start = 0, end = 0;
+    bool timed = false;
+  };
+  std::vector<span> spans(ops.size());
+  for (const activity_record& a : batch.activities) {
+    if (a.end == 0 || a.end < a.start) continue;  // not complete
+    const std::int64_t start = to_host(a.start);
+    const std::int64_t end = to_host(a.end);
+    const auto e = external.find(a.correlation);
+    if (e != external.end()) {
+      const auto it = std::lower_bound(ops.begin(), ops.end(), e->second,
+                                       [](const op& o, std::uint64_t id) { return o.id < id; });
+      if (it != ops.end() && it->id == e->second) {
+        span& s = spans[static_cast<std::size_t>(it - ops.begin())];
+        if (!s.timed || start < s.start) s.start = start;
+        if (!s.timed || end > s.end) s.end = end;
+        s.timed = true;
+      }
+      // An id of an operation that threw, or of an earlier trace: not shown.
+      continue;
+    }
+    const auto t = streams.find(a.stream);
+    if (t == streams.end()) {
+      ++sum.foreign;
+      continue;
+    }
+    // The user's own work on a sluice stream.
+    trace::record r;
+    r.kind = kind_of(a.what);
+    r.label = a.what == activity_record::type::kernel ? demangled(a.name)
+                                                      : std::string(r.kind) + " (user)";
+    r.bytes = a.bytes;
+    r.device = t->second.device;
+    r.stream = t->second.stream;
+    r.priority = t->second.priority;
+    r.host_thread = 0;  // not enqueued through sluice: no host track
+    r.enqueue_ns = start;
+    r.start_ns = start;
+    r.end_ns = end;
+    out->push_back(std::move(r));
+    ++sum.user_activities;
+  }
+
+  // Then in enqueue order, each stream's operations: the device-timed ones
+  // as their activities say; the others where the stream's previous
+  // operation ended (a wait: no earlier than what it waited for).
+  std::vector<std::size_t> order(ops.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return ops[a].r.enqueue_ns < ops[b].r.enqueue_ns;
+  });
+  // Per stream, its device-timed operations' starts in stream order: a wait
+  // whose end the trace cannot see ended no later than the next one started.
+  std::unordered_map<std::uint64_t, std::vector<std::pair<std::uint64_t, std::int64_t>>> timed;
+  for (std::size_t i = 0; i < ops.size(); ++i)
+    if (spans[i].timed)
+      timed[ops[i].r.stream].emplace_back(ops[i].r.seq,
+                                          std::max(spans[i].start, ops[i].r.enqueue_ns));
+  for (auto& t : timed) std::sort(t.second.begin(), t.second.end());
+  std::unordered_map<std::uint64_t, std::int64_t> last_end;  // per stream
+  std::unordered_map<std::pair<std::uint64_t, std::uint64_t>, std::int64_t, key_hash> ends;
+  for (const std::size_t i : order) {
+    trace::record& r = ops[i].r;
+    std::int64_t& last = last_end[r.stream];
+    if (spans[i].timed) {
+      r.start_ns = std::max(spans[i].start, r.enqueue_ns);
+      r.end_ns = std::max(spans[i].end, r.start_ns);
+    } else if (device_kind(r.kind)) {
+      ++sum.left_out;
+      continue;
+    } else {
+      r.start_ns = std::max(r.enqueue_ns, last);
+      r.end_ns = r.start_ns;
+      if (is_wait(r.kind)) {
+        const auto w = r.from_stream != 0 ? ends.find({r.from_stream, r.from_seq}) : ends.end();
+        if (w != ends.end()) {
+          r.end_ns = std::max(r.end_ns, w->second);
+        } else {
+          // A flag's wait_value, or a wait on an event recorded outside the
+          // trace: it ended where the stream's next device operation started,
+          // at the latest (an instant when none follows).
+          const auto t = timed.find(r.stream);
+          if (t != timed.end()) {
+            const auto next = std::upper_bound(
+                t->second.begin(), t->second.end(), r.seq,
+                [](std::uint64_t seq, const std::pair<std::uint64_t, std::int64_t>& x) {
+                  return seq < x.first;
+                });
+            if (next != t->second.end()) r.end_ns = std::max(r.end_ns, next->second);
+          }
+        }
+      }
+    }
+    last = std::max(last, r.end_ns);
+    ends[{r.stream, r.seq}] = r.end_ns;
+    out->push_back(std::move(r));
+    ++sum.operations;
+  }
+  return sum;
+}
+
+activity_tracer& the_activity_tracer() {
+  static auto* t = new activity_tracer();  // never destroyed: traces may be written at exit
+  return *t;
+}
+
+}  // namespace sluice::detail

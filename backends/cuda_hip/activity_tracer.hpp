@@ -1,0 +1,149 @@
+// The GPU backend's second trace source (issue 21): the vendor's activity
+// records (CUDA: CUPTI, cupti_source.cpp) instead of a timing event per
+// operation (tracer.hpp). Backend-neutral: no vendor type appears here, so
+// the host unit tests drive it with a fake activity source
+// (tests/unit/activity_tracer_test.cpp).
+//
+// How an operation is timed: while the backend enqueues it, the operation's
+// id is pushed as the calling thread's external correlation id
+// (activity_source::push), so every device activity the vendor call makes
+// (kernels, copies, fills) is tied to it by an external-correlation record.
+// At trace_end the source is flushed and each operation spans its
+// activities, from the first start to the last end. Operations with no
+// device activity of their own (event records, waits, flag operations,
+// trace_range markers) are placed as the event tracer places an instant or a
+// wait: where their stream's previous operation ended (not before they were
+// enqueued), a wait no earlier than the operation it waited for. Kernels
+// and copies the user enqueues on a sluice stream directly (no external id)
+// land on that stream's track, named, through the stream ids registered for
+// the trace's streams (add_stream). Device times are the source's clock,
+// mapped onto the host clock by two calibrations (trace begin and end).
+#pragma once
+
+#include "trace.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace sluice::detail {
+
+//! One device activity, as the source reports it.
+struct activity_record {
+  enum class type : std::uint8_t { kernel, copy, fill };
+  type what = type::kernel;
+  std::uint32_t correlation = 0;  // the vendor's correlation id of the API call
+  std::uint32_t stream = 0;       // the source's stream id (add_stream)
+  std::uint64_t start = 0;        // source clock, ns
+  std::uint64_t end = 0;
+  std::uint64_t bytes = 0;
+  std::string name;  // a kernel's (mangled) name
+};
+
+//! What a source hands over at the end of a trace.
+struct activity_batch {
+  std::vector<activity_record> activities;
+  //! Vendor correlation id -> the external id pushed around its API call.
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> correlations;
+  std::uint64_t dropped = 0;  // records the source says it lost
+};
+
+//! The vendor's activity interface, reduced to what the tracer needs
+//! (cupti_source.cpp: CUPTI, loaded at run time; tests: a fake).
+class activity_source {
+ public:
+  virtual ~activity_source() = default;
+  //! Starts recording activities; false with *why when it cannot (another
+  //! tool holds the vendor's interface, no driver, ...). Nothing is enabled then.
+  virtual bool start(std::string* why) = 0;
+  //! The calling thread's external correlation id, around one enqueue.
+  virtual void push(std::uint64_t external) noexcept = 0;
+  virtual void pop() noexcept = 0;
+  //! The source's id of a native stream; false when it cannot tell.
+  virtual bool stream_id(void* native, std::uint32_t* id) noexcept = 0;
+  //! The source's clock now (ns).
+  virtual std::uint64_t timestamp() noexcept = 0;
+  //! Flushes every buffer, stops recording, hands over what it recorded.
+  virtual void stop(activity_batch* out) = 0;
+};
+
+//! CUDA: CUPTI through dlopen (cupti_source.cpp); HIP or a build without
+//! the CUPTI headers: null, with *why.
+activity_source* vendor_activity_source(std::string* why);
+
+//! What end() found, besides the records.
+struct activity_summary {
+  std::uint64_t operations = 0;       // sluice operations placed
+  std::uint64_t user_activities = 0;  // kernels/copies enqueued on sluice streams directly
+  std::uint64_t dropped = 0;          // records the source lost
+  std::uint64_t left_out = 0;       // device operations with no activity (dropped, or not complete)
+  std::uint64_t foreign = 0;        // activities on streams that are not sluice's: left out
+  std::uint64_t activities = 0;     // device activities the source handed over
+  std::uint64_t correlations = 0;   // external-correlation records among them
+  std::int64_t clock_error_ns = 0;  // +- of the source-to-host clock mapping
+};
+
+class activity_tracer {
+ public:
+  //! trace_begin: starts the source and calibrates; false (and *why) when
+  //! the source cannot start: the caller uses the event tracer.
+  bool begin(activity_source* source, std::string* why);
+  bool active() const noexcept { return source_.load(std::memory_order_relaxed) != nullptr; }
+
+  //! Around the vendor call of one operation: open() pushes a new id
+  //! (*pushed: the source it was pushed to, or null); close() pops it there
+  //! (even after the trace ended: the thread's stack stays balanced) and
+  //! keeps the record if its trace is still collected; abandon() pops it (the
+  //! operation threw before it was enqueued).
+  std::uint64_t open(activity_source** pushed) noexcept;
+  void close(std::uint64_t id, activity_source* pushed, trace::record&& r);
+  static void abandon(activity_source* pushed) noexcept;
+
+  //! A sluice stream of this trace: activities on `native` belong to its
+  //! track (trace id `stream`) even without an external id. Cheap after
+  //! the first call per stream and trace (the caller checks `epoch`).
+  void add_stream(void* native, std::uint64_t stream, int device, int priority);
+  std::uint64_t epoch() const noexcept { return epoch_.load(std::memory_order_relaxed); }
+
+  //! trace_end: stops the source, places every operation; the records go to
+  //! *out (in no particular order).
+  activity_summary end(std::vector<trace::record>* out);
+
+ private:
+  struct sample {
+    std::int64_t host = 0;    // middle of the window
+    std::int64_t window = 0;  // its width
+    std::uint64_t source = 0;
+  };
+  struct op {
+    std::uint64_t id = 0;
+    trace::record r;
+  };
+  struct track {
+    std::uint64_t stream = 0;
+    int device = 0;
+    int priority = 0;
+  };
+  sample calibrate() noexcept;
+  std::int64_t to_host(std::uint64_t t) const noexcept;
+  std::int64_t clock_error() const noexcept;
+  static constexpr std::int64_t rate_span_ns = 50000000;  // see to_host
+
+  std::atomic<activity_source*> source_{nullptr};
+  std::mutex m_;
+  std::vector<op> ops_;                               // closed operations of this trace
+  std::unordered_map<std::uint32_t, track> streams_;  // source stream id -> track
+  std::atomic<std::uint64_t> next_id_{1};
+  std::uint64_t first_id_ = 1;  // this trace's first id
+  std::atomic<std::uint64_t> epoch_{0};
+  sample begin_{}, end_{};
+};
+
+//! The backend's activity tracer (one per process).
+activity_tracer& the_activity_tracer();
+
+}  // namespace sluice::detail

@@ -1,0 +1,311 @@
+// CUPTI as the activity tracer's source (activity_tracer.hpp), sluice::cuda
+// only (backends/cuda_hip/CMakeLists.txt builds this file into it when the
+// toolkit has cupti.h). libcupti is loaded at run time (dlopen by soname,
+// then the toolkit's folders; SLUICE_CUPTI_LIBRARY=<path> names another, and
+// then no loaded driver is required): a machine
+// without it traces with timing events, as does one where CUPTI is already
+// in use by another tool (Nsight Systems, a profiler: cuptiSubscribe says so).
+// cupti.h gives the types and the function signatures only; nothing links
+// against libcupti.
+#include "activity_tracer.hpp"
+
+#include <cupti.h>
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#ifndef SLUICE_CUPTI_SONAME
+#error "SLUICE_CUPTI_SONAME: set by backends/cuda_hip/CMakeLists.txt"
+#endif
+
+namespace sluice::detail {
+
+namespace {
+
+constexpr std::size_t buffer_bytes = 8u << 20;  // per activity buffer CUPTI asks for
+constexpr CUpti_ExternalCorrelationKind sluice_kind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+
+//! The CUPTI calls sluice makes, looked up with dlsym.
+struct cupti_table {
+  decltype(&cuptiSubscribe) subscribe = nullptr;
+  decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
+  decltype(&cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
+  decltype(&cuptiActivityEnable) enable = nullptr;
+  decltype(&cuptiActivityDisable) disable = nullptr;
+  decltype(&cuptiActivityFlushAll) flush_all = nullptr;
+  decltype(&cuptiActivityGetNextRecord) next_record = nullptr;
+  decltype(&cuptiActivityGetNumDroppedRecords) dropped = nullptr;
+  decltype(&cuptiActivityPushExternalCorrelationId) push = nullptr;
+  decltype(&cuptiActivityPopExternalCorrelationId) pop = nullptr;
+  decltype(&cuptiGetStreamIdEx) stream_id = nullptr;
+  decltype(&cuptiGetTimestamp) timestamp = nullptr;
+  decltype(&cuptiGetResultString) result_string = nullptr;
+};
+
+template <class F>
+bool find(void* lib, const char* name, F* f, std::string* missing) {
+  *f = reinterpret_cast<F>(dlsym(lib, name));
+  if (*f == nullptr) *missing += std::string(missing->empty() ? "" : ", ") + name;
+  return *f != nullptr;
+}
+
+class cupti_source final : public activity_source {
+ public:
+  bool load(std::string* why) {
+    // CUPTI works through the driver: where the runtime has not loaded one
+    // (the simulated runtimes of tests/fake_cudart), libcupti is not loaded,
+    // unless SLUICE_CUPTI_LIBRARY names a library (the tests name the
+    // simulated runtime, which is also a CUPTI: tests/fake_cudart/sim_cupti.cpp).
+    const char* named = std::getenv("SLUICE_CUPTI_LIBRARY");
+    if (named == nullptr || *named == '\0') {
+      if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) {
+        dlclose(driver);
+      } else {
+        *why = "no CUDA driver in this process (libcuda.so.1 is not loaded)";
+        return false;
+      }
+    }
+    std::vector<std::string> tried;
+    if (named != nullptr && *named != '\0') {
+      tried.emplace_back(named);
+    } else {
+      tried.emplace_back(SLUICE_CUPTI_SONAME);
+      for (const char* dir : {SLUICE_CUPTI_LIBDIR, SLUICE_CUPTI_EXTRAS, "/usr/local/cuda/lib64",
+                              "/usr/local/cuda/extras/CUPTI/lib64"})
+        tried.push_back(std::string(dir) + "/" + SLUICE_CUPTI_SONAME);
+    }
+    void* lib = nullptr;
+    std::string errors;
+    for (const auto& p : tried) {
+      lib = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (lib != nullptr) break;
+      const char* e = dlerror();
+      errors += "\n  " + (e != nullptr ? std::string(e) : p);
+    }
+    if (lib == nullptr) {
+      *why = "libcupti could not be loaded:" + errors;
+      return false;
+    }
+    std::string missing;
+    auto& t = t_;
+    find(lib, "cuptiSubscribe", &t.subscribe, &missing);
+    find(lib, "cuptiUnsubscribe", &t.unsubscribe, &missing);
+    find(lib, "cuptiActivityRegisterCallbacks", &t.register_callbacks, &missing);
+    find(lib, "cuptiActivityEnable", &t.enable, &missing);
+    find(lib, "cuptiActivityDisable", &t.disable, &missing);
+    find(lib, "cuptiActivityFlushAll", &t.flush_all, &missing);
+    find(lib, "cuptiActivityGetNextRecord", &t.next_record, &missing);
+    find(lib, "cuptiActivityGetNumDroppedRecords", &t.dropped, &missing);
+    find(lib, "cuptiActivityPushExternalCorrelationId", &t.push, &missing);
+    find(lib, "cuptiActivityPopExternalCorrelationId", &t.pop, &missing);
+    find(lib, "cuptiGetStreamIdEx", &t.stream_id, &missing);
+    find(lib, "cuptiGetTimestamp", &t.timestamp, &missing);
+    find(lib, "cuptiGetResultString", &t.result_string, &missing);
+    if (!missing.empty()) {
+      *why = "the loaded libcupti lacks " + missing;
+      dlclose(lib);
+      return false;
+    }
+    return true;
+  }
+
+  bool start(std::string* why) override {
+    // A second subscriber is refused: another tool holds CUPTI.
+    CUptiResult r = t_.subscribe(&subscriber_, &no_callback, nullptr);
+    if (r != CUPTI_SUCCESS) {
+      *why = r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
+                 ? "CUPTI is already in use by another tool (cuptiSubscribe: " + text(r) + ")"
+                 : "cuptiSubscribe: " + text(r);
+      return false;
+    }
+    if (!registered_) {
+      r = t_.register_callbacks(&buffer_requested, &buffer_completed);
+      if (r != CUPTI_SUCCESS) {
+        *why = "cuptiActivityRegisterCallbacks: " + text(r);
+        t_.unsubscribe(subscriber_);
+        return false;
+      }
+      registered_ = true;
+    }
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      batch_ = activity_batch{};
+    }
+    enabled_.clear();
+    for (const CUpti_ActivityKind k :
+         // An external-correlation record names the correlation id of a
+         // runtime or driver API record (CUpti_ActivityExternalCorrelation);
+         // the first GPU run (9c718d1), with no API kind enabled, tied no
+         // activity to a sluice operation: the runtime's API records are
+         // enabled (and dropped in add()). sluice enqueues device work
+         // through the runtime only (cuda_api.hpp), so the driver's are not.
+         {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+          CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+          CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET}) {
+      r = t_.enable(k);
+      if (r != CUPTI_SUCCESS) {
+        *why = "cuptiActivityEnable(" + std::to_string(static_cast<int>(k)) + "): " + text(r);
+        for (const auto e : enabled_) t_.disable(e);
+        enabled_.clear();
+        t_.unsubscribe(subscriber_);
+        return false;
+      }
+      enabled_.push_back(k);
+    }
+    return true;
+  }
+
+  void push(std::uint64_t external) noexcept override { t_.push(sluice_kind, external); }
+  void pop() noexcept override {
+    std::uint64_t last = 0;
+    t_.pop(sluice_kind, &last);
+  }
+  bool stream_id(void* native, std::uint32_t* id) noexcept override {
+    return t_.stream_id(nullptr, static_cast<CUstream>(native), 0, id) == CUPTI_SUCCESS;
+  }
+  std::uint64_t timestamp() noexcept override {
+    std::uint64_t t = 0;
+    t_.timestamp(&t);
+    return t;
+  }
+
+  void stop(activity_batch* out) override {
+    // Forced: buffers with records not complete come back too (those are
+    // skipped: trace_end waits for nothing).
+    t_.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    for (const auto e : enabled_) t_.disable(e);
+    enabled_.clear();
+    t_.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    t_.unsubscribe(subscriber_);
+    std::lock_guard<std::mutex> lock(m_);
+    *out = std::move(batch_);
+    batch_ = activity_batch{};
+  }
+
+  static cupti_source* the;
+
+ private:
+  std::string text(CUptiResult r) const {
+    const char* s = nullptr;
+    if (t_.result_string != nullptr) t_.result_string(r, &s);
+    return (s != nullptr ? std::string(s) : std::string("CUPTI error")) + " (" +
+           std::to_string(static_cast<int>(r)) + ")";
+  }
+
+  static void CUPTIAPI no_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+  static void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+    *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, buffer_bytes));
+    *size = *buffer != nullptr ? buffer_bytes : 0;
+    *max_records = 0;  // as many as fit
+  }
+
+  static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer,
+                                        size_t /*size*/, size_t valid) {
+    if (the != nullptr) the->take(ctx, stream, buffer, valid);
+    std::free(buffer);
+  }
+
+  //! On CUPTI's thread (or the flushing one): the buffer's records, copied.
+  void take(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t valid) noexcept {
+    try {
+      std::lock_guard<std::mutex> lock(m_);
+      CUpti_Activity* rec = nullptr;
+      while (t_.next_record(buffer, valid, &rec) == CUPTI_SUCCESS) add(rec);
+      size_t dropped = 0;
+      if (t_.dropped(ctx, stream, &dropped) == CUPTI_SUCCESS) batch_.dropped += dropped;
+    } catch (...) {
+      std::fprintf(stderr, "sluice: trace: out of memory while reading CUPTI's records\n");
+    }
+  }
+
+  void add(const CUpti_Activity* rec) {
+    activity_record a;
+    switch (rec->kind) {
+      case CUPTI_ACTIVITY_KIND_KERNEL:
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
+        a.what = activity_record::type::kernel;
+        a.correlation = k->correlationId;
+        a.stream = k->streamId;
+        a.start = k->start;
+        a.end = k->end;
+        if (k->name != nullptr) a.name = k->name;
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const auto* c = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
+        a.what = activity_record::type::copy;
+        a.correlation = c->correlationId;
+        a.stream = c->streamId;
+        a.start = c->start;
+        a.end = c->end;
+        a.bytes = c->bytes;
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMCPY2: {
+        const auto* c = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(rec);
+        a.what = activity_record::type::copy;
+        a.correlation = c->correlationId;
+        a.stream = c->streamId;
+        a.start = c->start;
+        a.end = c->end;
+        a.bytes = c->bytes;
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const auto* f = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
+        a.what = activity_record::type::fill;
+        a.correlation = f->correlationId;
+        a.stream = f->streamId;
+        a.start = f->start;
+        a.end = f->end;
+        a.bytes = f->bytes;
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+        const auto* x = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(rec);
+        if (x->externalKind == sluice_kind)
+          batch_.correlations.emplace_back(x->correlationId, x->externalId);
+        return;
+      }
+      default: return;
+    }
+    batch_.activities.push_back(std::move(a));
+  }
+
+  cupti_table t_;
+  CUpti_SubscriberHandle subscriber_{};
+  bool registered_ = false;
+  std::vector<CUpti_ActivityKind> enabled_;
+  std::mutex m_;  // batch_
+  activity_batch batch_;
+};
+
+cupti_source* cupti_source::the = nullptr;
+
+}  // namespace
+
+activity_source* vendor_activity_source(std::string* why) {
+  // Loaded once per process; a failed load is not tried again.
+  static std::string load_error;
+  static cupti_source* source = [] {
+    auto* s = new cupti_source();  // never destroyed: CUPTI may call back at exit
+    if (!s->load(&load_error)) {
+      delete s;
+      return static_cast<cupti_source*>(nullptr);
+    }
+    cupti_source::the = s;
+    return s;
+  }();
+  if (source == nullptr) *why = load_error;
+  return source;
+}
+
+}  // namespace sluice::detail

@@ -1,0 +1,320 @@
+// The activity tracer's logic (backends/cuda_hip/activity_tracer.hpp, issue
+// 21) against a fake activity source: the source CUPTI is on a GPU, scripted
+// here. It checks that each operation is tied to its activities through the
+// external ids pushed around its enqueue, that device times come back on the
+// host clock, that the user's own kernels land on their stream's track with
+// their demangled name, and that nothing is lost silently.
+#include "activity_tracer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+using sluice::detail::activity_batch;
+using sluice::detail::activity_record;
+using sluice::detail::activity_source;
+using sluice::detail::activity_summary;
+using sluice::detail::activity_tracer;
+namespace trace = sluice::detail::trace;
+
+constexpr std::uint64_t clock_offset = 1700000000000000000ULL;  // a realtime-like epoch
+
+//! A scripted source: its clock is the host's plus an offset; the test says
+//! which activities the "device" ran.
+class fake_source final : public activity_source {
+ public:
+  bool refuse = false;
+  std::vector<std::uint64_t> stack;   // external ids pushed, not yet popped
+  std::vector<std::uint64_t> pushed;  // every push, in order
+  int pops = 0;
+  bool started = false, stopped = false;
+  activity_batch batch;
+  std::uint32_t next_correlation = 100;
+
+  bool start(std::string* why) override {
+    if (refuse) {
+      *why = "CUPTI is already in use by another tool";
+      return false;
+    }
+    started = true;
+    return true;
+  }
+  void push(std::uint64_t external) noexcept override {
+    stack.push_back(external);
+    pushed.push_back(external);
+  }
+  void pop() noexcept override {
+    ++pops;
+    if (!stack.empty()) stack.pop_back();
+  }
+  bool stream_id(void* native, std::uint32_t* id) noexcept override {
+    *id = static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(native));
+    return true;
+  }
+  std::uint64_t timestamp() noexcept override {
+    return static_cast<std::uint64_t>(trace::now_ns()) + clock_offset;
+  }
+  void stop(activity_batch* out) override {
+    stopped = true;
+    *out = std::move(batch);
+  }
+
+  //! The device ran an activity of the innermost pushed operation (as the
+  //! vendor call made while it is pushed would): host times [start, end].
+  void ran(activity_record::type what, std::uint32_t stream, std::int64_t start, std::int64_t end,
+           std::uint64_t external) {
+    const std::uint32_t c = next_correlation++;
+    activity_record a;
+    a.what = what;
+    a.correlation = c;
+    a.stream = stream;
+    a.start = static_cast<std::uint64_t>(start) + clock_offset;
+    a.end = static_cast<std::uint64_t>(end) + clock_offset;
+    batch.activities.push_back(a);
+    batch.correlations.emplace_back(c, external);
+  }
+  //! The user's own kernel on a stream (no external id).
+  void user_kernel(std::uint32_t stream, std::int64_t start, std::int64_t end, const char* name) {
+    activity_record a;
+    a.what = activity_record::type::kernel;
+    a.correlation = next_correlation++;
+    a.stream = stream;
+    a.start = static_cast<std::uint64_t>(start) + clock_offset;
+    a.end = static_cast<std::uint64_t>(end) + clock_offset;
+    a.name = name;
+    batch.activities.push_back(a);
+  }
+};
+
+//! open() and close() as the backend calls them (the source pushed to travels with the op).
+struct opened {
+  std::uint64_t id = 0;
+  activity_source* pushed = nullptr;
+};
+opened open_op(activity_tracer& t) {
+  opened o;
+  o.id = t.open(&o.pushed);
+  return o;
+}
+void close_op(activity_tracer& t, const opened& o, trace::record r) {
+  t.close(o.id, o.pushed, std::move(r));
+}
+
+void* native(std::uint32_t id) { return reinterpret_cast<void*>(std::uintptr_t{id}); }
+
+trace::record op(const char* kind, std::uint64_t stream, std::uint64_t seq, std::int64_t enqueue) {
+  trace::record r;
+  r.kind = kind;
+  r.stream = stream;
+  r.seq = seq;
+  r.host_thread = 1;
+  r.enqueue_ns = enqueue;
+  return r;
+}
+
+const trace::record* find(const std::vector<trace::record>& v, std::uint64_t stream,
+                          std::uint64_t seq) {
+  for (const auto& r : v)
+    if (r.stream == stream && r.seq == seq && r.host_thread != 0) return &r;
+  return nullptr;
+}
+
+TEST(ActivityTracer, OperationsAreTimedByTheirActivitiesOnTheHostClock) {
+  fake_source src;
+  activity_tracer t;
+  std::string why;
+  ASSERT_TRUE(t.begin(&src, &why)) << why;
+  EXPECT_TRUE(t.active());
+  t.add_stream(native(7), 1, 0, -2);
+  const std::int64_t base = trace::now_ns();
+  // A copy made of two activities (a staged copy's chunks), then a fill.
+  const opened copy = open_op(t);
+  ASSERT_EQ(src.stack, std::vector<std::uint64_t>{copy.id});
+  src.ran(activity_record::type::copy, 7, base + 1000, base + 5000, copy.id);
+  src.ran(activity_record::type::copy, 7, base + 6000, base + 9000, copy.id);
+  close_op(t, copy, op("copy", 1, 1, base));
+  EXPECT_TRUE(src.stack.empty());
+  const opened fill = open_op(t);
+  EXPECT_NE(fill.id, copy.id);
+  src.ran(activity_record::type::fill, 7, base + 9500, base + 12000, fill.id);
+  close_op(t, fill, op("fill", 1, 2, base + 10));
+
+  std::vector<trace::record> out;
+  const activity_summary sum = t.end(&out);
+  EXPECT_TRUE(src.stopped);
+  EXPECT_FALSE(t.active());
+  EXPECT_EQ(sum.operations, 2u);
+  EXPECT_EQ(sum.left_out, 0u);
+  EXPECT_EQ(sum.activities, 3u);
+  EXPECT_EQ(sum.correlations, 3u);
+  EXPECT_GE(sum.clock_error_ns, 0);
+  EXPECT_LT(sum.clock_error_ns, 1000000);  // a few us on any machine
+  const std::int64_t tol = sum.clock_error_ns + 1000;
+  const auto* c = find(out, 1, 1);
+  const auto* f = find(out, 1, 2);
+  ASSERT_NE(c, nullptr);
+  ASSERT_NE(f, nullptr);
+  EXPECT_LE(std::llabs(c->start_ns - (base + 1000)), tol) << c->start_ns - (base + 1000);
+  EXPECT_LE(std::llabs(c->end_ns - (base + 9000)), tol) << c->end_ns - (base + 9000);
+  EXPECT_LE(std::llabs(f->start_ns - (base + 9500)), tol) << f->start_ns - (base + 9500);
+  EXPECT_LE(std::llabs(f->end_ns - (base + 12000)), tol) << f->end_ns - (base + 12000);
+  EXPECT_STREQ(c->kind, "copy");
+}
+
+TEST(ActivityTracer, TheUsersOwnKernelLandsOnItsStreamsTrackNamed) {
+  fake_source src;
+  activity_tracer t;
+  std::string why;
+  ASSERT_TRUE(t.begin(&src, &why));
+  t.add_stream(native(3), 42, 1, -5);
+  const std::int64_t base = trace::now_ns();
+  src.user_kernel(3, base + 100, base + 900, "_Z6squarePfi");
+  src.user_kernel(9, base + 100, base + 900, "_Z5otherv");  // not a sluice stream
+  std::vector<trace::record> out;
+  const activity_summary sum = t.end(&out);
+  EXPECT_EQ(sum.user_activities, 1u);
+  EXPECT_EQ(sum.foreign, 1u);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_STREQ(out[0].kind, "kernel");
+  EXPECT_EQ(out[0].label, "square(float*, int)");
+  EXPECT_EQ(out[0].stream, 42u);
+  EXPECT_EQ(out[0].device, 1);
+  EXPECT_EQ(out[0].priority, -5);
+  EXPECT_EQ(out[0].host_thread, 0u);  // not enqueued through sluice
+  EXPECT_LE(out[0].start_ns, out[0].end_ns);
+}
+
+TEST(ActivityTracer, InstantsAndWaitsArePlacedAfterWhatTheyFollow) {
+  fake_source src;
+  activity_tracer t;
+  std::string why;
+  ASSERT_TRUE(t.begin(&src, &why));
+  const std::int64_t base = trace::now_ns();
+  // Stream 1: a copy [base+1000, base+50000], then a record (enqueued at base+20).
+  const opened copy = open_op(t);
+  src.ran(activity_record::type::copy, 1, base + 1000, base + 50000, copy.id);
+  close_op(t, copy, op("copy", 1, 1, base));
+  const opened rec = open_op(t);
+  close_op(t, rec, op("record", 1, 2, base + 20));
+  // Stream 2: waits for stream 1's record (enqueued at base+30).
+  auto w = op("wait", 2, 1, base + 30);
+  w.from_stream = 1;
+  w.from_seq = 2;
+  const opened wait = open_op(t);
+  close_op(t, wait, std::move(w));
+  std::vector<trace::record> out;
+  const activity_summary sum = t.end(&out);
+  EXPECT_EQ(sum.operations, 3u);
+  const std::int64_t tol = sum.clock_error_ns + 1000;
+  const auto* r = find(out, 1, 2);
+  const auto* wr = find(out, 2, 1);
+  ASSERT_NE(r, nullptr);
+  ASSERT_NE(wr, nullptr);
+  EXPECT_LE(std::llabs(r->start_ns - (base + 50000)), tol) << r->start_ns - (base + 50000);
+  EXPECT_EQ(r->start_ns, r->end_ns);   // an instant
+  EXPECT_EQ(wr->start_ns, base + 30);  // the idle stream reached it when it was enqueued
+  EXPECT_EQ(wr->end_ns, r->end_ns);    // and it ended when the record completed
+}
+
+TEST(ActivityTracer, AWaitItCannotSeeTheEndOfEndsWhereTheStreamWentOn) {
+  fake_source src;
+  activity_tracer t;
+  std::string why;
+  ASSERT_TRUE(t.begin(&src, &why));
+  const std::int64_t base = trace::now_ns();
+  // A flag's wait_value (no device activity, nothing to wait for in the
+  // trace), then a fill that ran only once the flag was stored, 30 us later.
+  const opened wait = open_op(t);
+  close_op(t, wait, op("wait_value", 1, 1, base));
+  const opened fill = open_op(t);
+  src.ran(activity_record::type::fill, 1, base + 30000, base + 31000, fill.id);
+  close_op(t, fill, op("fill", 1, 2, base + 10));
+  // And one at the end of a stream: nothing follows, an instant.
+  const opened last = open_op(t);
+  close_op(t, last, op("wait_value", 2, 1, base + 20));
+  std::vector<trace::record> out;
+  const activity_summary sum = t.end(&out);
+  const std::int64_t tol = sum.clock_error_ns + 1000;
+  const auto* w = find(out, 1, 1);
+  const auto* f = find(out, 1, 2);
+  const auto* l = find(out, 2, 1);
+  ASSERT_NE(w, nullptr);
+  ASSERT_NE(f, nullptr);
+  ASSERT_NE(l, nullptr);
+  EXPECT_EQ(w->start_ns, base);
+  EXPECT_EQ(w->end_ns, f->start_ns);
+  EXPECT_LE(std::llabs(f->start_ns - (base + 30000)), tol) << f->start_ns - (base + 30000);
+  EXPECT_EQ(l->start_ns, l->end_ns);
+}
+
+TEST(ActivityTracer, WhatIsLostIsCountedNotHidden) {
+  fake_source src;
+  activity_tracer t;
+  std::string why;
+  ASSERT_TRUE(t.begin(&src, &why));
+  const std::int64_t base = trace::now_ns();
+  const opened copy = open_op(t);  // its activity record was dropped
+  close_op(t, copy, op("copy", 1, 1, base));
+  const opened thrown = open_op(t);  // threw before it was enqueued
+  activity_tracer::abandon(thrown.pushed);
+  src.ran(activity_record::type::fill, 1, base + 10, base + 20, thrown.id);  // not shown
+  src.batch.dropped = 3;
+  std::vector<trace::record> out;
+  const activity_summary sum = t.end(&out);
+  EXPECT_EQ(src.pops, 2);
+  EXPECT_TRUE(src.stack.empty());
+  EXPECT_EQ(sum.dropped, 3u);
+  EXPECT_EQ(sum.left_out, 1u);
+  EXPECT_EQ(sum.operations, 0u);
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(ActivityTracer, ASourceThatCannotStartLeavesTheEventTracerInCharge) {
+  fake_source src;
+  src.refuse = true;
+  activity_tracer t;
+  std::string why;
+  EXPECT_FALSE(t.begin(&src, &why));
+  EXPECT_NE(why.find("another tool"), std::string::npos);
+  EXPECT_FALSE(t.active());
+  EXPECT_EQ(open_op(t).pushed, nullptr);  // nothing pushed
+  EXPECT_TRUE(src.pushed.empty());
+  std::vector<trace::record> out;
+  EXPECT_EQ(t.end(&out).operations, 0u);
+  EXPECT_FALSE(src.stopped);
+  EXPECT_FALSE(t.begin(nullptr, &why));  // no source at all (HIP, no libcupti)
+}
+
+TEST(ActivityTracer, AnOperationOfAnEarlierTraceIsNotInTheNextOne) {
+  fake_source src;
+  activity_tracer t;
+  std::string why;
+  ASSERT_TRUE(t.begin(&src, &why));
+  const opened late = open_op(t);  // still open when the trace ends
+  std::vector<trace::record> out;
+  t.end(&out);
+  ASSERT_TRUE(t.begin(&src, &why));
+  close_op(t, late, op("record", 1, 1, trace::now_ns()));
+  const opened now = open_op(t);
+  close_op(t, now, op("record", 1, 2, trace::now_ns()));
+  const opened after = open_op(t);  // closed once this trace has ended
+  out.clear();
+  EXPECT_EQ(t.end(&out).operations, 1u);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].seq, 2u);
+  close_op(t, after, op("record", 1, 3, trace::now_ns()));
+  // Every push popped where it was pushed, the trace over or not: the
+  // thread's external ids never tag later work.
+  EXPECT_TRUE(src.stack.empty());
+  EXPECT_EQ(src.pops, static_cast<int>(src.pushed.size()));
+  ASSERT_TRUE(t.begin(&src, &why));
+  out.clear();
+  EXPECT_EQ(t.end(&out).operations, 0u);
+}
+
+}  // namespace
