@@ -225,50 +225,39 @@ class cupti_source final : public activity_source {
     }
   }
 
+  //! What every device activity record has: its correlation, stream and times.
+  template <class Record>
+  static void common(activity_record& a, const CUpti_Activity* rec, activity_record::type what) {
+    const auto* r = reinterpret_cast<const Record*>(rec);
+    a.what = what;
+    a.correlation = r->correlationId;
+    a.stream = r->streamId;
+    a.start = r->start;
+    a.end = r->end;
+  }
+
   void add(const CUpti_Activity* rec) {
     activity_record a;
     switch (rec->kind) {
       case CUPTI_ACTIVITY_KIND_KERNEL:
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        common<CUpti_ActivityKernel10>(a, rec, activity_record::type::kernel);
         const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
-        a.what = activity_record::type::kernel;
-        a.correlation = k->correlationId;
-        a.stream = k->streamId;
-        a.start = k->start;
-        a.end = k->end;
         if (k->name != nullptr) a.name = k->name;
         break;
       }
-      case CUPTI_ACTIVITY_KIND_MEMCPY: {
-        const auto* c = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec);
-        a.what = activity_record::type::copy;
-        a.correlation = c->correlationId;
-        a.stream = c->streamId;
-        a.start = c->start;
-        a.end = c->end;
-        a.bytes = c->bytes;
+      case CUPTI_ACTIVITY_KIND_MEMCPY:
+        common<CUpti_ActivityMemcpy6>(a, rec, activity_record::type::copy);
+        a.bytes = reinterpret_cast<const CUpti_ActivityMemcpy6*>(rec)->bytes;
         break;
-      }
-      case CUPTI_ACTIVITY_KIND_MEMCPY2: {
-        const auto* c = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(rec);
-        a.what = activity_record::type::copy;
-        a.correlation = c->correlationId;
-        a.stream = c->streamId;
-        a.start = c->start;
-        a.end = c->end;
-        a.bytes = c->bytes;
+      case CUPTI_ACTIVITY_KIND_MEMCPY2:
+        common<CUpti_ActivityMemcpyPtoP4>(a, rec, activity_record::type::copy);
+        a.bytes = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(rec)->bytes;
         break;
-      }
-      case CUPTI_ACTIVITY_KIND_MEMSET: {
-        const auto* f = reinterpret_cast<const CUpti_ActivityMemset4*>(rec);
-        a.what = activity_record::type::fill;
-        a.correlation = f->correlationId;
-        a.stream = f->streamId;
-        a.start = f->start;
-        a.end = f->end;
-        a.bytes = f->bytes;
+      case CUPTI_ACTIVITY_KIND_MEMSET:
+        common<CUpti_ActivityMemset4>(a, rec, activity_record::type::fill);
+        a.bytes = reinterpret_cast<const CUpti_ActivityMemset4*>(rec)->bytes;
         break;
-      }
       case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
         const auto* x = reinterpret_cast<const CUpti_ActivityExternalCorrelation*>(rec);
         if (x->externalKind == sluice_kind)

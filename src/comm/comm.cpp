@@ -327,6 +327,17 @@ void collective(stream_ref s, message m, const std::shared_ptr<communicator_stat
   ++c.collectives;
 }
 
+message collective_message(op_kind kind, const void* in, void* out, std::size_t count,
+                           datatype t) {
+  message m;
+  m.kind = kind;
+  m.in = in;
+  m.out = out;
+  m.count = count;
+  m.type = t;
+  return m;
+}
+
 }  // namespace
 
 void all_reduce(stream_ref s, const void* in, void* out, std::size_t count, datatype t,
@@ -338,12 +349,7 @@ void all_reduce(stream_ref s, const void* in, void* out, std::size_t count, data
   if (!known(op)) reject(errc::invalid_argument, api, "unknown reduce_op");
   if (in != out && overlap(in, bytes, out, bytes))
     reject(errc::invalid_argument, api, "the input and output overlap without being the same (in place)");
-  message m;
-  m.kind = op_kind::all_reduce;
-  m.in = in;
-  m.out = out;
-  m.count = count;
-  m.type = t;
+  message m = collective_message(op_kind::all_reduce, in, out, count, t);
   m.op = op;
   collective(s, m, communicator_state::of(c), api);
 }
@@ -355,12 +361,7 @@ void broadcast(stream_ref s, void* buf, std::size_t count, datatype t, int root,
   check_buffer(buf, bytes, "", api);
   const auto& state = communicator_state::of(c);
   check_rank(root, checked(state, api), "root", api);
-  message m;
-  m.kind = op_kind::broadcast;
-  m.in = buf;
-  m.out = buf;
-  m.count = count;
-  m.type = t;
+  message m = collective_message(op_kind::broadcast, buf, buf, count, t);
   m.peer = root;
   collective(s, m, state, api);
 }
@@ -379,13 +380,7 @@ void all_gather(stream_ref s, const void* in, void* out, std::size_t count_per_r
   if (in != own && overlap(in, bytes, out, total))
     reject(errc::invalid_argument, api,
            "the input overlaps the output without being this rank's own slot (in place)");
-  message m;
-  m.kind = op_kind::all_gather;
-  m.in = in;
-  m.out = out;
-  m.count = count_per_rank;
-  m.type = t;
-  collective(s, m, state, api);
+  collective(s, collective_message(op_kind::all_gather, in, out, count_per_rank, t), state, api);
 }
 
 }  // namespace detail

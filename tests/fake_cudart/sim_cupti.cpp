@@ -120,52 +120,38 @@ void ran(activity what, std::uint32_t correlation, std::uint32_t stream, int dev
     return;
   }
   const auto dev = static_cast<std::uint32_t>(device);
+  // What every device activity record has; the caller adds the rest.
+  const auto record = [&](auto r, CUpti_ActivityKind kind) {
+    r.kind = kind;
+    r.start = start;
+    r.end = end;
+    r.deviceId = dev;
+    r.streamId = stream;
+    r.correlationId = correlation;
+    return r;
+  };
   switch (what) {
     case activity::kernel: {
-      CUpti_ActivityKernel10 k{};
-      k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-      k.start = start;
-      k.end = end;
-      k.deviceId = dev;
-      k.streamId = stream;
-      k.correlationId = correlation;
+      auto k = record(CUpti_ActivityKernel10{}, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
       k.name = s.names.insert(name != nullptr ? name : "").first->c_str();
       keep_locked(k);
       break;
     }
     case activity::copy: {
-      CUpti_ActivityMemcpy6 c{};
-      c.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-      c.start = start;
-      c.end = end;
+      auto c = record(CUpti_ActivityMemcpy6{}, CUPTI_ACTIVITY_KIND_MEMCPY);
       c.bytes = bytes;
-      c.deviceId = dev;
-      c.streamId = stream;
-      c.correlationId = correlation;
       keep_locked(c);
       break;
     }
     case activity::copy_peer: {
-      CUpti_ActivityMemcpyPtoP4 c{};
-      c.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
-      c.start = start;
-      c.end = end;
+      auto c = record(CUpti_ActivityMemcpyPtoP4{}, CUPTI_ACTIVITY_KIND_MEMCPY2);
       c.bytes = bytes;
-      c.deviceId = dev;
-      c.streamId = stream;
-      c.correlationId = correlation;
       keep_locked(c);
       break;
     }
     case activity::fill: {
-      CUpti_ActivityMemset4 f{};
-      f.kind = CUPTI_ACTIVITY_KIND_MEMSET;
-      f.start = start;
-      f.end = end;
+      auto f = record(CUpti_ActivityMemset4{}, CUPTI_ACTIVITY_KIND_MEMSET);
       f.bytes = bytes;
-      f.deviceId = dev;
-      f.streamId = stream;
-      f.correlationId = correlation;
       keep_locked(f);
       break;
     }
