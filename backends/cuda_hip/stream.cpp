@@ -9,6 +9,7 @@
 #include "priority.hpp"
 #include "stream_names.hpp"
 #include "stream_state.hpp"
+#include "word_watch.hpp"
 
 #include <sluice/detail/interop.hpp>
 
@@ -26,20 +27,23 @@ thread_local std::uint32_t tls_host_ticket = 0;
 
 }  // namespace
 
-//! Host functions in flight behind one vendor callback and one gate wait:
-//! handed from the vendor callback to sluice's threads, which run them in
-//! order and then open the gate with the batch's ticket.
+//! Host functions in flight behind one signal and one gate wait: the stream
+//! stores the batch's ticket into its signal word once the work before the
+//! batch is done; the word watcher (src/word_watch.hpp) sees it and hands the
+//! batch to a runner thread, which runs the functions in order and then opens
+//! the gate with the ticket.
 struct host_batch {
   std::deque<std::unique_ptr<host_task>> tasks;  // under stream->batch_m
   stream_state* stream = nullptr;                // holds a reference until the gate is open
   std::uint32_t ticket = 0;
+  word_watch::watch watch;  // signal >= ticket: run the batch (fire_host_batch)
 };
 
 namespace {
 
 void run_host_batch(host_batch* batch) noexcept {
   stream_state& s = *batch->stream;
-  // The callback can run before the enqueue that launched it has put the gate
+  // The signal can be seen before the enqueue that wrote it has put the gate
   // wait behind it and published the ticket: wait for that (a few vendor-call
   // lengths at most), so that work a function enqueues on its own stream
   // lands behind the gate (HOST-1, HOST-3) and a record it makes carries its
@@ -82,16 +86,10 @@ void run_host_batch(host_batch* batch) noexcept {
   s.release();
 }
 
-//! The vendor callback: no vendor calls allowed here, and it runs on the
-//! vendor's one callback thread, so it only hands over (HOST-2, HOST-3).
-void hand_over(void* data) {
-  auto* batch = static_cast<host_batch*>(data);
-  try {
-    engine().host_functions.submit([batch] { run_host_batch(batch); });
-  } catch (...) {
-    run_host_batch(batch);  // no memory to hand over: run it here rather than lose it
-  }
-}
+//! The watch's function: on a runner thread (never the watcher's, never the
+//! vendor's), which may block in the user's function (HOST-2) and may call
+//! sluice (HOST-3).
+void fire_host_batch(void* data) noexcept { run_host_batch(static_cast<host_batch*>(data)); }
 
 }  // namespace
 
@@ -258,42 +256,50 @@ void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* 
       return;
     }
   }
+  // Before anything is enqueued: a watcher that cannot start loses nothing.
+  word_watch::ensure_started();
   auto batch = std::make_unique<host_batch>();
   batch->tasks.push_back(std::move(task));
   batch->stream = &s;
-  // The ticket is read from here on, never from `batch`: once launched, the
-  // callback may run, and free the batch, before the next line.
+  // The ticket is read from here on, never from `batch`: once watched, the
+  // batch may run, and be freed, before the next line.
   const std::uint32_t ticket = s.host_functions + 1;
   batch->ticket = ticket;
+  batch->watch.word = s.signal.host;
+  batch->watch.target = ticket;
+  batch->watch.fn = fire_host_batch;
+  batch->watch.arg = batch.get();
   {
-    // Open for joining before the launch: afterwards the batch may be gone.
+    // Open for joining before the signal: afterwards the batch may be gone.
     // Joining needs enqueue_m, held here until the gate wait is enqueued.
     std::lock_guard<std::mutex> batch_lock(s.batch_m);
     s.open_batch.store(batch.get(), std::memory_order_relaxed);
   }
-  // The callback only hands over; the stream then waits until the batch has
-  // run and opened the gate (so later work waits for it: HOST-1).
+  // The stream signals once the work before the batch is done, then waits
+  // until the batch has run and opened the gate (so later work waits for it:
+  // HOST-1). No vendor callback: sluice's watcher sees the signal.
   s.add_ref();
   // A host function holds the stream until sluice's thread has run it: no
   // stream pool makes vendor streams meanwhile (IND-4). Only around the vendor
   // calls: a thread that makes streams may hold a lock this one waits for.
   const stream_pool::hold_scope hold(engine().devices[static_cast<std::size_t>(s.device)].natives);
-  const auto launched = gpu::api::launch_host_func<hand_over>(s.native, batch.get());
-  if (!launched.ok()) {
+  const auto signalled =
+      gpu::api::stream_signal_then_wait(s.native, s.signal.device, ticket, s.gate.device, ticket);
+  if (signalled.nothing_enqueued) {
     end_host_batch(s);
     s.release();
-    check(launched, api_name, ": stream on device ", s.device);
+    check(signalled.result, api_name, ": stream on device ", s.device);
   }
-  (void)batch.release();  // owned by the callback now
   s.host_functions = ticket;
   s.host_functions_published.store(ticket, std::memory_order_release);
-  const auto held = gpu::api::stream_wait_value(s.native, s.gate.device, ticket);
+  // The signal is enqueued: the functions run whatever happens next.
+  word_watch::start(batch.release()->watch);
   s.gate_enqueued.store(ticket, std::memory_order_release);  // the batch may run now
-  if (!held.ok()) {
-    // The functions still run (the callback is enqueued) but later work would
+  if (!signalled.result.ok()) {
+    // The functions still run (the signal is enqueued) but later work would
     // not wait for them: report it, the stream is broken.
     end_host_batch(s);
-    check(held, api_name, ": holding the stream on device ", s.device,
+    check(signalled.result, api_name, ": holding the stream on device ", s.device,
           " until the host function returns");
   }
 }
