@@ -24,21 +24,34 @@ std::atomic<std::uint64_t> fired_count{0};
 std::atomic<std::uint64_t> park_count{0};
 std::atomic<std::uint64_t> runner_count{0};
 
-//! Threads that call the functions of watches that fired. Every queued watch
-//! finds a runner that is spinning, one woken for it, or a new one; a runner
-//! that takes a watch while more are queued and none spins first wakes (or
-//! starts) another, so a function that blocks never holds back the next.
+//! Threads that call the functions of watches that fired. A runner leaves
+//! its condition variable only by taking a wake token, so every token wakes a
+//! thread of its own. The rule that keeps a blocked function from holding back
+//! the next one: whenever a watch is queued, some runner is spinning, or woken
+//! (a token out), or being started, or has just popped a watch and is about to
+//! apply this rule itself. push() and a runner that pops while more are queued
+//! wake (or start) one runner when none is spinning or on its way: at most one
+//! wake-up in flight, so a runner draining a burst of short functions makes
+//! one system call, not one per function.
 class runner_pool {
  public:
-  //! Queues w (its word reached its target) for a runner.
-  void push(watch& w) noexcept {
+  //! Queues the watches first..last (linked by next; `count` of them), whose
+  //! words reached their targets, for the runners.
+  void push(watch* first, watch* last, std::size_t count) noexcept {
     bool start_one = false;
     {
       std::lock_guard<std::mutex> lock(m_);
-      append(w);
-      if (spinning_.load(std::memory_order_relaxed) == 0) start_one = !wake_locked();
+      last->next = nullptr;
+      if (tail_ != nullptr)
+        tail_->next = first;
+      else
+        head_ = first;
+      tail_ = last;
+      queued_.fetch_add(count, std::memory_order_release);
+      start_one = !help_coming_locked() && !wake_locked();
+      if (start_one) ++starting_;
     }
-    if (start_one) try_start();
+    if (start_one) start();
   }
 
   //! A watch was added: have one runner awake (spinning for `linger`) by the
@@ -47,60 +60,66 @@ class runner_pool {
   void prewake() noexcept {
     if (spinning_.load(std::memory_order_relaxed) != 0) return;
     std::lock_guard<std::mutex> lock(m_);
-    if (spinning_.load(std::memory_order_relaxed) != 0 || tokens_ != 0 || parked_ == 0) return;
-    ++tokens_;
-    cv_.notify_one();
+    if (!help_coming_locked()) (void)wake_locked();
   }
 
   //! The first runner; throws std::system_error when it cannot be started.
   void start_first() {
-    std::thread([this] { main(); }).detach();
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      ++starting_;
+    }
+    try {
+      std::thread([this] { main(); }).detach();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(m_);
+      --starting_;
+      throw;
+    }
     runner_count.fetch_add(1, std::memory_order_relaxed);
   }
 
  private:
-  void append(watch& w) noexcept {
-    w.next = nullptr;
-    if (tail_ != nullptr)
-      tail_->next = &w;
-    else
-      head_ = &w;
-    tail_ = &w;
-    queued_.fetch_add(1, std::memory_order_release);
+  //! Under m_: a runner spins, or is woken or started and not yet running.
+  bool help_coming_locked() const noexcept {
+    return spinning_.load(std::memory_order_relaxed) != 0 || tokens_ != 0 || starting_ != 0;
   }
-  watch* pop() noexcept {
-    watch* w = head_;
-    head_ = w->next;
-    if (head_ == nullptr) tail_ = nullptr;
-    queued_.fetch_sub(1, std::memory_order_relaxed);
-    return w;
-  }
-  //! Under m_: wakes a parked runner; false if none is parked.
+  //! Under m_: gives a parked runner a wake token; false if none is parked.
   bool wake_locked() noexcept {
-    if (parked_ == 0) return false;
+    if (parked_ <= tokens_) return false;
+    ++tokens_;
     cv_.notify_one();
     return true;
   }
-  void try_start() noexcept {
+  //! Starts a runner (starting_ counted by the caller).
+  void start() noexcept {
     try {
       std::thread([this] { main(); }).detach();
       runner_count.fetch_add(1, std::memory_order_relaxed);
     } catch (...) {
-      // No thread: the watch stays queued and the next runner that finishes
-      // its function takes it (the first runner exists: start_first).
+      // No thread: the watches stay queued and the next runner that finishes
+      // its function takes them (the first runner exists: start_first).
+      std::lock_guard<std::mutex> lock(m_);
+      --starting_;
     }
   }
 
   void main() noexcept {
     std::unique_lock<std::mutex> lock(m_);
+    --starting_;
     for (;;) {
       if (head_ != nullptr) {
-        watch* w = pop();
+        watch* w = head_;
+        head_ = w->next;
+        if (head_ == nullptr) tail_ = nullptr;
+        queued_.fetch_sub(1, std::memory_order_relaxed);
         bool start_one = false;
-        if (head_ != nullptr && spinning_.load(std::memory_order_relaxed) == 0)
+        if (head_ != nullptr && !help_coming_locked()) {
           start_one = !wake_locked();
+          if (start_one) ++starting_;
+        }
         lock.unlock();
-        if (start_one) try_start();
+        if (start_one) start();
         // Read before the call: the watch may be gone once fn returns.
         const callback fn = w->fn;
         void* const arg = w->arg;
@@ -119,9 +138,9 @@ class runner_pool {
       spinning_.fetch_sub(1, std::memory_order_relaxed);
       if (head_ != nullptr) continue;
       ++parked_;
-      cv_.wait(lock, [this] { return head_ != nullptr || tokens_ != 0; });
+      cv_.wait(lock, [this] { return tokens_ != 0; });
+      --tokens_;
       --parked_;
-      if (tokens_ != 0) --tokens_;
     }
   }
 
@@ -131,8 +150,9 @@ class runner_pool {
   watch* tail_ = nullptr;
   std::atomic<std::size_t> queued_{0};  // how many; read without m_ by spinning runners
   std::atomic<int> spinning_{0};        // changed under m_
-  int parked_ = 0;                      // under m_
-  int tokens_ = 0;                      // prewake requests not yet taken, under m_
+  int parked_ = 0;                      // waiting on cv_, under m_
+  int tokens_ = 0;                      // wake tokens not yet taken (<= parked_), under m_
+  int starting_ = 0;                    // threads started, not yet in their loop, under m_
 };
 
 //! The one thread that polls the watched words.
@@ -207,20 +227,28 @@ class watcher {
         }
         continue;
       }
-      bool fired = false;
+      watch* first = nullptr;
+      watch* last = nullptr;
+      std::size_t fired = 0;
       for (watch** link = &watching_; *link != nullptr;) {
         watch* w = *link;
         if (w->word->load(std::memory_order_acquire) >= w->target) {
           *link = w->next;
-          fired_count.fetch_add(1, std::memory_order_relaxed);
-          runners_.push(*w);  // w belongs to the runner now
-          fired = true;
+          w->next = nullptr;
+          if (last != nullptr)
+            last->next = w;
+          else
+            first = w;
+          last = w;
+          ++fired;
         } else {
           link = &w->next;
         }
       }
       const auto now = clock_type::now();
-      if (fired) {
+      if (fired != 0) {
+        fired_count.fetch_add(fired, std::memory_order_relaxed);
+        runners_.push(first, last, fired);  // the runners' now
         last_event = now;
         continue;
       }
