@@ -12,14 +12,6 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
-
 std::atomic<std::uint64_t> fired_count{0};
 std::atomic<std::uint64_t> park_count{0};
 std::atomic<std::uint64_t> runner_count{0};

@@ -40,6 +40,15 @@ inline constexpr std::chrono::microseconds max_sleep{200};
 
 using callback = void (*)(void* arg) noexcept;
 
+//! One step of a short busy wait (the CPU's pause hint).
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
 //! One watch: "call fn(arg) once *word >= target". Owned by the caller, who
 //! must keep it alive (and unchanged) until fn has been called; `next` is the
 //! watcher's. Registering one never allocates, so it cannot fail.
