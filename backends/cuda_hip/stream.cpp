@@ -68,15 +68,31 @@ void run_host_batch(host_batch* batch) noexcept {
   tls_host_stream = &s;
   tls_host_ticket = batch->ticket;
   // The tasks are taken a queue at a time (one lock per turn, not per task:
-  // the enqueuing thread joins under the same lock) and run in order.
-  std::deque<std::unique_ptr<host_task>> taken;
+  // the enqueuing thread joins under the same lock) and run in order; a lone
+  // task is taken by itself (no queue of our own to allocate).
+  std::unique_ptr<host_task> one;
+  std::optional<std::deque<std::unique_ptr<host_task>>> taken;
   std::uint32_t ran = 0;
   bool waited_for_joins = false;
+  const auto run = [&s, &ran](std::unique_ptr<host_task>& task) noexcept {
+    std::optional<std::string> failure = run_host_task(*task);
+    task.reset();  // the function's captures die before later work may run
+    ++ran;
+    if (failure) {
+      std::lock_guard<std::mutex> lock(s.errors_m);
+      s.errors.push_back(std::move(*failure));
+      s.has_errors.store(true, std::memory_order_release);
+    }
+  };
   for (;;) {
     {
       std::lock_guard<std::mutex> lock(s.batch_m);
-      if (!batch->tasks.empty()) {
-        taken.swap(batch->tasks);
+      if (batch->tasks.size() == 1) {
+        one = std::move(batch->tasks.front());
+        batch->tasks.pop_front();
+      } else if (!batch->tasks.empty()) {
+        if (!taken) taken.emplace();
+        taken->swap(batch->tasks);
       } else if (ran < 2 || waited_for_joins) {
         // Closed: later host functions start a batch of their own.
         host_batch* expected = batch;
@@ -84,7 +100,11 @@ void run_host_batch(host_batch* batch) noexcept {
         break;
       }
     }
-    if (taken.empty()) {
+    if (one) {
+      run(one);
+      continue;
+    }
+    if (!taken || taken->empty()) {
       // Functions joined this batch while it ran: the thread enqueuing them
       // is probably still at it. Give it up to join_wait before closing, so
       // that back-to-back host functions keep joining one batch (an enqueue
@@ -101,15 +121,9 @@ void run_host_batch(host_batch* batch) noexcept {
       if (batch->joined.load(std::memory_order_acquire) != ran) waited_for_joins = false;
       continue;
     }
-    while (!taken.empty()) {
-      std::optional<std::string> failure = run_host_task(*taken.front());
-      taken.pop_front();  // the function's captures die before later work may run
-      ++ran;
-      if (failure) {
-        std::lock_guard<std::mutex> lock(s.errors_m);
-        s.errors.push_back(std::move(*failure));
-        s.has_errors.store(true, std::memory_order_release);
-      }
+    while (!taken->empty()) {
+      run(taken->front());
+      taken->pop_front();
     }
   }
   tls_host_stream = nullptr;
