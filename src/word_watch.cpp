@@ -124,7 +124,10 @@ class runner_pool {
       const auto until = clock_type::now() + linger;
       for (unsigned i = 0; queued_.load(std::memory_order_acquire) == 0; ++i) {
         cpu_relax();
-        if (i % 64 == 63 && clock_type::now() >= until) break;
+        if (i % 64 == 63) {
+          if (clock_type::now() >= until) break;
+          std::this_thread::yield();  // let a thread that has work run (few cores)
+        }
       }
       lock.lock();
       spinning_.fetch_sub(1, std::memory_order_relaxed);
@@ -202,6 +205,7 @@ class watcher {
 
   void main() noexcept {
     auto last_event = clock_type::now();
+    unsigned polls = 0;
     for (;;) {
       if (take_incoming()) {
         runners_.prewake();
@@ -212,9 +216,12 @@ class watcher {
         const auto until = clock_type::now() + linger;
         for (unsigned i = 0; incoming_.load(std::memory_order_acquire) == nullptr; ++i) {
           cpu_relax();
-          if (i % 64 == 63 && clock_type::now() >= until) {
-            sleep(nullptr);
-            break;
+          if (i % 64 == 63) {
+            if (clock_type::now() >= until) {
+              sleep(nullptr);
+              break;
+            }
+            std::this_thread::yield();
           }
         }
         continue;
@@ -247,6 +254,7 @@ class watcher {
       const auto quiet = now - last_event;
       if (quiet < busy_poll) {
         cpu_relax();
+        if (++polls % 64 == 0) std::this_thread::yield();
         continue;
       }
       const clock_type::duration nap =

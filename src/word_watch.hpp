@@ -22,7 +22,9 @@
 //   that the first function after a quiet spell finds one awake.
 // - Spinning is therefore bounded: the watcher and at most one idle runner
 //   (more only while functions are queued), each for at most busy_poll +
-//   linger (150 us) after the last event, then sleeps or parks.
+//   linger (150 us) after the last event, then sleeps or parks. Spinning
+//   threads yield every 64 polls, so on a machine with few cores they leave
+//   the CPU to threads that have work.
 #pragma once
 
 #include <atomic>
