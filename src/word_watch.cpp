@@ -27,6 +27,9 @@ std::atomic<std::uint64_t> runner_count{0};
 //! one system call, not one per function.
 class runner_pool {
  public:
+  //! Parked runners that a burst of fired watches wakes at once, besides the one above.
+  static constexpr std::size_t burst_wakes = 4;
+
   //! Queues the watches first..last (linked by next; `count` of them), whose
   //! words reached their targets, for the runners.
   void push(watch* first, watch* last, std::size_t count) noexcept {
@@ -42,6 +45,11 @@ class runner_pool {
       queued_.fetch_add(count, std::memory_order_release);
       start_one = !help_coming_locked() && !wake_locked();
       if (start_one) ++starting_;
+      // A burst (watches of several streams at once): wake up to burst_wakes
+      // more parked runners now, so that the burst is drained in parallel
+      // instead of by one runner while the wake-ups chain one after another.
+      for (std::size_t i = 1; i < std::min(count, burst_wakes + 1); ++i)
+        if (!wake_locked()) break;
     }
     if (start_one) start();
   }

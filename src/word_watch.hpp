@@ -19,12 +19,13 @@
 //   idle runner or a new one (a blocked function never holds back another).
 //   An idle runner polls one atomic for `linger` for the next function, then
 //   parks. The watcher wakes a parked runner when it takes a new watch, so
-//   that the first function after a quiet spell finds one awake.
+//   that the first function after a quiet spell finds one awake, and up to 4
+//   more when several watches fire at once (a burst is drained in parallel).
 // - Spinning is therefore bounded: the watcher and at most one idle runner
-//   (more only while functions are queued), each for at most busy_poll +
-//   linger (150 us) after the last event, then sleeps or parks. Spinning
-//   threads yield every 64 polls, so on a machine with few cores they leave
-//   the CPU to threads that have work.
+//   (up to 5 for `linger` after a burst; more only while functions are
+//   queued), each for at most busy_poll + linger (150 us) after the last
+//   event, then sleeps or parks. Spinning threads yield every 64 polls, so
+//   on a machine with few cores they leave the CPU to threads that have work.
 #pragma once
 
 #include <atomic>
