@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
 
 namespace sluice {
@@ -306,7 +307,12 @@ void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* 
     }
   }
   // Before anything is enqueued: a watcher that cannot start loses nothing.
-  word_watch::ensure_started();
+  try {
+    word_watch::ensure_started();
+  } catch (const std::system_error& e) {
+    fail(errc::backend_failure, api_name,
+         "cannot start sluice's host-function threads: ", e.what());
+  }
   auto batch = std::make_unique<host_batch>();
   batch->tasks.push_back(std::move(task));
   batch->stream = &s;
