@@ -354,8 +354,12 @@ struct cuda_api {
                                         driver_entry_point("cuStreamWriteValue64", &o.failure))
                                   : nullptr;
       if (o.write == nullptr) o.wait = nullptr;
+      // SLUICE_CUDA_BATCH_MEMOP=0: a host function's signal and gate wait as two
+      // calls even where the driver has cuStreamBatchMemOp (to compare, or to
+      // fall back should a driver not keep the batch's order).
+      const char* batch = std::getenv("SLUICE_CUDA_BATCH_MEMOP");
       status unused{cudaSuccess, ""};
-      if (o.wait != nullptr)
+      if (o.wait != nullptr && (batch == nullptr || std::string(batch) != "0"))
         o.batch = reinterpret_cast<batch_op_fn>(driver_entry_point("cuStreamBatchMemOp", &unused));
       return o;
     }();
