@@ -34,9 +34,12 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -171,22 +174,10 @@ struct raw_side {
   raw_side& operator=(const raw_side&) = delete;
 };
 
-std::string json_escape(const std::string& s) {
-  std::string out;
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x",
-                    static_cast<unsigned>(static_cast<unsigned char>(c)));
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
+//! x rounded to `places` decimals (JSON numbers as the tables print them).
+double rounded(double x, int places) {
+  const double scale = std::pow(10.0, places);
+  return std::round(x * scale) / scale;
 }
 
 struct run_info {
@@ -224,51 +215,46 @@ void print_table(std::FILE* out, const std::vector<row>& rows) {
   std::fprintf(out, "(ns per call; diff = sluice - raw median; ratio = sluice / raw median)\n");
 }
 
-void write_samples(std::FILE* f, const std::vector<double>& v) {
-  for (std::size_t i = 0; i < v.size(); ++i) std::fprintf(f, "%s%.2f", i ? ", " : "", v[i]);
-}
-
+//! The rows as JSON (nlohmann-json: every string escaped, keys in this order).
 void write_json(std::FILE* f, const run_info& info, const std::vector<row>& rows) {
-  std::fprintf(f, "{\n  \"benchmark\": \"sluice-bench-api-overhead\",\n");
-  std::fprintf(f, "  \"date\": \"%s\",\n  \"command\": \"%s\",\n", info.date.c_str(),
-               json_escape(info.command).c_str());
-  std::fprintf(f, "  \"gpu\": \"%s\",\n  \"device\": %d,\n  \"backend_version\": \"%s\",\n",
-               json_escape(info.gpu).c_str(), info.device, json_escape(info.backend).c_str());
-  std::fprintf(
-      f, "  \"cuda_runtime_version\": %d,\n  \"cuda_driver_version\": %d,\n  \"build\": \"%s\",\n",
-      info.runtime, info.driver, info.build.c_str());
-  std::fprintf(f,
-               "  \"warmup_batches\": %d,\n  \"timed_batches\": %d,\n  \"native_priority\": %d,\n",
-               warmup_batches, info.batches, info.priority);
-  std::fprintf(f, "  \"method\": [");
-  const auto method = method_lines(info);
-  for (std::size_t i = 0; i < method.size(); ++i)
-    std::fprintf(f, "%s\n    \"%s\"", i ? "," : "", json_escape(method[i]).c_str());
-  std::fprintf(f, "\n  ],\n  \"unit\": \"ns per call\",\n  \"rows\": [");
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    const row& r = rows[i];
-    std::fprintf(f,
-                 "%s\n    {\"op\": \"%s\", \"sluice_call\": \"%s\", \"raw_call\": \"%s\", "
-                 "\"calls_per_batch\": %d,\n",
-                 i ? "," : "", r.what.id, json_escape(r.what.sluice_call).c_str(),
-                 json_escape(r.what.raw_call).c_str(), r.what.calls);
-    std::fprintf(
-        f,
-        "     \"sluice_median_ns\": %.2f, \"sluice_min_ns\": %.2f, \"raw_median_ns\": %.2f, "
-        "\"raw_min_ns\": %.2f, \"diff_ns\": %.2f, \"ratio\": %.4f,\n",
-        r.sluice_median, r.sluice_min, r.raw_median, r.raw_min, r.diff(), r.ratio());
-    std::fprintf(f, "     \"target_applies\": %s, \"target_met\": %s,\n",
-                 r.what.targeted ? "true" : "false",
-                 !r.what.targeted ? "null"
-                 : r.met()        ? "true"
-                                  : "false");
-    std::fprintf(f, "     \"sluice_ns\": [");
-    write_samples(f, r.sluice_ns);
-    std::fprintf(f, "],\n     \"raw_ns\": [");
-    write_samples(f, r.raw_ns);
-    std::fprintf(f, "]}");
-  }
-  std::fprintf(f, "\n  ]\n}\n");
+  using json = nlohmann::ordered_json;
+  const auto samples = [](const std::vector<double>& v) {
+    json out = json::array();
+    for (const double x : v) out.push_back(rounded(x, 2));
+    return out;
+  };
+  json doc = {{"benchmark", "sluice-bench-api-overhead"},
+              {"date", info.date},
+              {"command", info.command},
+              {"gpu", info.gpu},
+              {"device", info.device},
+              {"backend_version", info.backend},
+              {"cuda_runtime_version", info.runtime},
+              {"cuda_driver_version", info.driver},
+              {"build", info.build},
+              {"warmup_batches", warmup_batches},
+              {"timed_batches", info.batches},
+              {"native_priority", info.priority},
+              {"method", method_lines(info)},
+              {"unit", "ns per call"},
+              {"rows", json::array()}};
+  for (const row& r : rows)
+    doc["rows"].push_back({{"op", r.what.id},
+                           {"sluice_call", r.what.sluice_call},
+                           {"raw_call", r.what.raw_call},
+                           {"calls_per_batch", r.what.calls},
+                           {"sluice_median_ns", rounded(r.sluice_median, 2)},
+                           {"sluice_min_ns", rounded(r.sluice_min, 2)},
+                           {"raw_median_ns", rounded(r.raw_median, 2)},
+                           {"raw_min_ns", rounded(r.raw_min, 2)},
+                           {"diff_ns", rounded(r.diff(), 2)},
+                           {"ratio", rounded(r.ratio(), 4)},
+                           {"target_applies", r.what.targeted},
+                           {"target_met", r.what.targeted ? json(r.met()) : json(nullptr)},
+                           {"sluice_ns", samples(r.sluice_ns)},
+                           {"raw_ns", samples(r.raw_ns)}});
+  const std::string text = doc.dump(2) + "\n";
+  std::fwrite(text.data(), 1, text.size(), f);
 }
 
 void write_markdown(std::FILE* f, const run_info& info, const std::vector<row>& rows) {

@@ -43,6 +43,7 @@
 
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -715,23 +716,29 @@ int main(int argc, char** argv) {
     std::printf("csv:  %s\n", csv_path.c_str());
   }
   if (!json_path.empty()) {
+    // nlohmann-json: every string escaped, keys in this order.
+    using json = nlohmann::ordered_json;
+    json doc = {{"bench", "sluice-bench-p2p"},
+                {"backend", sluice::backend_version()},
+                {"trials", trials},
+                {"rows", json::array()}};
+    for (const row& r : rows)
+      doc["rows"].push_back(
+          {{"test", r.test},
+           {"from", r.from},
+           {"to", r.to},
+           {"bytes", r.bytes},
+           {"unit", r.unit},
+           {"sluice", {{"median", r.sluice.median}, {"min", r.sluice.min}, {"max", r.sluice.max}}},
+           {"raw", {{"median", r.raw.median}, {"min", r.raw.min}, {"max", r.raw.max}}},
+           {"raw_batch_median", r.raw_other.median},
+           {"path", r.path},
+           {"verified", r.verified},
+           {"sluice_blocked", r.blocked},
+           {"raw_blocked", r.raw_blocked},
+           {"nvbandwidth", nvbandwidth_name(r.test)}});
     std::ofstream js(json_path);
-    js << "{\n  \"bench\": \"sluice-bench-p2p\",\n  \"backend\": \"" << sluice::backend_version()
-       << "\",\n  \"trials\": " << trials << ",\n  \"rows\": [\n";
-    for (std::size_t i = 0; i < rows.size(); ++i) {
-      const row& r = rows[i];
-      js << "    {\"test\": \"" << r.test << "\", \"from\": " << r.from << ", \"to\": " << r.to
-         << ", \"bytes\": " << r.bytes << ", \"unit\": \"" << r.unit
-         << "\", \"sluice\": {\"median\": " << r.sluice.median << ", \"min\": " << r.sluice.min
-         << ", \"max\": " << r.sluice.max << "}, \"raw\": {\"median\": " << r.raw.median
-         << ", \"min\": " << r.raw.min << ", \"max\": " << r.raw.max
-         << "}, \"raw_batch_median\": " << r.raw_other.median << ", \"path\": \"" << r.path
-         << "\", \"verified\": " << (r.verified ? "true" : "false")
-         << ", \"sluice_blocked\": " << (r.blocked ? "true" : "false")
-         << ", \"raw_blocked\": " << (r.raw_blocked ? "true" : "false") << ", \"nvbandwidth\": \""
-         << nvbandwidth_name(r.test) << "\"}" << (i + 1 < rows.size() ? "," : "") << "\n";
-    }
-    js << "  ]\n}\n";
+    js << doc.dump(2) << '\n';
     std::printf("json: %s\n", json_path.c_str());
   }
   return all_ok ? 0 : 1;

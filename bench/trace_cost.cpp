@@ -13,10 +13,12 @@
 //   sluice-bench-trace-cost-<backend> [--batches=N] [--mib=M] [--json=<file>]
 #include <sluice/sluice.hpp>
 
+#include <nlohmann/json.hpp>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
@@ -196,18 +198,24 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "cannot write %s\n", o.json.c_str());
       return 1;
     }
-    std::fprintf(
-        f,
-        "{\"benchmark\": \"sluice-bench-trace-cost\", \"date\": \"%s\", \"backend\": \"%s\", "
-        "\"batches\": %d, \"rows\": [",
-        date, sluice::backend_version().c_str(), o.batches);
-    for (std::size_t i = 0; i < rows.size(); ++i)
-      std::fprintf(f,
-                   "%s\n  {\"row\": \"%s\", \"unit\": \"%s\", \"off_median\": %.2f, "
-                   "\"on_median\": %.2f, \"ratio\": %.4f}",
-                   i ? "," : "", rows[i].id.c_str(), rows[i].unit.c_str(), rows[i].off_median(),
-                   rows[i].on_median(), rows[i].ratio());
-    std::fprintf(f, "\n]}\n");
+    // nlohmann-json: the backend's version string escaped, keys in this order.
+    using json = nlohmann::ordered_json;
+    json doc = {{"benchmark", "sluice-bench-trace-cost"},
+                {"date", date},
+                {"backend", sluice::backend_version()},
+                {"batches", o.batches},
+                {"rows", json::array()}};
+    const auto rounded = [](double value, double scale) {
+      return std::round(value * scale) / scale;
+    };
+    for (const row& r : rows)
+      doc["rows"].push_back({{"row", r.id},
+                             {"unit", r.unit},
+                             {"off_median", rounded(r.off_median(), 100)},
+                             {"on_median", rounded(r.on_median(), 100)},
+                             {"ratio", rounded(r.ratio(), 10000)}});
+    const std::string text = doc.dump(2) + "\n";
+    std::fwrite(text.data(), 1, text.size(), f);
     std::fclose(f);
   }
   return 0;

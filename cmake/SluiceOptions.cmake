@@ -14,10 +14,16 @@ option(SLUICE_TRACING "Compile tracing in (SLUICE_TRACE, trace_begin); OFF remov
 set(SLUICE_CUDA_ARCHITECTURES "90" CACHE STRING "CUDA architectures of sluice's device code (tests, benches); 90 = H100/H200")
 set(SLUICE_HIP_ARCHITECTURES "gfx90a;gfx908;gfx1030" CACHE STRING "AMD targets of sluice's device code (hipcc --offload-arch)")
 set(SLUICE_SANITIZE "" CACHE STRING "Sanitizers for the whole build: '', 'address,undefined' or 'thread'")
+option(SLUICE_FUZZ "Build the libFuzzer targets (tools/fuzz; clang only, with SLUICE_SANITIZE=address,undefined in CI)" OFF)
 
 if(NOT SLUICE_TRACING)
   # src/trace.hpp: trace::enabled() becomes a constant false; trace_begin throws not_supported.
   add_compile_definitions(SLUICE_NO_TRACING)
+endif()
+
+if(SLUICE_FUZZ AND NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  message(FATAL_ERROR "SLUICE_FUZZ=ON needs clang (libFuzzer): -DCMAKE_CXX_COMPILER=clang++ "
+                      "(Debian 12: scripts/setup --fuzz installs clang and libclang-rt-14-dev)")
 endif()
 
 if(SLUICE_SANITIZE)

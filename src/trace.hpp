@@ -15,7 +15,9 @@ namespace sluice::detail {
 // Per backend: whether it records operations, and its trace_range markers
 // (enqueued only while tracing).
 bool trace_supported() noexcept;
-void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin);
+//! `range`: the trace_range's id (trace::new_range_id()), the same in its two
+//! markers (the writer pairs them by it: they may reach it in either order).
+void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin, std::uint64_t range);
 //! Called by trace_end() once collecting has stopped and before the file is
 //! written: hand every record whose times are known to trace::submit() (the
 //! GPU backends read their timing events here).
@@ -41,6 +43,7 @@ struct record {
   std::int64_t end_ns = 0;        // when it completed
   std::uint64_t from_stream = 0;  // a wait: the stream and position it waited for
   std::uint64_t from_seq = 0;
+  std::uint64_t range = 0;  // a trace_range's markers: its id
 };
 
 extern std::atomic<bool> on;
@@ -62,7 +65,13 @@ std::uint64_t thread_id() noexcept;
 //! A fresh stream id (1, 2, ...).
 std::uint64_t new_stream_id() noexcept;
 
-//! Hands a completed record to the collection (per-thread buffer, no shared lock).
+//! A fresh trace_range id (1, 2, ...).
+std::uint64_t new_range_id() noexcept;
+
+//! Hands a completed record to the collection: appended to the calling
+//! thread's chunk (no shared lock); a full chunk goes to the trace's writer
+//! thread, which writes it to the file while the program runs. Blocks while
+//! the writer is that many chunks behind (the bound on a trace's memory).
 void submit(record&& r) noexcept;
 
 //! A GPU backend's calibration: `device`'s times in this trace are host-clock
@@ -74,8 +83,9 @@ void note_clock_error(int device, std::int64_t ns) noexcept;
 //! backend at start-up; a second call does nothing.
 void start_from_environment();
 
-//! Takes every collected record and returns them as Chrome-trace JSON; sets
-//! *operations to the number of operations (trace_range markers not counted).
-std::string to_chrome_json(std::size_t* operations);
+//! The writer's formatting (exposed for bench/trace_writer.cpp): appends the
+//! Chrome-trace events of one record (its enqueue instant, its operation, no
+//! flow) to `out`, times relative to `origin_ns`.
+void append_record_events(std::string& out, const record& r, std::int64_t origin_ns);
 
 }  // namespace sluice::detail::trace

@@ -1,6 +1,7 @@
 // sluice-<backend>: the `sluice` command for one backend. Linked with
 // sluice::<backend> and that backend's conformance tests; the dispatcher
 // `sluice` (dispatcher.cpp) picks one of these and execs it.
+#include "arguments.hpp"
 #include "commands.hpp"
 #include "conformance_runner.hpp"
 #include "fault.hpp"
@@ -35,42 +36,6 @@ std::string main_help() {
          "its program; it also has the commands backends, trace and bench.\n"
          "'sluice <command> --help' describes each command's options. See docs/tool.md.\n";
   return out.str();
-}
-
-//! "--name=value" or "--name value"; advances i past the value.
-bool take_value(const std::vector<std::string>& args, std::size_t& i, const char* name,
-                std::string& value) {
-  const std::string& arg = args[i];
-  const std::size_t length = std::strlen(name);
-  if (arg.compare(0, length, name) != 0) return false;
-  if (arg.size() > length && arg[length] == '=') {
-    value = arg.substr(length + 1);
-  } else if (arg.size() == length) {
-    if (i + 1 >= args.size()) throw usage_error(std::string(name) + " needs a value");
-    value = args[++i];
-  } else {
-    return false;
-  }
-  if (value.empty()) throw usage_error(std::string(name) + " needs a value");
-  return true;
-}
-
-//! Parses one option of `sluice conformance`; false when args[i] is none of them.
-bool conformance_option(const std::vector<std::string>& args, std::size_t& i,
-                        sluice::tool::conformance_options& options) {
-  const std::string& arg = args[i];
-  if (arg == "--list") {
-    options.list = true;
-  } else if (arg == "--verbose") {
-    options.verbose = true;
-  } else if (arg.rfind("--gtest_", 0) == 0) {
-    options.gtest_arguments.push_back(arg);
-  } else {
-    return take_value(args, i, "--filter", options.filter) ||
-           take_value(args, i, "--junit", options.junit_path) ||
-           take_value(args, i, "--markdown", options.markdown_path);
-  }
-  return true;
 }
 
 //! --backend: accepted as the launcher `sluice` accepts it, anywhere on the
@@ -110,20 +75,27 @@ int run(const std::string& program, std::vector<std::string> args, const command
     return 0;
   }
 
-  sluice::tool::info_options info;
-  sluice::tool::conformance_options conformance;
   const std::string name = command->name;
-  for (std::size_t i = 1; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (name == "info" && arg == "--device-count") {
-      info.device_count_only = true;
-    } else if (name == "conformance" && conformance_option(args, i, conformance)) {
-      continue;
-    } else {
-      throw usage_error("unknown option '" + arg + "' for '" + name + "'");
-    }
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (name == "info") {
+    sluice::tool::info_options info;
+    sluice::tool::parse_arguments(*command, rest,
+                                  {{}, {{"--device-count", &info.device_count_only}}});
+    return sluice::tool::run_info(info);
   }
-  if (name == "info") return sluice::tool::run_info(info);
+  sluice::tool::conformance_options conformance;
+  sluice::tool::parse_arguments(
+      *command, rest,
+      {{{"--filter", &conformance.filter},
+        {"--junit", &conformance.junit_path},
+        {"--markdown", &conformance.markdown_path},
+        {"--json", &conformance.json_path}},
+       {{"--list", &conformance.list}, {"--verbose", &conformance.verbose}}},
+      [&](const std::string& arg) {  // --gtest_*: for GoogleTest, unchanged
+        if (arg.rfind("--gtest_", 0) != 0) return false;
+        conformance.gtest_arguments.push_back(arg);
+        return true;
+      });
   return sluice::tool::run_conformance(program, conformance);
 }
 

@@ -8,6 +8,8 @@
 // standard output and exit 0. A usage error (usage_error) prints
 // "sluice: error: <what>" and the command's usage line to standard error and
 // exits 2.
+//
+// Each command's options are parsed by CLI11 (arguments.hpp, parse_arguments).
 #pragma once
 
 #include <cstring>
@@ -57,7 +59,8 @@ inline const command_info commands[] = {
      "  --device-count   print only the number of devices\n",
      true},
     {"conformance", "conformance",
-     "run the conformance suite, one line per rule of docs/semantics.md",
+     "run the conformance suite, one line per rule of docs/semantics.md; 'conformance "
+     "matrix A.json B.json ...': the rule x backend table of verdict files",
      "usage: sluice [--backend NAME] conformance [options]\n"
      "\n"
      "Runs the conformance suite in this process and prints one line per rule:\n"
@@ -70,11 +73,23 @@ inline const command_info commands[] = {
      "  --filter PATTERN   run only matching tests (gtest syntax, e.g. '*EVT_*:*HOST_*')\n"
      "  --junit FILE       write JUnit XML, one testcase per rule\n"
      "  --markdown FILE    write a Markdown report (machine facts and the rule table)\n"
+     "  --json FILE        write the verdicts as JSON (facts, each rule with its tests)\n"
      "  --list             list the tests of each rule; run nothing\n"
      "  --verbose          show gtest's own output for every test\n"
      "  --gtest_*          passed to GoogleTest unchanged (e.g. --gtest_repeat=10)\n"
      "\n"
-     "Missing directories of the report files are created.\n",
+     "Missing directories of the report files are created.\n"
+     "\n"
+     "usage: sluice conformance matrix A.json B.json ... [--markdown OUT.md]\n"
+     "\n"
+     "Reads verdict files of 'conformance --json' (one per run; needs no\n"
+     "backend) and prints one row per rule, one column per file (headed by the\n"
+     "backend and the file name without .json), plus 'hip on AMD' (not run: no\n"
+     "AMD GPU). Rows whose verdicts differ between the runs are marked '*'.\n"
+     "Exit status 0 when printed, 1 for an unreadable or malformed file (named),\n"
+     "2 for a usage error.\n"
+     "\n"
+     "  --markdown FILE    also write the table as Markdown\n",
      true},
     {"backends", "backends", "list the backends that were built and which one is the default",
      "usage: sluice [--backend NAME] backends\n"

@@ -1,5 +1,7 @@
 #include "conformance_report.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <ostream>
@@ -492,6 +494,53 @@ bool matches_filter(const std::string& full_name, const std::string& filter) {
   if (positive.empty()) positive = "*";
   return matches_any(full_name, positive) &&
          (negative.empty() || !matches_any(full_name, negative));
+}
+
+void write_json(std::ostream& out, const conformance_report& report) {
+  // nlohmann-json: every string escaped (failure messages hold quotes,
+  // newlines, paths), keys in this order.
+  using json = nlohmann::ordered_json;
+  const auto& facts = report.facts;
+  const auto test_json = [](const test_record& test) {
+    json t = {{"name", test.full_name()},
+              {"outcome", outcome_name(test.outcome)},
+              {"seconds", test.seconds}};
+    if (!test.message.empty()) t["message"] = test.message;
+    return t;
+  };
+  json doc = {{"format", "sluice-conformance-verdicts"},
+              {"version", 1},
+              {"facts",
+               {{"sluice", facts.sluice_version},
+                {"compiler", facts.compiler},
+                {"backend", facts.backend},
+                {"backend_version", facts.backend_version},
+                {"devices", facts.device_names},
+                {"no_device_reason", facts.no_device_reason},
+                {"machine", facts.machine},
+                {"date", iso_date(facts.when)}}},
+              {"filter", report.filter},
+              {"summary", report.summary()},
+              {"exit_code", report.exit_code()},
+              {"rules", json::array()},
+              {"unmatched_tests", json::array()},
+              {"run_errors", report.run_errors}};
+  for (const auto& result : report.rules) {
+    json tests = json::array();
+    for (const auto& test : result.tests) tests.push_back(test_json(test));
+    doc["rules"].push_back({{"id", result.rule->id},
+                            {"summary", result.rule->summary},
+                            {"level", level_name(result.rule->strength)},
+                            {"verdict", to_string(result.status)},
+                            {"detail", result.detail},
+                            {"counts", result.test_counts()},
+                            {"seconds", result.seconds},
+                            {"tests", std::move(tests)}});
+  }
+  for (const auto& test : report.unmatched) doc["unmatched_tests"].push_back(test_json(test));
+  // A message that is not UTF-8 (a test printed raw bytes) gets U+FFFD for
+  // each bad byte instead of making dump() throw.
+  out << doc.dump(2, ' ', false, json::error_handler_t::replace) << '\n';
 }
 
 }  // namespace sluice::tool

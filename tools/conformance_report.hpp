@@ -1,6 +1,6 @@
 // From per-test results to one verdict per rule of tests/conformance/rules.hpp,
-// and the three ways `sluice conformance` reports them: the terminal table,
-// JUnit XML (one testcase per rule) and Markdown. Nothing here runs a test or
+// and the four ways `sluice conformance` reports them: the terminal table,
+// JUnit XML (one testcase per rule), Markdown and a JSON verdict file. Nothing here runs a test or
 // calls the backend, so the verdict logic is unit-tested with made-up results
 // (tools/tests/conformance_report_test.cpp).
 #pragma once
@@ -98,6 +98,9 @@ std::string one_line(const std::string& text, std::size_t limit = std::string::n
 void print_table(std::ostream& out, const conformance_report& report);
 void write_junit(std::ostream& out, const conformance_report& report);
 void write_markdown(std::ostream& out, const conformance_report& report);
+//! The verdict file (--json): the facts, one object per rule (id, level,
+//! verdict, detail, its tests), the tests that name no rule, the run's errors.
+void write_json(std::ostream& out, const conformance_report& report);
 
 //! gtest's filter syntax: "POSITIVE[:POSITIVE...][-NEGATIVE[:NEGATIVE...]]" with * and ?.
 bool matches_filter(const std::string& full_name, const std::string& filter);

@@ -139,6 +139,7 @@ void write_file(const std::string& path, void (*writer)(std::ostream&, const con
 void write_reports(const conformance_options& options, const conformance_report& report) {
   if (!options.junit_path.empty()) write_file(options.junit_path, write_junit, report);
   if (!options.markdown_path.empty()) write_file(options.markdown_path, write_markdown, report);
+  if (!options.json_path.empty()) write_file(options.json_path, write_json, report);
 }
 
 void print_list(const std::vector<test_record>& tests) {

@@ -12,6 +12,7 @@ struct conformance_options {
   std::string filter;                        //!< gtest filter, e.g. "*EVT_*"; empty: every test
   std::string junit_path;                    //!< write JUnit XML here when not empty
   std::string markdown_path;                 //!< write a Markdown report here when not empty
+  std::string json_path;                     //!< write the JSON verdict file here when not empty
   bool list = false;                         //!< list the tests per rule instead of running them
   bool verbose = false;                      //!< keep gtest's own per-test output
   std::vector<std::string> gtest_arguments;  //!< --gtest_* options passed through

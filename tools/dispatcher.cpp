@@ -10,7 +10,9 @@
 // Choice: --backend, else $SLUICE_BACKEND, else the first GPU backend (cuda,
 // then hip) that was built and reports at least one device, else host.
 // docs/tool.md describes it.
+#include "arguments.hpp"
 #include "commands.hpp"
+#include "conformance_matrix.hpp"
 #include "self_path.hpp"
 #include "trace_report.hpp"
 
@@ -197,6 +199,9 @@ int dispatch(const std::string& directory, std::vector<std::string> args,
   std::vector<std::string> rest(args.begin() + 1, args.end());
   // `sluice trace report <file>` reads a file: no backend involved.
   if (name == "trace") return sluice::tool::trace_command(rest);
+  // `sluice conformance matrix A.json B.json ...` reads verdict files: no backend either.
+  if (name == "conformance" && !rest.empty() && rest[0] == "matrix")
+    return sluice::tool::matrix_command(std::vector<std::string>(rest.begin() + 1, rest.end()));
 
   std::optional<choice> explicit_choice;
   const char* environment = std::getenv("SLUICE_BACKEND");
@@ -206,7 +211,7 @@ int dispatch(const std::string& directory, std::vector<std::string> args,
     explicit_choice = chosen_backend(directory, environment, "SLUICE_BACKEND");
   }
   if (name == "backends") {
-    if (!rest.empty()) throw usage_error("unknown argument '" + rest[0] + "' for 'backends'");
+    sluice::tool::parse_arguments(*command, rest, {});  // no options
     return list_backends(directory, explicit_choice);
   }
 
@@ -217,12 +222,24 @@ int dispatch(const std::string& directory, std::vector<std::string> args,
     if (rest.empty()) throw usage_error("no bench named (the only one is p2p)");
     if (rest[0] != "p2p")
       throw usage_error("unknown bench '" + rest[0] + "' (the only one is p2p)");
+    // Its options through CLI11 like every command's (arguments.hpp); the
+    // bench program gets them back in its own --name=value form.
+    std::string max_mib, trials, json, csv;
+    sluice::tool::parse_arguments(
+        *command, std::vector<std::string>(rest.begin() + 1, rest.end()),
+        {{{"--max-mib", &max_mib}, {"--trials", &trials}, {"--json", &json}, {"--csv", &csv}}, {}});
     program = directory + "/sluice-bench-p2p-" + chosen.backend;
     if (access(program.c_str(), X_OK) != 0)
       throw dispatch_error("no P2P bench for the " + chosen.backend + " backend (" + program +
                            " was not built; it exists for cuda, built with "
                            "-DSLUICE_ENABLE_CUDA=ON)");
-    args.assign(rest.begin() + 1, rest.end());
+    args.clear();
+    for (const auto& [option, value] :
+         {std::pair<const char*, const std::string&>{"--max-mib", max_mib},
+          {"--trials", trials},
+          {"--json", json},
+          {"--csv", csv}})
+      if (!value.empty()) args.push_back(std::string(option) + "=" + value);
   }
   std::vector<char*> child_argv;
   child_argv.push_back(const_cast<char*>(program.c_str()));

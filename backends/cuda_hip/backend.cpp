@@ -11,6 +11,7 @@
 #include "stream_state.hpp"
 #include "trace.hpp"
 
+#include <sluice/detail/interop.hpp>
 #include <sluice/version.hpp>
 
 #include <algorithm>
@@ -152,11 +153,19 @@ void free_word(word w) noexcept {
 
 // --- the engine ----------------------------------------------------------------------
 
-engine_t::engine_t() {
-  // Before the first runtime call: more hardware queues, unless the user chose (see the traits).
+void prepare_runtime_environment() noexcept {
+  // Before the first runtime call, unless the user chose (see the traits): more
+  // hardware queues, and kernels loaded when the context starts rather than at
+  // their first launch (which can wait for a held stream).
   if (api::preferred_hardware_queues > 0 && std::getenv(api::hardware_queues_variable) == nullptr)
     setenv(api::hardware_queues_variable, std::to_string(api::preferred_hardware_queues).c_str(),
            0);
+  if (*api::module_loading_variable != '\0' && std::getenv(api::module_loading_variable) == nullptr)
+    setenv(api::module_loading_variable, api::preferred_module_loading, 0);
+}
+
+engine_t::engine_t() {
+  prepare_runtime_environment();
   int n = 0;
   const api::status s = api::get_device_count(&n);
   if (!s.ok()) {

@@ -53,6 +53,13 @@ struct cuda_api {
   // can stall an unrelated one. sluice asks for the maximum, 32, when the variable is
   // unset before the runtime starts (it takes effect only then).
   static constexpr int preferred_hardware_queues = 32;
+  // CUDA 12+ loads a kernel's module at its first launch (CUDA_MODULE_LOADING=LAZY, the
+  // default), and that first launch waited for a held stream of the device on an H200
+  // (driver 580.159.04; tests/kokkos KOK_2__a_launch_on_a_held_stream_returns_at_once, 10 s
+  // blocked, passing with EAGER): sluice asks for EAGER when the variable is unset before the
+  // runtime starts (IND-4: no call waits for a held stream).
+  static constexpr const char* module_loading_variable = "CUDA_MODULE_LOADING";
+  static constexpr const char* preferred_module_loading = "EAGER";
   // CUDA's default priority 0 is also its least priority (low == normal, PRIO-2).
   static constexpr int default_priority = 0;
 

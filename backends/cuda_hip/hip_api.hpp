@@ -52,6 +52,9 @@ struct hip_api {
   static constexpr int default_hardware_queues = 4;
   // Left to HIP's default (not verified on an AMD GPU; 0 = sluice does not set it).
   static constexpr int preferred_hardware_queues = 0;
+  // HIP 5.2 documents no lazy kernel loading to turn off: nothing to ask for.
+  static constexpr const char* module_loading_variable = "";
+  static constexpr const char* preferred_module_loading = "";
   // HIP's default priority 0 (Priority::Normal) lies strictly inside its range least 1 /
   // greatest -1 (hipDeviceGetStreamPriorityRange, hipamd/src/hip_stream.cpp): unlike CUDA,
   // low, normal and high are three distinct values (PRIO-2).

@@ -207,7 +207,7 @@ bool trace_supported() noexcept { return true; }
 
 void trace_backend_collect() { the_tracer().collect(); }
 
-void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin) {
+void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin, std::uint64_t range) {
   auto& st = checked(s, begin ? "sluice::trace_range" : "sluice::trace_range::~trace_range");
   if (!trace::enabled()) return;
   // One event: a marker takes no time; the next operation starts there.
@@ -219,6 +219,7 @@ void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin) {
   the_tracer().begin_op(st, r.enqueue_ns, false, &start, &end, &unused);
   record_slot(st, end, nullptr, end);
   r.label = name;
+  r.range = range;
   the_tracer().end_op(st, pending{std::move(r), nullptr, end});
 }
 

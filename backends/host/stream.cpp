@@ -72,14 +72,16 @@ struct write_flag_op final : op {
 
 //! A trace_range's begin or end: completes at once, timed like any operation.
 struct marker_op final : op {
-  marker_op(bool b, std::string n) : begin(b), name(std::move(n)) {}
+  marker_op(bool b, std::string n, std::uint64_t id) : begin(b), name(std::move(n)), range(id) {}
   void describe(trace::record& r) const override {
     r.kind = begin ? "range_begin" : "range_end";
     r.label = name;
+    r.range = range;
   }
   step run(stream_state&) override { return step::done; }
   bool begin;
   std::string name;
+  std::uint64_t range;
 };
 
 }  // namespace
@@ -89,10 +91,10 @@ bool trace_supported() noexcept { return true; }
 // Host operations submit their records when they complete: nothing to collect.
 void trace_backend_collect() {}
 
-void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin) {
+void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin, std::uint64_t range) {
   auto& st = checked(s, begin ? "sluice::trace_range" : "sluice::trace_range::~trace_range");
   if (!trace::enabled()) return;
-  enqueue(st, new marker_op(begin, name));
+  enqueue(st, new marker_op(begin, name, range));
 }
 
 void enqueue_wait(stream_state& s, stream_state& other, seq_t target) {
@@ -267,6 +269,8 @@ foreign_op* begin_foreign_op(stream_ref s, const char* kind, const char* label) 
   op->r.start_ns = op->r.enqueue_ns;
   return op.release();
 }
+
+void prepare_runtime_environment() noexcept {}  // no vendor runtime
 
 void end_foreign_op(foreign_op* op) noexcept {
   if (op == nullptr) return;

@@ -22,19 +22,21 @@
 #include <sluice/stream.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace sluice {
 
-//! Starts collecting a trace, to be written to `path` by trace_end() (or at
-//! process exit). Throws errc::invalid_argument if a trace is already being
-//! collected or the path is empty, and errc::not_supported in a build with
-//! -DSLUICE_TRACING=OFF.
+//! Starts a trace written to `path` while the program runs (a writer thread;
+//! memory bounded whatever the trace's length); trace_end() completes the
+//! file, as does process exit when trace_end() was not called. Throws
+//! errc::invalid_argument if a trace is already being collected or the path
+//! is empty, and errc::not_supported in a build with -DSLUICE_TRACING=OFF.
 void trace_begin(const std::string& path);
 
 //! Stops collecting, waits for nothing (operations not yet complete are left
-//! out), writes the file and returns the number of operations in it (trace
-//! ranges not counted). Throws
+//! out), writes what remains and the tracks' names, closes the file and
+//! returns the number of operations in it (trace ranges not counted). Throws
 //! errc::invalid_argument if no trace is being collected, and errc::backend_failure
 //! if the file cannot be written. Call it after synchronizing the work you
 //! want in the trace.
@@ -56,6 +58,7 @@ class trace_range {
  private:
   stream_ref stream_;
   std::string name_;
+  std::uint64_t id_ = 0;  // pairs the range's two markers in the trace
   bool active_ = false;
 };
 

@@ -70,6 +70,9 @@ void answer_tool_settings(const std::uint32_t, Kokkos::Tools::Experimental::Tool
 
 struct callbacks_registrar {
   callbacks_registrar() {
+    // Kokkos::initialize may start the vendor runtime before sluice's first
+    // call: its settings first (CUDA: kernels loaded eagerly, docs/kokkos.md).
+    sluice::detail::prepare_runtime_environment();
     namespace tools = Kokkos::Tools::Experimental;
     tools::set_begin_parallel_for_callback(begin_kernel);
     tools::set_end_parallel_for_callback(end_kernel);

@@ -4,6 +4,7 @@
 #include <sluice/error.hpp>
 #include <sluice/memory.hpp>
 
+#include <stdexcept>
 #include <string>
 
 namespace sluice::conformance {
@@ -21,6 +22,16 @@ void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, 
 std::vector<native_stream_t> default_native_streams() {
   return {nullptr, cudaStreamLegacy, cudaStreamPerThread};
 }
+void native_priority_range(sluice::device d, int* least, int* greatest) {
+  int current = 0;
+  (void)cudaGetDevice(&current);
+  (void)cudaSetDevice(d.id());
+  const cudaError_t e = cudaDeviceGetStreamPriorityRange(least, greatest);
+  (void)cudaSetDevice(current);
+  if (e != cudaSuccess)
+    throw std::runtime_error(std::string("cudaDeviceGetStreamPriorityRange: ") +
+                             cudaGetErrorName(e));
+}
 #elif defined(SLUICE_BACKEND_HIP)
 void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, std::size_t n) {
   int current = 0;
@@ -32,11 +43,24 @@ void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, 
     throw std::runtime_error(std::string("hipMemsetAsync: ") + hipGetErrorName(e));
 }
 std::vector<native_stream_t> default_native_streams() { return {nullptr, hipStreamPerThread}; }
+void native_priority_range(sluice::device d, int* least, int* greatest) {
+  int current = 0;
+  (void)hipGetDevice(&current);
+  (void)hipSetDevice(d.id());
+  const hipError_t e = hipDeviceGetStreamPriorityRange(least, greatest);
+  (void)hipSetDevice(current);
+  if (e != hipSuccess)
+    throw std::runtime_error(std::string("hipDeviceGetStreamPriorityRange: ") + hipGetErrorName(e));
+}
 #else
 void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, std::size_t n) {
   sluice::fill(sluice::borrow(d, s), p, v, n);
 }
 std::vector<native_stream_t> default_native_streams() { return {nullptr}; }
+void native_priority_range(sluice::device, int* least, int* greatest) {
+  *least = 1;  // docs/semantics.md: the host backend has three levels, like HIP on AMD
+  *greatest = -1;
+}
 #endif
 
 }  // namespace sluice::conformance

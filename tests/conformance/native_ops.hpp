@@ -15,6 +15,11 @@ namespace sluice::conformance {
 //! vendor's API (cudaMemsetAsync, hipMemsetAsync); returns at once.
 void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, std::size_t n);
 
+//! The device's stream priority range as the vendor's own query gives it
+//! (cudaDeviceGetStreamPriorityRange, hipDeviceGetStreamPriorityRange); the
+//! host backend's documented range (least 1, greatest -1) there.
+void native_priority_range(sluice::device d, int* least, int* greatest);
+
 //! The native streams that synchronize implicitly with others: the null
 //! stream and the vendor's default streams (CUDA: legacy and per-thread).
 std::vector<native_stream_t> default_native_streams();

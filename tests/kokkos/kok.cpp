@@ -35,6 +35,30 @@ std::size_t first_not(const int* p, std::size_t n, int expected) {
 constexpr int filled = 0x01010101;  // every byte 1
 constexpr int doubled = filled * 2 + 1;
 
+#if !defined(SLUICE_BACKEND_HOST)
+// Making the Kokkos instance of a stream (at its first submit or instance())
+// must not wait for the stream's work: the stream may be held.
+TEST(Kokkos, KOK_2__the_instance_of_a_held_stream_is_made_without_waiting) {
+  const sluice::device dev{0};
+  sluice::stream s{dev};
+  gate g{s};
+  EXPECT_TRUE(returns_while_held(g, [&] { (void)sluice::kokkos::instance(s); }))
+      << "making the Kokkos instance waited for the held stream";
+}
+
+// A kernel launched on a held stream's instance returns at once (no fence in
+// the launch or in the Kokkos Tools callbacks).
+TEST(Kokkos, KOK_2__a_launch_on_a_held_stream_returns_at_once) {
+  const sluice::device dev{0};
+  sluice::stream s{dev};
+  sluice::device_buffer<int> b{dev, count};
+  exec_t exec = sluice::kokkos::instance(s);  // made while idle
+  gate g{s};
+  EXPECT_TRUE(returns_while_held(g, [&] { double_plus_one(exec, b, "kok2launch"); }))
+      << "a Kokkos launch waited for the held stream";
+}
+#endif
+
 // The kernel sees the fill enqueued before it; the copy enqueued after it sees
 // the kernel's result. Everything is enqueued while the stream is held.
 TEST(Kokkos, KOK_1__submitted_work_runs_between_earlier_and_later_work) {
@@ -46,7 +70,9 @@ TEST(Kokkos, KOK_1__submitted_work_runs_between_earlier_and_later_work) {
   {
     gate g{s};
     sluice::fill(s, b.data(), 1, b.size_bytes());
-    sluice::kokkos::submit(s, [&b](const exec_t& exec) { double_plus_one(exec, b, "kok1"); });
+    ASSERT_TRUE(returns_while_held(g, [&] {
+      sluice::kokkos::submit(s, [&b](const exec_t& exec) { double_plus_one(exec, b, "kok1"); });
+    })) << "submit waited for the held stream (KOK-2)";
     sluice::copy(s, out.data(), b.data(), b.size_bytes());
     EXPECT_TRUE(stays_false([&] { return s.ready(); }));
   }

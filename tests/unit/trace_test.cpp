@@ -173,15 +173,35 @@ TEST(Trace, MisuseIsRejected) {
 
 namespace {
 
-//! The "ts" and "dur" (us) of every complete operation named `name` on the op tracks.
+//! One complete operation of the op tracks, as the tests read it.
+struct op_event {
+  double tid = 0, seq = 0, ts = 0, dur = 0, enqueued_us = 0;
+};
+
+//! Every complete operation named `name` on the op tracks, in stream and
+//! stream order (tid, then seq): the tracer writes records as they come,
+//! which need not be that order.
+std::vector<op_event> ops_of(const std::string& json, const std::string& name) {
+  std::vector<op_event> out;
+  const std::string key = "\"name\": \"" + name + "\", \"cat\": \"op\", \"ph\": \"X\"";
+  const auto number = [&](const char* field, std::size_t at) {
+    const std::string k = std::string("\"") + field + "\": ";
+    return std::stod(json.substr(json.find(k, at) + k.size()));
+  };
+  for (auto at = json.find(key); at != std::string::npos; at = json.find(key, at + 1))
+    out.push_back(op_event{number("tid", at), number("seq", at), number("ts", at),
+                           number("dur", at), number("enqueued_us", at)});
+  std::stable_sort(out.begin(), out.end(), [](const op_event& a, const op_event& b) {
+    return a.tid != b.tid ? a.tid < b.tid : a.seq < b.seq;
+  });
+  return out;
+}
+
+//! The "ts" and "dur" (us) of every complete operation named `name` on the op
+//! tracks, in stream order.
 std::vector<std::pair<double, double>> spans_of(const std::string& json, const std::string& name) {
   std::vector<std::pair<double, double>> out;
-  const std::string key = "\"name\": \"" + name + "\", \"cat\": \"op\", \"ph\": \"X\"";
-  for (auto at = json.find(key); at != std::string::npos; at = json.find(key, at + 1)) {
-    const auto ts = json.find("\"ts\": ", at);
-    const auto dur = json.find("\"dur\": ", at);
-    out.emplace_back(std::stod(json.substr(ts + 6)), std::stod(json.substr(dur + 7)));
-  }
+  for (const op_event& e : ops_of(json, name)) out.emplace_back(e.ts, e.dur);
   return out;
 }
 
@@ -196,14 +216,10 @@ double clock_error_of(const std::string& json) {
   return widest;
 }
 
-//! The "enqueued_us" argument of every complete operation named `name`.
+//! The "enqueued_us" argument of every complete operation named `name`, in stream order.
 std::vector<double> enqueued_of(const std::string& json, const std::string& name) {
   std::vector<double> out;
-  const std::string key = "\"name\": \"" + name + "\", \"cat\": \"op\", \"ph\": \"X\"";
-  for (auto at = json.find(key); at != std::string::npos; at = json.find(key, at + 1)) {
-    const auto enqueued = json.find("\"enqueued_us\": ", at);
-    out.push_back(std::stod(json.substr(enqueued + 15)));
-  }
+  for (const op_event& e : ops_of(json, name)) out.push_back(e.enqueued_us);
   return out;
 }
 
@@ -604,4 +620,103 @@ TEST(Trace, ANamedStreamsTrackAndItsRangesShowInTheFileAndTheReport) {
       << report;
   EXPECT_NE(report.find(": \"outer\" "), std::string::npos) << report;
   EXPECT_NE(report.find(": \"inner\" "), std::string::npos) << report;
+}
+
+namespace {
+
+//! The file's last characters: a complete document ends with "]}\n".
+bool ends_the_document(const std::string& json) {
+  return json.size() >= 3 && json.compare(json.size() - 3, 3, "]}\n") == 0;
+}
+
+//! Traces 5000 fills and exits without trace_end.
+[[noreturn]] void trace_and_exit(const std::string& path) {
+  const sluice::device d0{0};
+  sluice::stream s{d0};
+  sluice::device_buffer<unsigned char> a{d0, 64};
+  sluice::trace_begin(path);
+  for (int i = 0; i < 5000; ++i) sluice::fill(s, a.data(), 1, 64);
+  s.synchronize();
+  std::exit(0);
+}
+
+}  // namespace
+
+// A trace longer than the writer's chunks and queue (1024 records a chunk, 32
+// queued): records from several enqueueing threads and streams go to the file
+// while the program runs, none is lost, each range's two markers are paired
+// whichever chunk carried them, and every wait on another stream's recent work
+// has its arrow.
+TEST(Trace, ALongTraceStreamsEveryRecordToTheFile) {
+  const std::string path = temp_path("long");
+  const sluice::device d0{0};
+  // 45,000 records: more than the writer's 32 queued chunks of 1024.
+  constexpr int threads = 3, per_thread = 15000, waits = 200;
+  std::vector<sluice::stream> streams;
+  for (int i = 0; i < threads + 1; ++i) streams.emplace_back(d0);
+  sluice::device_buffer<unsigned char> a{d0, 64 * (threads + 1)};
+  sluice::trace_begin(path);
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t)
+    workers.emplace_back([&, t] {
+      sluice::stream& s = streams[static_cast<std::size_t>(t)];
+      for (int i = 0; i < per_thread; ++i) {
+        if (i % 1000 == 0) {
+          sluice::trace_range range(s, "block");
+          sluice::fill(s, a.data() + 64 * t, 1, 64);
+        } else {
+          sluice::fill(s, a.data() + 64 * t, 1, 64);
+        }
+        if (i % 4096 == 0) s.synchronize();
+      }
+      s.synchronize();
+    });
+  for (auto& w : workers) w.join();
+  // Waits on the first stream's latest record: each one's source is recent.
+  sluice::stream& last = streams.back();
+  sluice::event e{d0};
+  for (int i = 0; i < waits; ++i) {
+    e.record(streams[0]);
+    last.wait(e);
+    sluice::fill(last, a.data() + 64 * threads, 2, 64);
+  }
+  streams[0].synchronize();
+  last.synchronize();
+  const std::size_t written = sluice::trace_end();
+  const std::string json = read_file(path);
+  std::remove(path.c_str());
+  // Each wait that did wait is an operation; one whose event had completed may
+  // have been left out of the stream (nothing to hold): count what is there.
+  const std::size_t wait_ops = count_of(json, "\"name\": \"wait\", \"cat\": \"op\"");
+  EXPECT_EQ(written, static_cast<std::size_t>(threads * per_thread + 2 * waits) + wait_ops);
+  EXPECT_EQ(count_of(json, "\"cat\": \"op\""), written);
+  EXPECT_EQ(count_of(json, "\"cat\": \"range\""),
+            static_cast<std::size_t>(threads * per_thread / 1000));
+  EXPECT_EQ(count_of(json, "\"ph\": \"f\""), wait_ops);
+  EXPECT_EQ(count_of(json, "\"ph\": \"s\""), wait_ops);
+  EXPECT_EQ(count_of(json, "\"name\": \"thread_name\""),
+            static_cast<std::size_t>(2 * (threads + 1)))  // streams used + host threads
+      << "tracks";
+  EXPECT_EQ(json.rfind("{\"displayTimeUnit\"", 0), 0U);
+  EXPECT_TRUE(ends_the_document(json)) << json.substr(json.size() - 200);
+  EXPECT_EQ(count_of(json, "{"), count_of(json, "}"));
+}
+
+// A trace begun with trace_begin and never ended is ended at exit: the file is
+// a complete document.
+TEST(Trace, ATraceNotEndedIsCompleteAfterExit) {
+  // The death test's child runs this test again in a new process: it takes
+  // the parent's path from the environment.
+  const char* inherited = std::getenv("SLUICE_TEST_EXIT_TRACE");
+  const std::string path = inherited != nullptr ? inherited : temp_path("exit");
+  ::setenv("SLUICE_TEST_EXIT_TRACE", path.c_str(), 1);
+  std::remove(path.c_str());
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // a fresh process: the backend's threads
+  EXPECT_EXIT(trace_and_exit(path), ::testing::ExitedWithCode(0),
+              "trace of 5000 operations written to .* at exit");
+  ::unsetenv("SLUICE_TEST_EXIT_TRACE");
+  const std::string json = read_file(path);
+  std::remove(path.c_str());
+  EXPECT_TRUE(ends_the_document(json)) << json.substr(json.size() > 200 ? json.size() - 200 : 0);
+  EXPECT_EQ(count_of(json, "\"cat\": \"op\""), 5000U);
 }

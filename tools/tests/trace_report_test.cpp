@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -84,7 +87,7 @@ TEST(TraceReport, MalformedInputIsRejectedWithAPosition) {
     (void)read_trace(R"json({"traceEvents": [{"ph": "X", )json", nullptr);
     FAIL() << "accepted";
   } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("at byte"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("byte "), std::string::npos) << e.what();
   }
   EXPECT_THROW((void)read_trace(R"json({"events": []})json", nullptr), std::runtime_error);
 }
@@ -92,6 +95,34 @@ TEST(TraceReport, MalformedInputIsRejectedWithAPosition) {
 }  // namespace
 
 namespace {
+
+// Kernels of sluice::kokkos (args "kind": "kernel") are listed per stream and
+// name, with their count and time; other operations are not.
+TEST(TraceReport, ListsKernelsPerStreamAndName) {
+  const std::string json = R"json({"traceEvents": [
+{"ph": "M", "name": "thread_name", "pid": 0, "tid": 1, "args": {"name": "stream 1 kk (native priority 0)", "stream_name": "kk", "native_priority": 0}},
+{"name": "fill", "cat": "op", "ph": "X", "pid": 0, "tid": 1, "ts": 0, "dur": 10, "args": {"seq": 1}},
+{"name": "heat_step", "cat": "op", "ph": "X", "pid": 0, "tid": 1, "ts": 10, "dur": 5, "args": {"seq": 2, "kind": "kernel"}},
+{"name": "heat_step", "cat": "op", "ph": "X", "pid": 0, "tid": 1, "ts": 15, "dur": 7, "args": {"seq": 3, "kind": "kernel"}},
+{"name": "norm", "cat": "op", "ph": "X", "pid": 0, "tid": 1, "ts": 22, "dur": 1, "args": {"seq": 4, "kind": "kernel"}},
+{"name": "copy", "cat": "op", "ph": "X", "pid": 0, "tid": 2, "ts": 0, "dur": 3, "args": {"seq": 1, "kind": "copy"}}
+]})json";
+  sluice::tool::stream_tracks tracks;
+  const auto ops = read_trace(json, &tracks);
+  const std::string report = format_report(analyze(ops, tracks), "t.json");
+  EXPECT_NE(report.find("kernels (launched through sluice::kokkos::submit; per stream and name):\n"
+                        "  d0/s1 kk: \"heat_step\" 2 kernels, 12.0 us\n"
+                        "  d0/s1 kk: \"norm\" 1 kernel, 1.0 us\n"),
+            std::string::npos)
+      << report;
+  EXPECT_EQ(report.find("\"fill\""), std::string::npos) << report;
+  EXPECT_EQ(report.find("\"copy\""), std::string::npos) << report;
+  EXPECT_THROW((void)read_trace(R"json({"traceEvents": [
+{"name": "k", "cat": "op", "ph": "X", "pid": 0, "tid": 1, "ts": 0, "dur": 1, "args": {"kind": 3}}
+]})json",
+                                nullptr),
+               std::runtime_error);
+}
 
 // The devices' clock errors (GPU backends) are read and stated in the report.
 TEST(TraceReport, StatesTheDevicesClockErrors) {
@@ -197,10 +228,13 @@ TEST(TraceReport, TheTimelineShowsStreamNamesAndRanges) {
   sluice::tool::stream_tracks tracks;
   std::vector<sluice::tool::traced_range> ranges;
   const auto ops = read_trace(named_trace, &tracks, nullptr, &ranges);
-  const auto a = analyze(ops, tracks, ranges);
+  sluice::tool::trace_analyzer analyzer;
+  for (const auto& t : tracks) analyzer.track(t.first.first, t.first.second, t.second);
+  for (const auto& o : ops) analyzer.op(o);
+  for (const auto& r : ranges) analyzer.range(r);
   const std::string png = "/tmp/sluice-trace-report-test-" + std::to_string(::getpid()) + ".png";
   try {
-    sluice::tool::write_timeline_png(ops, a, png, ranges);
+    analyzer.write_timeline_png(png);
   } catch (const std::runtime_error& e) {
     // Without gnuplot the script is still written; anything else is a failure.
     if (std::string(e.what()).find("gnuplot not found") == std::string::npos)
@@ -222,6 +256,163 @@ TEST(TraceReport, TheTimelineShowsStreamNamesAndRanges) {
   EXPECT_NE(data.find("# trace_range (index 1): row start_us end_us name\n"), std::string::npos)
       << data;
   EXPECT_NE(data.find("\n4 50 60 mine\n"), std::string::npos) << data;
+}
+
+}  // namespace
+
+namespace {
+
+// A trace of three streams of 3000 operations each (past the analyzer's
+// blocks of 1024), times in whole microseconds (sums exact in any order);
+// streams 2 and 3 wait, every 50th operation, for the stream before.
+struct made_trace {
+  std::vector<std::string> events;  // "op" events and ranges, in seq order per stream
+  double busy[3] = {0, 0, 0};       // each stream's operations do not overlap
+};
+
+made_trace make_trace() {
+  made_trace t;
+  std::mt19937 random(7);
+  for (int s = 1; s <= 3; ++s) {
+    long time = 0;
+    for (int seq = 1; seq <= 3000; ++seq) {
+      const long dur = 1 + static_cast<long>(random() % 20);
+      const bool wait = s > 1 && seq % 50 == 0;
+      std::string args = "{\"seq\": " + std::to_string(seq);
+      if (wait)
+        args += ", \"waits_for_stream\": " + std::to_string(s - 1) +
+                ", \"waits_for_seq\": " + std::to_string(seq - 1);
+      args += "}";
+      t.events.push_back(std::string("{\"name\": \"") + (wait ? "wait" : "copy") +
+                         "\", \"cat\": \"op\", \"ph\": \"X\", \"pid\": 0, \"tid\": " +
+                         std::to_string(s) + ", \"ts\": " + std::to_string(time) +
+                         ", \"dur\": " + std::to_string(dur) + ", \"args\": " + args + "}");
+      if (!wait) t.busy[s - 1] += static_cast<double>(dur);
+      if (seq % 100 == 0)
+        t.events.push_back(
+            "{\"name\": \"r\", \"cat\": \"range\", \"ph\": \"X\", \"pid\": 0, "
+            "\"tid\": " +
+            std::to_string(s) + ", \"ts\": " + std::to_string(time) +
+            ", \"dur\": " + std::to_string(dur) + "}");
+      time += dur + static_cast<long>(random() % 3);
+    }
+  }
+  return t;
+}
+
+std::string as_json(const std::vector<std::string>& events) {
+  std::string json = "{\"traceEvents\": [\n";
+  for (std::size_t i = 0; i < events.size(); ++i) json += (i ? ",\n" : "") + events[i];
+  return json + "\n]}\n";
+}
+
+std::string report_of(const std::string& json) {
+  sluice::tool::trace_analyzer analyzer;
+  std::size_t at = 0;
+  sluice::tool::read_trace_events(
+      [&](char* into, std::size_t size) {
+        const std::size_t n = std::min<std::size_t>({size, json.size() - at, 777});
+        std::copy_n(json.data() + at, n, into);
+        at += n;
+        return n;
+      },
+      analyzer);
+  return format_report(analyzer.finish(), "t.json");
+}
+
+// The analysis streams the operations through a file in blocks, sorting only
+// a stream whose operations come out of seq order: events in any order give
+// the same report, and the busy time is each stream's operations' own.
+TEST(TraceReport, EventsInAnyOrderGiveTheSameReport) {
+  const made_trace t = make_trace();
+  const std::string in_order = report_of(as_json(t.events));
+  std::vector<std::string> shuffled = t.events;
+  // Each stream's first operation keeps its place (the report lists streams
+  // in the order they first appear); the rest in a random order.
+  std::shuffle(shuffled.begin() + 1, shuffled.end(), std::mt19937(11));
+  for (const char* first :
+       {"\"tid\": 1, \"ts\": 0,", "\"tid\": 2, \"ts\": 0,", "\"tid\": 3, \"ts\": 0,"})
+    for (auto& e : shuffled)
+      if (e.find(first) != std::string::npos && e.find("\"seq\": 1}") != std::string::npos) {
+        std::swap(e, shuffled[static_cast<std::size_t>(first[7] - '1')]);
+        break;
+      }
+  EXPECT_EQ(report_of(as_json(shuffled)), in_order);
+  sluice::tool::stream_tracks tracks;
+  std::vector<sluice::tool::traced_range> ranges;
+  const auto ops = read_trace(as_json(t.events), &tracks, nullptr, &ranges);
+  ASSERT_EQ(ops.size(), 9000U);
+  const auto a = analyze(ops, tracks, ranges);
+  ASSERT_EQ(a.streams.size(), 3U);
+  for (std::size_t s = 0; s < 3; ++s) EXPECT_DOUBLE_EQ(a.streams[s].busy_us, t.busy[s]);
+  EXPECT_EQ(a.streams[1].waits, 60U);
+  ASSERT_EQ(a.ranges.size(), 3U);
+  EXPECT_EQ(a.ranges[0].count, 30U);
+}
+
+// Operations whose starts are out of seq order still merge into the right
+// busy intervals: [10,20), [0,5), [4,8) are busy [0,8) and [10,20).
+TEST(TraceReport, BusyTimeOfOperationsStartedOutOfOrder) {
+  const auto a = analyze(read_trace(R"json([
+{"name": "copy", "cat": "op", "ph": "X", "pid": 0, "tid": 1, "ts": 10, "dur": 10, "args": {"seq": 1}},
+{"name": "copy", "cat": "op", "ph": "X", "pid": 0, "tid": 1, "ts": 0, "dur": 5, "args": {"seq": 2}},
+{"name": "copy", "cat": "op", "ph": "X", "pid": 0, "tid": 1, "ts": 4, "dur": 4, "args": {"seq": 3}}
+])json",
+                                    nullptr),
+                         {});
+  ASSERT_EQ(a.streams.size(), 1U);
+  EXPECT_DOUBLE_EQ(a.streams[0].busy_us, 18.0);
+  EXPECT_DOUBLE_EQ(a.streams[0].largest_gap_us, 2.0);
+  EXPECT_DOUBLE_EQ(a.streams[0].span_us, 20.0);
+}
+
+// Above every_op_up_to operations the timeline draws each stream's row in
+// time buckets: at most 1400 boxes a stream, none wider than a bucket.
+TEST(TraceReport, ManyOperationsAreDrawnInTimeBuckets) {
+  const made_trace t = make_trace();
+  sluice::tool::trace_analyzer analyzer;
+  const std::string json = as_json(t.events);
+  std::size_t at = 0;
+  sluice::tool::read_trace_events(
+      [&](char* into, std::size_t size) {
+        const std::size_t n = std::min(size, json.size() - at);
+        std::copy_n(json.data() + at, n, into);
+        at += n;
+        return n;
+      },
+      analyzer);
+  const auto& a = analyzer.finish();
+  const std::string png = "/tmp/sluice-trace-buckets-test-" + std::to_string(::getpid()) + ".png";
+  try {
+    analyzer.write_timeline_png(png, 1000);
+  } catch (const std::runtime_error& e) {
+    if (std::string(e.what()).find("gnuplot not found") == std::string::npos)
+      ADD_FAILURE() << e.what();
+  }
+  const std::string script = read_text(png + ".gnuplot");
+  std::istringstream data(read_text(png + ".dat"));
+  for (const char* f : {"", ".gnuplot", ".dat"}) std::remove((png + f).c_str());
+  EXPECT_NE(script.find("9000 operations on 3 streams (each row in 1400 time buckets"),
+            std::string::npos)
+      << script;
+  const double width = a.span_us / 1400;
+  std::map<int, int> boxes;  // per row
+  std::string line;
+  while (std::getline(data, line) && !line.empty()) {
+    if (line[0] == '#') continue;
+    std::istringstream fields(line);
+    int row = 0;
+    double start = 0, end = 0;
+    fields >> row >> start >> end;
+    ++boxes[row];
+    // The data file has 6 significant digits.
+    EXPECT_LE(end - start, width + 2e-5 * end) << line;
+  }
+  ASSERT_EQ(boxes.size(), 3U);
+  for (const auto& b : boxes) {
+    EXPECT_LE(b.second, 1400) << "row " << b.first;
+    EXPECT_GT(b.second, 1000) << "row " << b.first;  // the streams are busy nearly throughout
+  }
 }
 
 }  // namespace

@@ -17,4 +17,12 @@ foreign_op* begin_foreign_op(stream_ref s, const char* kind, const char* label);
 //! host backend: the work ran); gives op back. Null: nothing.
 void end_foreign_op(foreign_op* op) noexcept;
 
+//! Sets what the vendor runtime reads once, at its start, the way sluice
+//! wants it unless the user set it (GPU backends: CUDA_DEVICE_MAX_CONNECTIONS,
+//! CUDA_MODULE_LOADING; docs/api.md "GPU backend settings"); nothing on the
+//! host backend. sluice's first call does it; a module that another library
+//! may start the runtime before (sluice::kokkos: Kokkos::initialize) calls it
+//! when it is loaded.
+void prepare_runtime_environment() noexcept;
+
 }  // namespace sluice::detail

@@ -1,0 +1,121 @@
+# ctest tool.trace.corpus: `sluice trace report <file> --png <png>` on every
+# malformed trace of tools/tests/corpus (and a few made here: 100,000 '[',
+# 100,000 nested objects, 2 GiB files of garbage, sparse) must exit 1 (not
+# a signal), say on standard error "sluice trace report: <file>: " and what
+# is wrong (the regex in corpus/EXPECTED), never reach gnuplot; and a valid
+# trace must still pass.
+#   cmake -DSLUICE=<sluice> -DCORPUS=<corpus dir> -DVALID=<valid trace> -DOUT=<dir> -P corpus.cmake
+cmake_policy(VERSION 3.16)
+set(generated "${OUT}/corpus-generated")
+file(REMOVE_RECURSE "${generated}")
+file(MAKE_DIRECTORY "${generated}")
+
+set(failures "")
+set(cases 0)
+
+# check(<file> <regex>): the report on <file> fails as it should.
+function(check file regex)
+  math(EXPR n "${cases} + 1")
+  set(cases ${n} PARENT_SCOPE)
+  set(png "${OUT}/corpus-timeline.png")
+  file(REMOVE "${png}")
+  execute_process(COMMAND "${SLUICE}" trace report "${file}" --png "${png}" RESULT_VARIABLE rc
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+  string(REGEX REPLACE "([][+.*()^$?|\\\\])" "\\\\\\1" quoted "${file}")
+  set(why "")
+  if(NOT rc MATCHES "^[0-9]+$")
+    set(why "it did not exit (${rc})")
+  elseif(rc EQUAL 0)
+    set(why "it exited 0")
+  elseif(NOT err MATCHES "sluice trace report: ${quoted}: [^\n]*${regex}")
+    set(why "standard error lacks 'sluice trace report: <file>: ...${regex}'")
+  elseif(err MATCHES "gnuplot" OR out MATCHES "timeline:" OR EXISTS "${png}")
+    set(why "it went on to gnuplot")
+  endif()
+  if(why)
+    set(failures "${failures}\n  ${file}: ${why}\n    exit: ${rc}\n    stderr: ${err}" PARENT_SCOPE)
+  endif()
+endfunction()
+
+# The corpus: each file and its regex, a line each (read line by line: a
+# regex may hold an unbalanced '[', which a CMake list would not keep apart).
+file(READ "${CORPUS}/EXPECTED" text)
+file(GLOB corpus_files RELATIVE "${CORPUS}" "${CORPUS}/*.json")
+set(listed "")
+while(NOT text STREQUAL "")
+  string(FIND "${text}" "\n" nl)
+  if(nl EQUAL -1)
+    string(LENGTH "${text}" nl)
+  endif()
+  string(SUBSTRING "${text}" 0 ${nl} line)
+  math(EXPR rest "${nl} + 1")
+  string(LENGTH "${text}" length)
+  if(rest GREATER_EQUAL length)
+    set(text "")
+  else()
+    string(SUBSTRING "${text}" ${rest} -1 text)
+  endif()
+  if(line MATCHES "^#" OR line STREQUAL "")
+    continue()
+  endif()
+  string(FIND "${line}" "\t" tab)
+  string(SUBSTRING "${line}" 0 ${tab} name)
+  math(EXPR after "${tab} + 1")
+  string(SUBSTRING "${line}" ${after} -1 regex)
+  if(NOT EXISTS "${CORPUS}/${name}")
+    set(failures "${failures}\n  ${name}: listed in EXPECTED, not in the corpus")
+    continue()
+  endif()
+  string(APPEND listed ";${name}")
+  check("${CORPUS}/${name}" "${regex}")
+endwhile()
+foreach(name IN LISTS corpus_files)
+  string(FIND "${listed};" ";${name};" at)
+  if(at EQUAL -1)
+    set(failures "${failures}\n  ${name}: in the corpus without a line in EXPECTED")
+  endif()
+endforeach()
+
+# Made here: too large or too regular to keep in the tree.
+string(REPEAT "[" 100000 brackets)
+file(WRITE "${generated}/brackets-100000.json" "${brackets}")
+check("${generated}/brackets-100000.json" "event 1: nested deeper than 64 levels")
+string(REPEAT "{\"a\": " 100000 objects)
+file(WRITE "${generated}/objects-100000.json" "{\"traceEvents\": [${objects}")
+check("${generated}/objects-100000.json" "event 1: nested deeper than 64 levels")
+# 2 GiB: some random text (or the start of an event's string), the rest a
+# hole of zero bytes (sparse: nothing is written).
+string(RANDOM LENGTH 4096 garbage)
+foreach(kind garbage string)
+  set(big "${generated}/${kind}-2GiB.json")
+  if(kind STREQUAL "garbage")
+    file(WRITE "${big}" "${garbage}")
+    set(regex "not a Chrome trace: it begins with")
+  else()
+    file(WRITE "${big}" "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"")
+    set(regex "event 1: an event of more than 64 MiB")
+  endif()
+  execute_process(COMMAND truncate -s 2G "${big}" RESULT_VARIABLE rc)
+  file(SIZE "${big}" size)
+  if(NOT rc EQUAL 0 OR NOT size EQUAL 2147483648)
+    message(FATAL_ERROR "could not make ${big} of 2 GiB (${rc}, ${size} bytes)")
+  endif()
+  check("${big}" "${regex}")
+  file(REMOVE "${big}")
+endforeach()
+
+if(cases LESS 25)
+  set(failures "${failures}\n  only ${cases} malformed traces (at least 25)")
+endif()
+
+# The harness can tell: a valid trace passes.
+execute_process(COMMAND "${SLUICE}" trace report "${VALID}" RESULT_VARIABLE rc
+                OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "operations on [0-9]+ streams")
+  set(failures "${failures}\n  the valid trace ${VALID} failed (${rc}): ${err}")
+endif()
+
+if(failures)
+  message(FATAL_ERROR "sluice trace report on malformed traces:${failures}")
+endif()
+message(STATUS "${cases} malformed traces: each exit 1 with the file and what is wrong")

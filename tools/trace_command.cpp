@@ -1,0 +1,62 @@
+// `sluice trace report <file> [--png <out.png>]`: the command around the
+// reader and analysis of trace_report.cpp (kept apart so that the tests and
+// the fuzz target compile the reader without the command line's CLI11).
+#include "arguments.hpp"
+#include "commands.hpp"
+#include "trace_report.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace sluice::tool {
+
+int trace_command(const std::vector<std::string>& args) {
+  // args: report <file> [--png <out.png>]; --help was handled by the dispatcher.
+  if (args.empty()) throw usage_error("no trace command given (the only one is 'report')");
+  if (args[0] != "report") {
+    std::string message = "unknown trace command '" + args[0] + "' (the only one is 'report')";
+    // `sluice trace foo.json`: a file where the command belongs.
+    const bool looks_like_a_file =
+        access(args[0].c_str(), F_OK) == 0 ||
+        (args[0].size() > 5 && args[0].compare(args[0].size() - 5, 5, ".json") == 0);
+    if (looks_like_a_file) message += "; for a report on the file: sluice trace report " + args[0];
+    throw usage_error(message);
+  }
+  // The options through CLI11, like every command's (arguments.hpp); the one
+  // positional argument, the file, is what CLI11 leaves over.
+  std::string file, png;
+  parse_arguments(*find_command("trace"), std::vector<std::string>(args.begin() + 1, args.end()),
+                  command_options{{{"--png", &png}}, {}}, [&file](const std::string& arg) {
+                    if (arg.empty() || arg[0] == '-' || !file.empty()) return false;
+                    file = arg;
+                    return true;
+                  });
+  if (file.empty()) throw usage_error("'trace report' needs the trace file to read");
+  if (::access(file.c_str(), R_OK) != 0) {
+    const int error = errno;
+    std::cerr << "sluice trace report: cannot read " << file << ": " << std::strerror(error)
+              << "\n";
+    return 1;
+  }
+  try {
+    trace_analyzer analyzer(!png.empty());
+    read_trace_file(file, analyzer);
+    std::cout << format_report(analyzer.finish(), file);
+    if (!png.empty()) {
+      analyzer.write_timeline_png(png);
+      std::cout << "timeline: " << png << "\n";
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::cerr << "sluice trace report: " << file << ": " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace sluice::tool
