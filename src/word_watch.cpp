@@ -15,24 +15,28 @@ using clock_type = std::chrono::steady_clock;
 std::atomic<std::uint64_t> fired_count{0};
 std::atomic<std::uint64_t> park_count{0};
 std::atomic<std::uint64_t> runner_count{0};
+std::atomic<std::uint64_t> runners_parked_now{0};
 
 //! Threads that call the functions of watches that fired. A runner leaves
 //! its condition variable only by taking a wake token, so every token wakes a
 //! thread of its own. The rule that keeps a blocked function from holding back
-//! the next one: whenever a watch is queued, some runner is spinning, or woken
-//! (a token out), or being started, or has just popped a watch and is about to
-//! apply this rule itself. push() and a runner that pops while more are queued
-//! wake (or start) one runner when none is spinning or on its way: at most one
-//! wake-up in flight, so a runner draining a burst of short functions makes
-//! one system call, not one per function.
+//! the next one, and a burst from being drained by a chain of wake-ups: whenever
+//! watches are queued, min(queued, max_coming) runners are coming for them
+//! (spinning, woken with a token, or being started), or a runner has just popped
+//! a watch and is about to apply this rule itself. push() and a runner that pops
+//! while more are queued wake parked runners for the shortfall at once (the
+//! notifications after the lock is released), and start one thread when none is
+//! parked. So K watches that fire together are taken by up to max_coming
+//! runners in parallel: no runner waits for another's wake-up before it wakes
+//! (a chain of wake-ups was one wake-up latency per function: the fanout of
+//! bench/host_fn.cpp); a runner draining short functions alone still makes no
+//! system call per function.
 class runner_pool {
  public:
-  //! Parked runners that a burst of fired watches wakes at once, besides the one above.
-  static constexpr std::size_t burst_wakes = 4;
-
   //! Queues the watches first..last (linked by next; `count` of them), whose
   //! words reached their targets, for the runners.
   void push(watch* first, watch* last, std::size_t count) noexcept {
+    int notify = 0;
     bool start_one = false;
     {
       std::lock_guard<std::mutex> lock(m_);
@@ -43,14 +47,9 @@ class runner_pool {
         head_ = first;
       tail_ = last;
       queued_.fetch_add(count, std::memory_order_release);
-      start_one = !help_coming_locked() && !wake_locked();
-      if (start_one) ++starting_;
-      // A burst (watches of several streams at once): wake up to burst_wakes
-      // more parked runners now, so that the burst is drained in parallel
-      // instead of by one runner while the wake-ups chain one after another.
-      for (std::size_t i = 1; i < std::min(count, burst_wakes + 1); ++i)
-        if (!wake_locked()) break;
+      start_one = cover_locked(notify);
     }
+    notify_runners(notify);
     if (start_one) start();
   }
 
@@ -59,8 +58,15 @@ class runner_pool {
   //! for a thread to wake up.
   void prewake() noexcept {
     if (spinning_.load(std::memory_order_relaxed) != 0) return;
-    std::lock_guard<std::mutex> lock(m_);
-    if (!help_coming_locked()) (void)wake_locked();
+    int notify = 0;
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      if (coming_locked() == 0 && parked_ > tokens_) {
+        ++tokens_;
+        notify = 1;
+      }
+    }
+    notify_runners(notify);
   }
 
   //! The first runner; throws std::system_error when it cannot be started.
@@ -80,16 +86,41 @@ class runner_pool {
   }
 
  private:
-  //! Under m_: a runner spins, or is woken or started and not yet running.
-  bool help_coming_locked() const noexcept {
-    return spinning_.load(std::memory_order_relaxed) != 0 || tokens_ != 0 || starting_ != 0;
+  //! Runners coming for queued watches at most: those beyond the machine's
+  //! cores would only queue for the CPU (a function that blocks frees its core,
+  //! and the runner that popped it wakes the next one). At least 4.
+  static std::size_t max_coming() noexcept {
+    static const std::size_t n = std::max<std::size_t>(4, std::thread::hardware_concurrency());
+    return n;
   }
-  //! Under m_: gives a parked runner a wake token; false if none is parked.
-  bool wake_locked() noexcept {
-    if (parked_ <= tokens_) return false;
-    ++tokens_;
-    cv_.notify_one();
-    return true;
+  //! Under m_: runners spinning, woken and not yet running, or being started.
+  std::size_t coming_locked() const noexcept {
+    return static_cast<std::size_t>(spinning_.load(std::memory_order_relaxed)) +
+           static_cast<std::size_t>(tokens_) + static_cast<std::size_t>(starting_);
+  }
+  //! Under m_: gives parked runners tokens for the queued watches that no
+  //! runner is coming for (up to max_coming() coming in all); `notify` gets how
+  //! many to notify once m_ is released. True: no runner is parked to take one,
+  //! start a thread (the caller, after the lock; starting_ counted here).
+  bool cover_locked(int& notify) noexcept {
+    const std::size_t want =
+        std::min(queued_.load(std::memory_order_relaxed), max_coming());
+    const std::size_t coming = coming_locked();
+    if (coming >= want) return false;
+    const std::size_t missing = want - coming;
+    const auto idle = static_cast<std::size_t>(parked_ - tokens_);
+    const std::size_t woken = std::min(missing, idle);
+    tokens_ += static_cast<int>(woken);
+    notify += static_cast<int>(woken);
+    if (woken < missing && starting_ == 0) {
+      ++starting_;  // one thread at a time: it applies this rule again when it pops
+      return true;
+    }
+    return false;
+  }
+  //! Wakes `n` parked runners (their tokens given under m_).
+  void notify_runners(int n) noexcept {
+    for (int i = 0; i < n; ++i) cv_.notify_one();
   }
   //! Starts a runner (starting_ counted by the caller).
   void start() noexcept {
@@ -113,12 +144,10 @@ class runner_pool {
         head_ = w->next;
         if (head_ == nullptr) tail_ = nullptr;
         queued_.fetch_sub(1, std::memory_order_relaxed);
-        bool start_one = false;
-        if (head_ != nullptr && !help_coming_locked()) {
-          start_one = !wake_locked();
-          if (start_one) ++starting_;
-        }
+        int notify = 0;
+        const bool start_one = head_ != nullptr && cover_locked(notify);
         lock.unlock();
+        notify_runners(notify);
         if (start_one) start();
         // Read before the call: the watch may be gone once fn returns.
         const callback fn = w->fn;
@@ -141,7 +170,9 @@ class runner_pool {
       spinning_.fetch_sub(1, std::memory_order_relaxed);
       if (head_ != nullptr) continue;
       ++parked_;
+      runners_parked_now.fetch_add(1, std::memory_order_relaxed);
       cv_.wait(lock, [this] { return tokens_ != 0; });
+      runners_parked_now.fetch_sub(1, std::memory_order_relaxed);
       --tokens_;
       --parked_;
     }
@@ -151,7 +182,7 @@ class runner_pool {
   std::condition_variable cv_;
   watch* head_ = nullptr;  // queued watches, under m_
   watch* tail_ = nullptr;
-  std::atomic<std::size_t> queued_{0};  // how many; read without m_ by spinning runners
+  std::atomic<std::size_t> queued_{0};  // how many (changed under m_); read without m_ by spinning runners
   std::atomic<int> spinning_{0};        // changed under m_
   int parked_ = 0;                      // waiting on cv_, under m_
   int tokens_ = 0;                      // wake tokens not yet taken (<= parked_), under m_
@@ -296,6 +327,7 @@ stats snapshot() noexcept {
   s.fired = fired_count.load(std::memory_order_relaxed);
   s.watcher_parks = park_count.load(std::memory_order_relaxed);
   s.runners = runner_count.load(std::memory_order_relaxed);
+  s.runners_parked = runners_parked_now.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -19,13 +19,16 @@
 //   idle runner or a new one (a blocked function never holds back another).
 //   An idle runner polls one atomic for `linger` for the next function, then
 //   parks. The watcher wakes a parked runner when it takes a new watch, so
-//   that the first function after a quiet spell finds one awake, and up to 4
-//   more when several watches fire at once (a burst is drained in parallel).
+//   that the first function after a quiet spell finds one awake. When several
+//   watches fire at once, as many parked runners are woken at once as there
+//   are queued functions, up to C = max(4, the machine's cores) coming at a
+//   time (a burst is drained in parallel, not by a chain of wake-ups).
 // - Spinning is therefore bounded: the watcher and at most one idle runner
-//   (up to 5 for `linger` after a burst; more only while functions are
-//   queued), each for at most busy_poll + linger (150 us) after the last
-//   event, then sleeps or parks. Spinning threads yield every 64 polls, so
-//   on a machine with few cores they leave the CPU to threads that have work.
+//   (up to C for `linger` after a burst of C or more functions; more only
+//   while functions are queued), each for at most busy_poll + linger (150 us)
+//   after the last event, then sleeps or parks. Spinning threads yield every
+//   64 polls, so on a machine with few cores they leave the CPU to threads
+//   that have work.
 #pragma once
 
 #include <atomic>
@@ -80,6 +83,7 @@ struct stats {
   std::uint64_t fired = 0;          // watches handed to runners
   std::uint64_t watcher_parks = 0;  // times the watcher parked with nothing to watch
   std::uint64_t runners = 0;        // runner threads started
+  std::uint64_t runners_parked = 0; // runner threads parked now (no wake token)
 };
 stats snapshot() noexcept;
 
