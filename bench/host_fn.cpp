@@ -241,6 +241,52 @@ struct raw_side {
     return seen;
   }
 
+  //! One stream, one at a time: enqueue, then wait until the host saw it.
+  //! "ping": store the signal word; the host spins until it sees it (device to
+  //! host). "pingpong": store the signal word, then wait on the gate word; the
+  //! host spins on the signal, stores the gate and synchronizes the stream:
+  //! sluice's host function with the host's side done inline by the measuring
+  //! thread (no watcher, no runner). "launch": cudaLaunchHostFunc (empty) and
+  //! cudaStreamSynchronize. Median and min in us over `trials`.
+  struct trip {
+    fanout_result ping, pingpong, launch;
+  };
+  static void empty_fn(void*) {}
+  trip round_trips(int trials) {
+    std::vector<double> ping, pingpong, launch_us;
+    cudaStream_t s = streams[0];
+    for (int t = 0; t < 20 + trials; ++t) {
+      std::uint64_t v = ++value;
+      auto t0 = clock_type::now();
+      if (write(s, device_word(1), v, CU_STREAM_WRITE_VALUE_DEFAULT) != CUDA_SUCCESS)
+        check(cudaErrorUnknown, "cuStreamWriteValue64");
+      while (word(1) < v) {
+      }
+      auto t1 = clock_type::now();
+      check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+      if (t >= 20) ping.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+
+      v = ++value;
+      t0 = clock_type::now();
+      if (write(s, device_word(1), v, CU_STREAM_WRITE_VALUE_DEFAULT) != CUDA_SUCCESS ||
+          wait(s, device_word(1 + n), v, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
+        check(cudaErrorUnknown, "cuStreamWriteValue64 / cuStreamWaitValue64");
+      while (word(1) < v) {
+      }
+      word(1 + n) = v;
+      check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+      t1 = clock_type::now();
+      if (t >= 20) pingpong.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+
+      t0 = clock_type::now();
+      check(cudaLaunchHostFunc(s, empty_fn, nullptr), "cudaLaunchHostFunc");
+      check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+      t1 = clock_type::now();
+      if (t >= 20) launch_us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    }
+    return {summarize(ping), summarize(pingpong), summarize(launch_us)};
+  }
+
   struct launch_arg {
     std::atomic<std::size_t>* done;
     int block_us;
@@ -379,6 +425,29 @@ int main(int argc, char** argv) {
   if (fan > 0) {
     // Raw CUDA's streams after sluice's: sluice's pool keeps the streams it made.
     raw_side raw(fan);
+    {
+      // One host function at a time, its parts apart (api_overhead's
+      // host_func_round_trip row is sluice against launch).
+      const int n = std::max(200, trials * 4);
+      std::vector<double> us;
+      for (int t = 0; t < 20 + n; ++t) {
+        const auto t0 = clock_type::now();
+        streams[0].host_func([] {});
+        streams[0].synchronize();
+        const auto t1 = clock_type::now();
+        if (t >= 20) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      }
+      const fanout_result sl = summarize(us);
+      const raw_side::trip r = raw.round_trips(n);
+      std::printf(
+          "round trip, one stream, us (median / min of %d): sluice host_func + synchronize "
+          "%.1f / %.1f; raw: cudaLaunchHostFunc + cudaStreamSynchronize %.1f / %.1f; signal "
+          "seen by the host (stream write, host spins) %.1f / %.1f; signal + gate with the host "
+          "side inline (stream write and wait, host spins, stores the gate, synchronizes) "
+          "%.1f / %.1f\n",
+          n, sl.median_us, sl.min_us, r.launch.median_us, r.launch.min_us, r.ping.median_us,
+          r.ping.min_us, r.pingpong.median_us, r.pingpong.min_us);
+    }
     const auto limit = static_cast<std::size_t>(std::max(1, sluice::independent_stream_limit(dev)));
     std::vector<std::size_t> ks{1};
     if (limit > 1 && limit < fan) ks.push_back(limit);
