@@ -49,6 +49,7 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
+#include <new>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -156,7 +157,7 @@ struct raw_side {
   using value_op = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
   value_op wait = nullptr, write = nullptr;
   std::vector<cudaStream_t> streams;
-  volatile std::uint64_t* host = nullptr;  // [0]: the flag; then K signal words, K gate words
+  std::atomic<std::uint64_t>* host = nullptr;  // [0]: the flag; then K signal words, K gate words
   CUdeviceptr dev = 0;
   std::size_t n = 0;
   std::uint64_t value = 0;  // the last flag value used
@@ -177,7 +178,9 @@ struct raw_side {
     check(cudaHostAlloc(&h, (1 + 2 * n) * 64, cudaHostAllocMapped | cudaHostAllocPortable),
           "cudaHostAlloc");
     std::memset(h, 0, (1 + 2 * n) * 64);
-    host = static_cast<volatile std::uint64_t*>(h);
+    // Atomics over the mapped words, as sluice's own (the device writes them).
+    host = static_cast<std::atomic<std::uint64_t>*>(h);
+    for (std::size_t i = 0; i < 1 + 2 * n; ++i) new (&host[i * 8]) std::atomic<std::uint64_t>(0);
     void* d = nullptr;
     check(cudaHostGetDevicePointer(&d, h, 0), "cudaHostGetDevicePointer");
     dev = reinterpret_cast<CUdeviceptr>(d);
@@ -185,7 +188,7 @@ struct raw_side {
     for (auto& s : streams) check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
   }
   // One word per 64 bytes (its own cache line): [0] flag, [1 + i] signal i, [1 + n + i] gate i.
-  volatile std::uint64_t& word(std::size_t i) { return host[i * 8]; }
+  std::atomic<std::uint64_t>& word(std::size_t i) { return host[i * 8]; }
   CUdeviceptr device_word(std::size_t i) const { return dev + i * 64; }
 
   //! "signal": the device's part of a sluice host function.
@@ -201,18 +204,18 @@ struct raw_side {
           check(cudaErrorUnknown, "cuStreamWaitValue64 / cuStreamWriteValue64");
       }
       const auto t0 = clock_type::now();
-      word(0) = v;
+      word(0).store(v, std::memory_order_release);
       // A bound, so that a device that holds a signal back (HOST-2's case) ends the bench.
       const auto give_up = t0 + std::chrono::seconds(5);
       for (std::size_t i = 0; i < k; ++i)
-        while (word(1 + i) < v && clock_type::now() < give_up) {
+        while (word(1 + i).load(std::memory_order_acquire) < v && clock_type::now() < give_up) {
         }
       const auto t1 = clock_type::now();
       if (t1 >= give_up) {
         std::printf("signal: K=%zu: not every signal was seen within 5 s\n", k);
         failed = true;
       }
-      for (std::size_t i = 0; i < k; ++i) word(1 + n + i) = v;
+      for (std::size_t i = 0; i < k; ++i) word(1 + n + i).store(v, std::memory_order_release);
       for (std::size_t i = 0; i < k; ++i) check(cudaStreamSynchronize(streams[i]), "cudaStreamSynchronize");
       if (t >= warmup) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     }
@@ -233,10 +236,10 @@ struct raw_side {
     std::size_t seen = 0;
     while (clock_type::now() < until) {
       seen = 0;
-      for (std::size_t i = 0; i < k; ++i) seen += word(1 + i) >= v ? 1 : 0;
+      for (std::size_t i = 0; i < k; ++i) seen += word(1 + i).load(std::memory_order_acquire) >= v ? 1 : 0;
       if (seen == k) break;
     }
-    for (std::size_t i = 0; i < k; ++i) word(1 + n + i) = v;
+    for (std::size_t i = 0; i < k; ++i) word(1 + n + i).store(v, std::memory_order_release);
     for (std::size_t i = 0; i < k; ++i) check(cudaStreamSynchronize(streams[i]), "cudaStreamSynchronize");
     return seen;
   }
@@ -260,7 +263,7 @@ struct raw_side {
       auto t0 = clock_type::now();
       if (write(s, device_word(1), v, CU_STREAM_WRITE_VALUE_DEFAULT) != CUDA_SUCCESS)
         check(cudaErrorUnknown, "cuStreamWriteValue64");
-      while (word(1) < v) {
+      while (word(1).load(std::memory_order_acquire) < v) {
       }
       auto t1 = clock_type::now();
       check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
@@ -271,9 +274,9 @@ struct raw_side {
       if (write(s, device_word(1), v, CU_STREAM_WRITE_VALUE_DEFAULT) != CUDA_SUCCESS ||
           wait(s, device_word(1 + n), v, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
         check(cudaErrorUnknown, "cuStreamWriteValue64 / cuStreamWaitValue64");
-      while (word(1) < v) {
+      while (word(1).load(std::memory_order_acquire) < v) {
       }
-      word(1 + n) = v;
+      word(1 + n).store(v, std::memory_order_release);
       check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
       t1 = clock_type::now();
       if (t >= 20) pingpong.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
@@ -312,7 +315,7 @@ struct raw_side {
         check(cudaLaunchHostFunc(streams[i], launched, &arg), "cudaLaunchHostFunc");
       }
       const auto t0 = clock_type::now();
-      word(0) = v;
+      word(0).store(v, std::memory_order_release);
       while (done.load(std::memory_order_acquire) < k) {
       }
       const auto t1 = clock_type::now();
