@@ -465,15 +465,27 @@ int main(int argc, char** argv) {
     // HOST-2 on the device: K streams' host functions blocked at once, each
     // until all have entered; and the device's part alone on raw streams.
     {
-      const std::size_t k = std::min(fan, limit);
-      const std::size_t raw_seen = raw.signals_while_held(k, std::chrono::milliseconds(3000));
-      const std::size_t sluice_seen = sluice_blocked(streams, k, std::chrono::milliseconds(3000));
-      std::printf(
-          "blocked at once (HOST-2), K=%zu: sluice: %zu of %zu host functions entered while the "
-          "others blocked; raw: %zu of %zu streams stored their signal while every gate was "
-          "closed (3 s each)\n",
-          k, sluice_seen, k, raw_seen, k);
-      if (sluice_seen != k) status = 1;
+      // Rounds of 12 (the conformance test's count) and of K = the limit, each
+      // bounded by 2 s: once failed on an H200 with 12 (11 started).
+      for (const std::size_t k : {std::min<std::size_t>({fan, limit, 12}), std::min(fan, limit)}) {
+        constexpr int rounds = 5;
+        int raw_short = 0, sluice_short = 0;
+        std::size_t raw_least = k, sluice_least = k;
+        for (int r = 0; r < rounds; ++r) {
+          const std::size_t raw_seen = raw.signals_while_held(k, std::chrono::milliseconds(2000));
+          const std::size_t sluice_seen = sluice_blocked(streams, k, std::chrono::milliseconds(2000));
+          if (raw_seen != k) ++raw_short;
+          if (sluice_seen != k) ++sluice_short;
+          raw_least = std::min(raw_least, raw_seen);
+          sluice_least = std::min(sluice_least, sluice_seen);
+        }
+        std::printf(
+            "blocked at once (HOST-2), K=%zu, %d rounds: sluice: all K host functions entered "
+            "while the others blocked in %d rounds (fewest %zu); raw streams: all K stored their "
+            "signal while every gate was closed in %d rounds (fewest %zu); 2 s each\n",
+            k, rounds, rounds - sluice_short, sluice_least, rounds - raw_short, raw_least);
+        if (sluice_short != 0) status = 1;
+      }
     }
     std::printf("%-6s %18s %18s %18s %10s\n", "K", "sluice", "signal", "launch", "host side");
     std::vector<fanout_result> sl, sg, la;

@@ -36,10 +36,13 @@ struct latch {
     cv.notify_all();
     cv.wait(lock, [this] { return open; });
   }
-  //! Waits (a condition variable, not a sleep) until `n` entered or `limit` passed.
-  bool wait_entered(int n, std::chrono::seconds limit) {
+  //! Waits (a condition variable, not a sleep) until `n` entered or `limit`
+  //! passed; `seen` gets how many had entered then.
+  bool wait_entered(int n, std::chrono::seconds limit, int* seen = nullptr) {
     std::unique_lock<std::mutex> lock(m);
-    return cv.wait_for(lock, limit, [&] { return entered >= n; });
+    const bool all = cv.wait_for(lock, limit, [&] { return entered >= n; });
+    if (seen != nullptr) *seen = entered;
+    return all;
   }
   void release() {
     std::lock_guard<std::mutex> lock(m);
@@ -83,15 +86,24 @@ void all_blocked_functions_start(int n, bool burst) {
   for (int i = 0; i < n; ++i) {
     ws[static_cast<std::size_t>(i)]->word.store(1, std::memory_order_release);
     if (!burst) {
-      ASSERT_TRUE(l.wait_entered(i + 1, std::chrono::seconds(10)))
-          << "only " << l.entered << " of " << (i + 1) << " blocked functions started";
+      int seen = 0;
+      const bool started = l.wait_entered(i + 1, std::chrono::seconds(10), &seen);
+      if (!started) {
+        l.release();  // the others return, and the test ends
+        for (auto& b : ws)
+          while (b->calls.load() != 0 && !b->done.load(std::memory_order_acquire))
+            std::this_thread::yield();
+      }
+      ASSERT_TRUE(started) << "only " << seen << " of " << (i + 1)
+                           << " blocked functions started";
     }
   }
-  const bool all = l.wait_entered(n, std::chrono::seconds(10));
+  int seen = 0;
+  const bool all = l.wait_entered(n, std::chrono::seconds(10), &seen);
   l.release();
   for (auto& b : ws)
     while (!b->done.load(std::memory_order_acquire)) std::this_thread::yield();
-  ASSERT_TRUE(all) << "only " << l.entered << " of " << n << " blocked functions started";
+  ASSERT_TRUE(all) << "only " << seen << " of " << n << " blocked functions started";
   for (auto& b : ws) EXPECT_EQ(b->calls.load(), 1);
 }
 
