@@ -36,7 +36,6 @@
 
 #include <cuda.h>
 #include <cuda_runtime.h>
-
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -185,7 +184,8 @@ struct raw_side {
     check(cudaHostGetDevicePointer(&d, h, 0), "cudaHostGetDevicePointer");
     dev = reinterpret_cast<CUdeviceptr>(d);
     streams.resize(n);
-    for (auto& s : streams) check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    for (auto& s : streams)
+      check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
   }
   // One word per 64 bytes (its own cache line): [0] flag, [1 + i] signal i, [1 + n + i] gate i.
   std::atomic<std::uint64_t>& word(std::size_t i) { return host[i * 8]; }
@@ -199,7 +199,8 @@ struct raw_side {
       const std::uint64_t v = ++value;
       for (std::size_t i = 0; i < k; ++i) {
         if (wait(streams[i], device_word(0), v, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS ||
-            write(streams[i], device_word(1 + i), v, CU_STREAM_WRITE_VALUE_DEFAULT) != CUDA_SUCCESS ||
+            write(streams[i], device_word(1 + i), v, CU_STREAM_WRITE_VALUE_DEFAULT) !=
+                CUDA_SUCCESS ||
             wait(streams[i], device_word(1 + n + i), v, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
           check(cudaErrorUnknown, "cuStreamWaitValue64 / cuStreamWriteValue64");
       }
@@ -216,7 +217,8 @@ struct raw_side {
         failed = true;
       }
       for (std::size_t i = 0; i < k; ++i) word(1 + n + i).store(v, std::memory_order_release);
-      for (std::size_t i = 0; i < k; ++i) check(cudaStreamSynchronize(streams[i]), "cudaStreamSynchronize");
+      for (std::size_t i = 0; i < k; ++i)
+        check(cudaStreamSynchronize(streams[i]), "cudaStreamSynchronize");
       if (t >= warmup) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     }
     return summarize(us);
@@ -236,11 +238,13 @@ struct raw_side {
     std::size_t seen = 0;
     while (clock_type::now() < until) {
       seen = 0;
-      for (std::size_t i = 0; i < k; ++i) seen += word(1 + i).load(std::memory_order_acquire) >= v ? 1 : 0;
+      for (std::size_t i = 0; i < k; ++i)
+        seen += word(1 + i).load(std::memory_order_acquire) >= v ? 1 : 0;
       if (seen == k) break;
     }
     for (std::size_t i = 0; i < k; ++i) word(1 + n + i).store(v, std::memory_order_release);
-    for (std::size_t i = 0; i < k; ++i) check(cudaStreamSynchronize(streams[i]), "cudaStreamSynchronize");
+    for (std::size_t i = 0; i < k; ++i)
+      check(cudaStreamSynchronize(streams[i]), "cudaStreamSynchronize");
     return seen;
   }
 
@@ -319,7 +323,8 @@ struct raw_side {
       while (done.load(std::memory_order_acquire) < k) {
       }
       const auto t1 = clock_type::now();
-      for (std::size_t i = 0; i < k; ++i) check(cudaStreamSynchronize(streams[i]), "cudaStreamSynchronize");
+      for (std::size_t i = 0; i < k; ++i)
+        check(cudaStreamSynchronize(streams[i]), "cudaStreamSynchronize");
       if (t >= warmup) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     }
     return summarize(us);
@@ -473,7 +478,8 @@ int main(int argc, char** argv) {
         std::size_t raw_least = k, sluice_least = k;
         for (int r = 0; r < rounds; ++r) {
           const std::size_t raw_seen = raw.signals_while_held(k, std::chrono::milliseconds(2000));
-          const std::size_t sluice_seen = sluice_blocked(streams, k, std::chrono::milliseconds(2000));
+          const std::size_t sluice_seen =
+              sluice_blocked(streams, k, std::chrono::milliseconds(2000));
           if (raw_seen != k) ++raw_short;
           if (sluice_seen != k) ++sluice_short;
           raw_least = std::min(raw_least, raw_seen);
@@ -493,9 +499,9 @@ int main(int argc, char** argv) {
       sl.push_back(sluice_fanout(streams, k, trials, 0));
       sg.push_back(raw.signal(k, trials));
       la.push_back(raw.launch(k, trials, 0));
-      std::printf("%-6zu %9.1f / %6.1f %9.1f / %6.1f %9.1f / %6.1f %10.1f%s\n", k, sl.back().median_us,
-                  sl.back().min_us, sg.back().median_us, sg.back().min_us, la.back().median_us,
-                  la.back().min_us, sl.back().median_us - sg.back().median_us,
+      std::printf("%-6zu %9.1f / %6.1f %9.1f / %6.1f %9.1f / %6.1f %10.1f%s\n", k,
+                  sl.back().median_us, sl.back().min_us, sg.back().median_us, sg.back().min_us,
+                  la.back().median_us, la.back().min_us, sl.back().median_us - sg.back().median_us,
                   k == limit && k != 1 ? "  (independent_stream_limit)" : "");
     }
     for (std::size_t i = 1; i < ks.size(); ++i)
@@ -505,7 +511,7 @@ int main(int argc, char** argv) {
           ks[i], sl[i].median_us / sl[0].median_us, sg[i].median_us / sg[0].median_us,
           la[i].median_us / la[0].median_us, ks[i], sl[i].median_us / la[i].median_us,
           ks[i] == fan ? (sl[i].median_us / sl[0].median_us <= 2.0 ? "; target <= 2.0: MET"
-                                                                  : "; target <= 2.0: MISS")
+                                                                   : "; target <= 2.0: MISS")
                        : "");
     if (raw.failed) status = 1;
     if (block_us > 0) {
@@ -525,10 +531,10 @@ int main(int argc, char** argv) {
       for (std::size_t i = 1; i < ks.size(); ++i)
         std::printf("blocking ratio K=%zu / K=1 (medians): sluice %.2f, launch %.2f%s\n", ks[i],
                     bs[i].median_us / bs[0].median_us, bl[i].median_us / bl[0].median_us,
-                    ks[i] == fan ? (bs[i].median_us / bs[0].median_us <= 2.0
-                                        ? "; target <= 2.0: MET"
-                                        : "; target <= 2.0: MISS")
-                                 : "");
+                    ks[i] == fan
+                        ? (bs[i].median_us / bs[0].median_us <= 2.0 ? "; target <= 2.0: MET"
+                                                                    : "; target <= 2.0: MISS")
+                        : "");
     }
   }
   return status;

@@ -103,8 +103,7 @@ class runner_pool {
   //! many to notify once m_ is released. True: no runner is parked to take one,
   //! start a thread (the caller, after the lock; starting_ counted here).
   bool cover_locked(int& notify) noexcept {
-    const std::size_t want =
-        std::min(queued_.load(std::memory_order_relaxed), max_coming());
+    const std::size_t want = std::min(queued_.load(std::memory_order_relaxed), max_coming());
     const std::size_t coming = coming_locked();
     if (coming >= want) return false;
     const std::size_t missing = want - coming;
@@ -182,11 +181,12 @@ class runner_pool {
   std::condition_variable cv_;
   watch* head_ = nullptr;  // queued watches, under m_
   watch* tail_ = nullptr;
-  std::atomic<std::size_t> queued_{0};  // how many (changed under m_); read without m_ by spinning runners
-  std::atomic<int> spinning_{0};        // changed under m_
-  int parked_ = 0;                      // waiting on cv_, under m_
-  int tokens_ = 0;                      // wake tokens not yet taken (<= parked_), under m_
-  int starting_ = 0;                    // threads started, not yet in their loop, under m_
+  std::atomic<std::size_t> queued_{
+      0};  // how many (changed under m_); read without m_ by spinning runners
+  std::atomic<int> spinning_{0};  // changed under m_
+  int parked_ = 0;                // waiting on cv_, under m_
+  int tokens_ = 0;                // wake tokens not yet taken (<= parked_), under m_
+  int starting_ = 0;              // threads started, not yet in their loop, under m_
 };
 
 //! The one thread that polls the watched words.

@@ -80,10 +80,10 @@ void start(watch& w) noexcept;
 
 //! Counters for tests and benches (relaxed snapshots).
 struct stats {
-  std::uint64_t fired = 0;          // watches handed to runners
-  std::uint64_t watcher_parks = 0;  // times the watcher parked with nothing to watch
-  std::uint64_t runners = 0;        // runner threads started
-  std::uint64_t runners_parked = 0; // runner threads parked now (no wake token)
+  std::uint64_t fired = 0;           // watches handed to runners
+  std::uint64_t watcher_parks = 0;   // times the watcher parked with nothing to watch
+  std::uint64_t runners = 0;         // runner threads started
+  std::uint64_t runners_parked = 0;  // runner threads parked now (no wake token)
 };
 stats snapshot() noexcept;
 

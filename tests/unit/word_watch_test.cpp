@@ -94,8 +94,7 @@ void all_blocked_functions_start(int n, bool burst) {
           while (b->calls.load() != 0 && !b->done.load(std::memory_order_acquire))
             std::this_thread::yield();
       }
-      ASSERT_TRUE(started) << "only " << seen << " of " << (i + 1)
-                           << " blocked functions started";
+      ASSERT_TRUE(started) << "only " << seen << " of " << (i + 1) << " blocked functions started";
     }
   }
   int seen = 0;
