@@ -32,6 +32,19 @@
 //            stream's gate wait holds the stream behind it in its queue, so
 //            K = that limit is shown too: it separates sluice's host side from
 //            the queues' sharing.
+//   bounds   Every part is bounded and none can hang the bench: stdout is line
+//            buffered and each fanout part (sluice, signal, launch) is printed
+//            as soon as it is measured. The raw "signal" reference stops at its
+//            first trial whose signals are not all seen within 5 s (beyond the
+//            limit a raw stream's gate wait holds its queue-mate's signal and
+//            the host opens gates only once it saw every signal: seen on 2x
+//            H100 at K = 64) and prints "not measurable" with how many it saw;
+//            "launch" enqueues on a thread of its own and stops when the
+//            enqueues do not return within 5 s (CUDA blocks the 57th callback
+//            pending behind held work). A sluice fanout trial whose functions
+//            have not all run within 10 s ends the process (exit 1). Over all,
+//            --time-limit (default 240 s) ends it with exit 3 and the part's
+//            name. A raw reference that is not measurable is not a failure.
 #include <sluice/sluice.hpp>
 
 #include <cuda.h>
@@ -105,13 +118,43 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
+//! A measurement, or why there is none (`why` set: not measurable).
 struct fanout_result {
   double median_us = 0, min_us = 0;
+  std::string why;
 };
 
 fanout_result summarize(const std::vector<double>& us) {
-  return {median(us), *std::min_element(us.begin(), us.end())};
+  return {median(us), *std::min_element(us.begin(), us.end()), {}};
 }
+
+fanout_result not_measurable(std::string why) {
+  fanout_result r;
+  r.why = std::move(why);
+  return r;
+}
+
+//! "median / min" or "n/m" in a column of 18.
+std::string cell(const fanout_result& r) {
+  char b[64];
+  if (r.why.empty())
+    std::snprintf(b, sizeof b, "%9.1f / %6.1f", r.median_us, r.min_us);
+  else
+    std::snprintf(b, sizeof b, "%18s", "n/m");
+  return b;
+}
+
+//! One part's line, printed as soon as it is measured.
+void print_part(const char* what, const char* part, std::size_t k, const fanout_result& r) {
+  if (r.why.empty())
+    std::printf("%s K=%zu %s: %.1f / %.1f us\n", what, k, part, r.median_us, r.min_us);
+  else
+    std::printf("%s K=%zu %s: not measurable: %s\n", what, k, part, r.why.c_str());
+}
+
+//! The bench's overall bound: past it the process prints where it was and
+//! exits 3 (no part can hang the bench; each part also has its own bound).
+std::atomic<const char*> phase{"start"};
 
 //! sluice: K streams each wait on one flag, then a host function that runs
 //! `fn`; the time from the flag's store until K functions ran.
@@ -133,7 +176,16 @@ fanout_result sluice_fanout(std::vector<sluice::stream>& streams, std::size_t k,
     }
     const auto t0 = clock_type::now();
     f.store(v);
+    // A bound: a sluice function that never runs is an error, and its
+    // closure refers to this frame, so the process ends here.
+    const auto give_up = t0 + std::chrono::seconds(10);
     while (done.load(std::memory_order_acquire) < k) {
+      if (clock_type::now() > give_up) {
+        std::printf("ERROR: sluice K=%zu: %zu of %zu host functions ran within 10 s of the flag\n",
+                    k, done.load(), k);
+        std::fflush(stdout);
+        std::_Exit(1);
+      }
     }
     const auto t1 = clock_type::now();
     for (std::size_t i = 0; i < k; ++i) streams[i].synchronize();
@@ -160,9 +212,10 @@ struct raw_side {
   CUdeviceptr dev = 0;
   std::size_t n = 0;
   std::uint64_t value = 0;  // the last flag value used
-  bool failed = false;      // a signal was not seen within 5 s
+  std::size_t queues =
+      0;  // independent_stream_limit: the first `queues` streams have queues of their own
 
-  explicit raw_side(std::size_t count) : n(count) {
+  raw_side(std::size_t count, std::size_t queue_count) : n(count), queues(queue_count) {
     cudaDriverEntryPointQueryResult found{};
     void* fn = nullptr;
     check(cudaGetDriverEntryPointByVersion("cuStreamWaitValue64", &fn, 12000, cudaEnableDefault,
@@ -191,7 +244,11 @@ struct raw_side {
   std::atomic<std::uint64_t>& word(std::size_t i) { return host[i * 8]; }
   CUdeviceptr device_word(std::size_t i) const { return dev + i * 64; }
 
-  //! "signal": the device's part of a sluice host function.
+  //! "signal": the device's part of a sluice host function. Stops at the
+  //! first trial whose signals are not all seen within 5 s (beyond
+  //! independent_stream_limit a stream's gate wait can hold the signal of the
+  //! stream that shares its hardware queue: the host opens the gates only
+  //! once it saw every signal, so they would wait for each other).
   fanout_result signal(std::size_t k, int trials) {
     std::vector<double> us;
     constexpr int warmup = 10;
@@ -212,13 +269,24 @@ struct raw_side {
         while (word(1 + i).load(std::memory_order_acquire) < v && clock_type::now() < give_up) {
         }
       const auto t1 = clock_type::now();
-      if (t1 >= give_up) {
-        std::printf("signal: K=%zu: not every signal was seen within 5 s\n", k);
-        failed = true;
-      }
+      std::size_t seen = 0, seen_first = 0;
+      for (std::size_t i = 0; i < k; ++i)
+        if (word(1 + i).load(std::memory_order_acquire) >= v) {
+          ++seen;
+          if (i < queues) ++seen_first;
+        }
       for (std::size_t i = 0; i < k; ++i) word(1 + n + i).store(v, std::memory_order_release);
       for (std::size_t i = 0; i < k; ++i)
         check(cudaStreamSynchronize(streams[i]), "cudaStreamSynchronize");
+      if (seen < k) {
+        char b[400];
+        std::snprintf(b, sizeof b,
+                      "trial %d: %zu of %zu signals seen within 5 s while every gate was closed "
+                      "(%zu of the first %zu streams, %zu of the %zu after them); stopped",
+                      t, seen, k, seen_first, std::min(k, queues), seen - seen_first,
+                      k > queues ? k - queues : 0);
+        return not_measurable(b);
+      }
       if (t >= warmup) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     }
     return summarize(us);
@@ -304,7 +372,12 @@ struct raw_side {
     a->done->fetch_add(1, std::memory_order_release);
   }
 
-  //! "launch": cudaLaunchHostFunc behind the same hold.
+  //! "launch": cudaLaunchHostFunc behind the same hold. The enqueues run on
+  //! a thread of their own, bounded by 5 s: CUDA 13 blocks the 57th
+  //! cudaLaunchHostFunc pending behind held work on a device
+  //! (docs/vendor-differences.md section 2), and the hold is released only
+  //! after the enqueues. Past the bound the flag is stored (the blocked call
+  //! returns), the trial completes and the part stops: not measurable.
   fanout_result launch(std::size_t k, int trials, int block_us) {
     std::atomic<std::size_t> done{0};
     launch_arg arg{&done, block_us};
@@ -313,11 +386,35 @@ struct raw_side {
     for (int t = 0; t < warmup + trials; ++t) {
       const std::uint64_t v = ++value;
       done.store(0);
-      for (std::size_t i = 0; i < k; ++i) {
-        if (wait(streams[i], device_word(0), v, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
-          check(cudaErrorUnknown, "cuStreamWaitValue64");
-        check(cudaLaunchHostFunc(streams[i], launched, &arg), "cudaLaunchHostFunc");
+      std::atomic<std::size_t> enqueued{0};
+      std::thread enqueuer([&] {
+        for (std::size_t i = 0; i < k; ++i) {
+          if (wait(streams[i], device_word(0), v, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
+            check(cudaErrorUnknown, "cuStreamWaitValue64");
+          check(cudaLaunchHostFunc(streams[i], launched, &arg), "cudaLaunchHostFunc");
+          enqueued.fetch_add(1, std::memory_order_release);
+        }
+      });
+      const auto enqueue_bound = clock_type::now() + std::chrono::seconds(5);
+      while (enqueued.load(std::memory_order_acquire) < k && clock_type::now() < enqueue_bound)
+        std::this_thread::yield();
+      const std::size_t in_time = enqueued.load(std::memory_order_acquire);
+      if (in_time < k) {
+        word(0).store(v, std::memory_order_release);  // releases the blocked call
+        enqueuer.join();
+        while (done.load(std::memory_order_acquire) < k) {
+        }
+        for (std::size_t i = 0; i < k; ++i)
+          check(cudaStreamSynchronize(streams[i]), "cudaStreamSynchronize");
+        char b[300];
+        std::snprintf(b, sizeof b,
+                      "trial %d: cudaLaunchHostFunc number %zu of %zu did not return within 5 s "
+                      "while the streams were held (it returned once the hold was released); "
+                      "stopped",
+                      t, in_time + 1, k);
+        return not_measurable(b);
       }
+      enqueuer.join();
       const auto t0 = clock_type::now();
       word(0).store(v, std::memory_order_release);
       while (done.load(std::memory_order_acquire) < k) {
@@ -364,6 +461,7 @@ int main(int argc, char** argv) {
   double idle_seconds = 10, pending_seconds = 2;
   std::size_t n_streams = 64, fan = 64;
   int trials = 200, block_us = 1000, block_trials = 20;
+  double time_limit = 240;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const auto value = [&a] { return a.substr(a.find('=') + 1); };
@@ -381,26 +479,61 @@ int main(int argc, char** argv) {
       block_us = std::clamp(std::atoi(value().c_str()), 0, 1000000);
     else if (a.rfind("--block-trials=", 0) == 0)
       block_trials = std::max(1, std::atoi(value().c_str()));
+    else if (a.rfind("--time-limit=", 0) == 0)
+      time_limit = std::max(1.0, std::atof(value().c_str()));
     else {
       std::fprintf(stderr,
                    "usage: sluice-bench-host-fn-cuda [--idle-seconds=S (0: skip)] "
                    "[--pending-seconds=S (0: skip)] [--streams=N] [--fanout=K (0: skip)] "
-                   "[--trials=T] [--block-us=U (0: skip)] [--block-trials=T]\n");
+                   "[--trials=T] [--block-us=U (0: skip)] [--block-trials=T] "
+                   "[--time-limit=S (default 240)]\n");
       return 2;
     }
   }
+  // One line at a time even into a file or a pipe: what was measured is
+  // there when a run is cut short.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  const auto started = clock_type::now();
+  std::mutex watchdog_m;
+  std::condition_variable watchdog_cv;
+  bool finished = false;
+  std::thread watchdog([&] {
+    std::unique_lock<std::mutex> lock(watchdog_m);
+    if (!watchdog_cv.wait_for(lock, std::chrono::duration<double>(time_limit),
+                              [&] { return finished; })) {
+      std::printf("sluice-bench-host-fn: time limit of %.0f s reached in part \"%s\": stopped\n",
+                  time_limit, phase.load());
+      std::fflush(stdout);
+      std::_Exit(3);
+    }
+  });
+  const auto finish = [&](int rc) {
+    {
+      std::lock_guard<std::mutex> lock(watchdog_m);
+      finished = true;
+    }
+    watchdog_cv.notify_all();
+    watchdog.join();
+    return rc;
+  };
   if (sluice::device_count() == 0) {
     std::printf("sluice-bench-host-fn: no device: nothing measured\n");
-    return 77;
+    return finish(77);
   }
   const sluice::device dev{0};
   std::printf("sluice-bench-host-fn: %s (device 0), %s\n", dev.name().c_str(),
               sluice::backend_version().c_str());
+  std::printf(
+      "time limit: %.0f s (--time-limit; past it the bench stops with exit 3); parts bounded "
+      "on their own: a sluice fanout trial 10 s (exit 1), a raw reference 5 s (then not "
+      "measurable, the part stops), HOST-2's rounds 2 s each\n",
+      time_limit);
   std::vector<sluice::stream> streams;
   for (std::size_t i = 0; i < std::max(n_streams, fan); ++i) streams.emplace_back(dev);
   int status = 0;
 
   if (idle_seconds > 0) {
+    phase = "idle";
     // Every stream has run a host function (the watcher and its runners started
     // and saw traffic); then nothing is pending.
     std::atomic<int> ran{0};
@@ -416,6 +549,7 @@ int main(int argc, char** argv) {
   }
 
   if (pending_seconds > 0) {
+    phase = "pending";
     sluice::flag f(0);
     std::atomic<bool> ran{false};
     streams[0].wait_value(f, 1);
@@ -431,9 +565,11 @@ int main(int argc, char** argv) {
   }
 
   if (fan > 0) {
+    const auto limit = static_cast<std::size_t>(std::max(1, sluice::independent_stream_limit(dev)));
     // Raw CUDA's streams after sluice's: sluice's pool keeps the streams it made.
-    raw_side raw(fan);
+    raw_side raw(fan, limit);
     {
+      phase = "round trip";
       // One host function at a time, its parts apart (api_overhead's
       // host_func_round_trip row is sluice against launch).
       const int n = std::max(200, trials * 4);
@@ -456,7 +592,6 @@ int main(int argc, char** argv) {
           n, sl.median_us, sl.min_us, r.launch.median_us, r.launch.min_us, r.ping.median_us,
           r.ping.min_us, r.pingpong.median_us, r.pingpong.min_us);
     }
-    const auto limit = static_cast<std::size_t>(std::max(1, sluice::independent_stream_limit(dev)));
     std::vector<std::size_t> ks{1};
     if (limit > 1 && limit < fan) ks.push_back(limit);
     if (fan > 1) ks.push_back(fan);
@@ -472,6 +607,7 @@ int main(int argc, char** argv) {
     {
       // Rounds of 12 (the conformance test's count) and of K = the limit, each
       // bounded by 2 s: once failed on an H200 with 12 (11 started).
+      phase = "blocked at once (HOST-2)";
       for (const std::size_t k : {std::min<std::size_t>({fan, limit, 12}), std::min(fan, limit)}) {
         constexpr int rounds = 5;
         int raw_short = 0, sluice_short = 0;
@@ -493,28 +629,47 @@ int main(int argc, char** argv) {
         if (sluice_short != 0) status = 1;
       }
     }
-    std::printf("%-6s %18s %18s %18s %10s\n", "K", "sluice", "signal", "launch", "host side");
+    // Each part printed as soon as it is measured; the table after.
     std::vector<fanout_result> sl, sg, la;
     for (const std::size_t k : ks) {
+      phase = "fanout: sluice";
       sl.push_back(sluice_fanout(streams, k, trials, 0));
+      print_part("fanout", "sluice", k, sl.back());
+      phase = "fanout: signal";
       sg.push_back(raw.signal(k, trials));
+      print_part("fanout", "signal", k, sg.back());
+      phase = "fanout: launch";
       la.push_back(raw.launch(k, trials, 0));
-      std::printf("%-6zu %9.1f / %6.1f %9.1f / %6.1f %9.1f / %6.1f %10.1f%s\n", k,
-                  sl.back().median_us, sl.back().min_us, sg.back().median_us, sg.back().min_us,
-                  la.back().median_us, la.back().min_us, sl.back().median_us - sg.back().median_us,
-                  k == limit && k != 1 ? "  (independent_stream_limit)" : "");
+      print_part("fanout", "launch", k, la.back());
+    }
+    const auto ratio = [](const fanout_result& a, const fanout_result& b) {
+      char r[32];
+      if (a.why.empty() && b.why.empty())
+        std::snprintf(r, sizeof r, "%.2f", a.median_us / b.median_us);
+      else
+        std::snprintf(r, sizeof r, "n/m");
+      return std::string(r);
+    };
+    std::printf("%-6s %18s %18s %18s %10s\n", "K", "sluice", "signal", "launch", "host side");
+    for (std::size_t i = 0; i < ks.size(); ++i) {
+      char side[32] = "n/m";
+      if (sg[i].why.empty())
+        std::snprintf(side, sizeof side, "%.1f", sl[i].median_us - sg[i].median_us);
+      std::printf("%-6zu %s %s %s %10s%s\n", ks[i], cell(sl[i]).c_str(), cell(sg[i]).c_str(),
+                  cell(la[i]).c_str(), side,
+                  ks[i] == limit && ks[i] != 1 ? "  (independent_stream_limit)" : "");
     }
     for (std::size_t i = 1; i < ks.size(); ++i)
       std::printf(
-          "fanout ratio K=%zu / K=1 (medians): sluice %.2f, signal %.2f, launch %.2f; "
-          "sluice / launch at K=%zu: %.2f%s\n",
-          ks[i], sl[i].median_us / sl[0].median_us, sg[i].median_us / sg[0].median_us,
-          la[i].median_us / la[0].median_us, ks[i], sl[i].median_us / la[i].median_us,
+          "fanout ratio K=%zu / K=1 (medians): sluice %.2f, signal %s, launch %s; "
+          "sluice / launch at K=%zu: %s%s\n",
+          ks[i], sl[i].median_us / sl[0].median_us, ratio(sg[i], sg[0]).c_str(),
+          ratio(la[i], la[0]).c_str(), ks[i], ratio(sl[i], la[i]).c_str(),
           ks[i] == fan ? (sl[i].median_us / sl[0].median_us <= 2.0 ? "; target <= 2.0: MET"
                                                                    : "; target <= 2.0: MISS")
                        : "");
-    if (raw.failed) status = 1;
     if (block_us > 0) {
+      phase = "blocking";
       std::printf(
           "blocking: the same with functions that block for %d us each (sluice and raw "
           "cudaLaunchHostFunc; median / min of %d trials)\n",
@@ -524,18 +679,20 @@ int main(int argc, char** argv) {
       for (const std::size_t k : ks) {
         bs.push_back(sluice_fanout(streams, k, block_trials, block_us));
         bl.push_back(raw.launch(k, block_trials, block_us));
-        std::printf("%-6zu %9.1f / %6.1f %9.1f / %6.1f%s\n", k, bs.back().median_us,
-                    bs.back().min_us, bl.back().median_us, bl.back().min_us,
+        std::printf("%-6zu %s %s%s\n", k, cell(bs.back()).c_str(), cell(bl.back()).c_str(),
                     k == limit && k != 1 ? "  (independent_stream_limit)" : "");
+        if (!bl.back().why.empty()) print_part("blocking", "launch", k, bl.back());
       }
       for (std::size_t i = 1; i < ks.size(); ++i)
-        std::printf("blocking ratio K=%zu / K=1 (medians): sluice %.2f, launch %.2f%s\n", ks[i],
-                    bs[i].median_us / bs[0].median_us, bl[i].median_us / bl[0].median_us,
+        std::printf("blocking ratio K=%zu / K=1 (medians): sluice %.2f, launch %s%s\n", ks[i],
+                    bs[i].median_us / bs[0].median_us, ratio(bl[i], bl[0]).c_str(),
                     ks[i] == fan
                         ? (bs[i].median_us / bs[0].median_us <= 2.0 ? "; target <= 2.0: MET"
                                                                     : "; target <= 2.0: MISS")
                         : "");
     }
   }
-  return status;
+  std::printf("total: %.1f s\n",
+              std::chrono::duration<double>(clock_type::now() - started).count());
+  return finish(status);
 }
