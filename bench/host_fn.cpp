@@ -19,8 +19,11 @@
 //            word): "signal", the device's part alone (each stream stores a
 //            mapped word, then waits on a gate word, as sluice's host function
 //            does; the clock stops when the host has seen every word), and
-//            "launch", cudaLaunchHostFunc (CUDA's callback thread). sluice
-//            minus signal is sluice's host side.
+//            "launch", cudaLaunchHostFunc (CUDA's callback thread), and
+//            "gated": as "signal" but the host opens each gate as soon as it
+//            sees that stream's signal, as sluice's runners do (measurable
+//            beyond the limit, where "signal" is not). sluice minus signal is
+//            sluice's host side.
 //   blocking The same with functions that block for --block-us each (a sleep
 //            inside the function: its own work, as I/O would be; not a
 //            synchronization), sluice and cudaLaunchHostFunc, --block-trials
@@ -285,6 +288,52 @@ struct raw_side {
                       "(%zu of the first %zu streams, %zu of the %zu after them); stopped",
                       t, seen, k, seen_first, std::min(k, queues), seen - seen_first,
                       k > queues ? k - queues : 0);
+        return not_measurable(b);
+      }
+      if (t >= warmup) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    }
+    return summarize(us);
+  }
+
+  //! "gated": the same streams and operations as "signal", but the host
+  //! opens each stream's gate as soon as it sees that stream's signal, as
+  //! sluice's runners do (with no function and no thread hand-off): the
+  //! device's part of sluice's fanout where streams share a hardware queue
+  //! (a queue-mate's signal comes once the gate before it opened). The clock
+  //! stops when every signal was seen. Bounded by 5 s as "signal".
+  fanout_result gated(std::size_t k, int trials) {
+    std::vector<double> us;
+    std::vector<char> opened(k);
+    constexpr int warmup = 10;
+    for (int t = 0; t < warmup + trials; ++t) {
+      const std::uint64_t v = ++value;
+      for (std::size_t i = 0; i < k; ++i) {
+        if (wait(streams[i], device_word(0), v, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS ||
+            write(streams[i], device_word(1 + i), v, CU_STREAM_WRITE_VALUE_DEFAULT) !=
+                CUDA_SUCCESS ||
+            wait(streams[i], device_word(1 + n + i), v, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS)
+          check(cudaErrorUnknown, "cuStreamWaitValue64 / cuStreamWriteValue64");
+      }
+      std::fill(opened.begin(), opened.end(), 0);
+      const auto t0 = clock_type::now();
+      word(0).store(v, std::memory_order_release);
+      const auto give_up = t0 + std::chrono::seconds(5);
+      std::size_t seen = 0;
+      while (seen < k && clock_type::now() < give_up)
+        for (std::size_t i = 0; i < k; ++i)
+          if (!opened[i] && word(1 + i).load(std::memory_order_acquire) >= v) {
+            word(1 + n + i).store(v, std::memory_order_release);
+            opened[i] = 1;
+            ++seen;
+          }
+      const auto t1 = clock_type::now();
+      for (std::size_t i = 0; i < k; ++i) word(1 + n + i).store(v, std::memory_order_release);
+      for (std::size_t i = 0; i < k; ++i)
+        check(cudaStreamSynchronize(streams[i]), "cudaStreamSynchronize");
+      if (seen < k) {
+        char b[200];
+        std::snprintf(b, sizeof b, "trial %d: %zu of %zu signals seen within 5 s; stopped", t, seen,
+                      k);
         return not_measurable(b);
       }
       if (t >= warmup) us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
@@ -600,7 +649,9 @@ int main(int argc, char** argv) {
         "flag's store until every function ran (median / min of %d trials). signal: raw CUDA, "
         "each stream stores a mapped word and waits on a gate word (the device's part of a "
         "sluice host function; the clock stops when the host saw every word); launch: raw "
-        "cudaLaunchHostFunc; host side: sluice - signal (medians)\n",
+        "cudaLaunchHostFunc; gated: as signal, but the host opens each gate as soon as it sees "
+        "that stream's signal (the device's part where streams share a queue); host side: sluice "
+        "- signal (medians)\n",
         trials);
     // HOST-2 on the device: K streams' host functions blocked at once, each
     // until all have entered; and the device's part alone on raw streams.
@@ -630,7 +681,7 @@ int main(int argc, char** argv) {
       }
     }
     // Each part printed as soon as it is measured; the table after.
-    std::vector<fanout_result> sl, sg, la;
+    std::vector<fanout_result> sl, sg, gt, la;
     for (const std::size_t k : ks) {
       phase = "fanout: sluice";
       sl.push_back(sluice_fanout(streams, k, trials, 0));
@@ -638,6 +689,9 @@ int main(int argc, char** argv) {
       phase = "fanout: signal";
       sg.push_back(raw.signal(k, trials));
       print_part("fanout", "signal", k, sg.back());
+      phase = "fanout: gated";
+      gt.push_back(raw.gated(k, trials));
+      print_part("fanout", "gated", k, gt.back());
       phase = "fanout: launch";
       la.push_back(raw.launch(k, trials, 0));
       print_part("fanout", "launch", k, la.back());
@@ -650,21 +704,23 @@ int main(int argc, char** argv) {
         std::snprintf(r, sizeof r, "n/m");
       return std::string(r);
     };
-    std::printf("%-6s %18s %18s %18s %10s\n", "K", "sluice", "signal", "launch", "host side");
+    std::printf("%-6s %18s %18s %18s %18s %10s\n", "K", "sluice", "signal", "gated", "launch",
+                "host side");
     for (std::size_t i = 0; i < ks.size(); ++i) {
       char side[32] = "n/m";
       if (sg[i].why.empty())
         std::snprintf(side, sizeof side, "%.1f", sl[i].median_us - sg[i].median_us);
-      std::printf("%-6zu %s %s %s %10s%s\n", ks[i], cell(sl[i]).c_str(), cell(sg[i]).c_str(),
-                  cell(la[i]).c_str(), side,
+      std::printf("%-6zu %s %s %s %s %10s%s\n", ks[i], cell(sl[i]).c_str(), cell(sg[i]).c_str(),
+                  cell(gt[i]).c_str(), cell(la[i]).c_str(), side,
                   ks[i] == limit && ks[i] != 1 ? "  (independent_stream_limit)" : "");
     }
     for (std::size_t i = 1; i < ks.size(); ++i)
       std::printf(
-          "fanout ratio K=%zu / K=1 (medians): sluice %.2f, signal %s, launch %s; "
+          "fanout ratio K=%zu / K=1 (medians): sluice %.2f, signal %s, gated %s, launch %s; "
           "sluice / launch at K=%zu: %s%s\n",
           ks[i], sl[i].median_us / sl[0].median_us, ratio(sg[i], sg[0]).c_str(),
-          ratio(la[i], la[0]).c_str(), ks[i], ratio(sl[i], la[i]).c_str(),
+          ratio(gt[i], gt[0]).c_str(), ratio(la[i], la[0]).c_str(), ks[i],
+          ratio(sl[i], la[i]).c_str(),
           ks[i] == fan ? (sl[i].median_us / sl[0].median_us <= 2.0 ? "; target <= 2.0: MET"
                                                                    : "; target <= 2.0: MISS")
                        : "");
