@@ -231,8 +231,8 @@ int dispatch(const std::string& directory, std::vector<std::string> args,
     program = directory + "/sluice-bench-p2p-" + chosen.backend;
     if (access(program.c_str(), X_OK) != 0)
       throw dispatch_error("no P2P bench for the " + chosen.backend + " backend (" + program +
-                           " was not built; it exists for cuda, built with "
-                           "-DSLUICE_ENABLE_CUDA=ON)");
+                           " was not built; it exists for cuda and hip, built with "
+                           "-DSLUICE_ENABLE_CUDA=ON or -DSLUICE_ENABLE_HIP=ON and the benches)");
     args.clear();
     for (const auto& [option, value] :
          {std::pair<const char*, const std::string&>{"--max-mib", max_mib},
