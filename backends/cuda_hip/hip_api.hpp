@@ -53,9 +53,10 @@ constexpr const char* module_loading_variable = "CUDA_MODULE_LOADING";
 constexpr const char* preferred_module_loading = "EAGER";
 constexpr const char* kernel_driver_file = "/proc/driver/nvidia/version";
 constexpr const char* kernel_driver_marker = "Kernel Module";
-//! hipRuntimeGetVersion gives CUDA's number here: "11.8" from 11080.
+//! hipRuntimeGetVersion and hipDriverGetVersion give CUDA's numbers here: "11.8 (CUDA)"
+//! from 11080 (the facts of a report then say which platform ran).
 inline std::string version_string(int v) {
-  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10) + " (CUDA)";
 }
 // hipStreamWaitValue64 / hipStreamWriteValue64 of the NVIDIA headers call the
 // driver API (cuStreamWaitValue64, nvidia_hip_runtime_api.h:2712): a program using
