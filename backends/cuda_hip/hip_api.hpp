@@ -36,7 +36,6 @@ namespace hip_platform {
 #if defined(__HIP_PLATFORM_NVIDIA__)
 // HIP's NVIDIA platform: every hip* call is an inline wrapper over the CUDA
 // runtime (nvidia_hip_runtime_api.h), which is CUDA's, linked statically.
-constexpr bool nvidia = true;
 // HIP 5.2 does not define the memory-pool enumerators for NVIDIA (only the
 // types, nvidia_hip_runtime_api.h:412-416, as typedefs of CUDA's): CUDA's own.
 constexpr auto mem_allocation_pinned = cudaMemAllocationTypePinned;
@@ -122,7 +121,6 @@ inline link_kind link_kind_of(int from, int to) noexcept {
 }
 #else
 // HIP's AMD platform (ROCm).
-constexpr bool nvidia = false;
 constexpr auto mem_allocation_pinned = hipMemAllocationTypePinned;
 constexpr auto mem_location_device = hipMemLocationTypeDevice;
 constexpr auto pool_reuse_internal_dependencies = hipMemPoolReuseAllowInternalDependencies;
