@@ -1,5 +1,8 @@
-// sluice-bench-p2p-cuda: peer copies through sluice next to the raw CUDA calls,
-// in the same run, on every ordered pair of devices (at most --devices).
+// sluice-bench-p2p-<backend>: peer copies through sluice next to the raw vendor
+// calls (CUDA's for cuda, HIP's for hip: p2p_raw_<backend>.hpp, picked by the
+// build as SLUICE_P2P_RAW_HEADER), in the same run, on every ordered pair of
+// devices. The text below names CUDA's calls; HIP's are their hip* twins, and
+// HIP has no batched peer copy (the batch row's third column is left out).
 //
 // Method (close to nvbandwidth's, ../shared/reference/anchors.md): the stream
 // is held on a host-mapped word (sluice: flag + wait_value; raw:
@@ -7,8 +10,8 @@
 // an end event are enqueued behind the hold, the word is released, and the
 // device time between the events gives the bandwidth. sluice and raw trials
 // alternate; --trials of each; median (and min, max) of GB/s (1e9 bytes).
-// The push, pull and staged rows copy the same memory on both sides (cudaMalloc
-// buffers), so the ratio compares the calls, not where the buffers landed.
+// The push, pull and staged rows copy the same memory on both sides (the raw
+// side's cudaMalloc buffers), so the ratio compares the calls, not where the buffers landed.
 // After the trials of a size each side's data is checked on its own: the
 // destination cleared, one copy of that side, read back against the pattern.
 //
@@ -34,15 +37,12 @@
 // device_to_device_bidirectional_memcpy_write_ce). At the end, device x device
 // matrices of push and pull at the largest size: sluice GB/s, raw GB/s, ratio.
 //
-//   sluice-bench-p2p-cuda [--max-mib=1024] [--trials=5] [--json=F] [--csv=F]
+//   sluice-bench-p2p-<backend> [--max-mib=1024] [--trials=5] [--json=F] [--csv=F]
 #include "../tests/pattern.hpp"
-#include "p2p_sm.hpp"
-#include "raw_cuda.hpp"
+#include SLUICE_P2P_RAW_HEADER  // namespace raw: the vendor's own calls
 
 #include <sluice/sluice.hpp>
 
-#include <cuda.h>
-#include <cuda_runtime.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -63,9 +63,6 @@
 namespace {
 
 using clock_type = std::chrono::steady_clock;
-using raw_cuda::check;
-using raw_cuda::wait_entry;
-using raw_cuda::wait_fn;
 
 //! Releases a held stream after `limit` if the bench has not done so itself:
 //! a copy call that waits for its own held stream would otherwise deadlock the
@@ -135,7 +132,7 @@ struct row {
   int from = 0, to = 0;
   std::size_t bytes = 0;
   std::string unit;              // "GB/s" or "us"
-  stats sluice, raw, raw_other;  // raw_other: raw cudaMemcpyBatchAsync for batch rows
+  stats sluice, raw, raw_other;  // raw_other: raw::batch_call for batch rows (if any)
   std::string path;              // what copy_peer reported
   bool verified = true;
   bool blocked = false;      // a sluice copy call returned only after hold_guard released
@@ -161,8 +158,8 @@ unsigned char pattern(std::size_t i, unsigned seed) {
 //! The raw side of a pair: its own streams, events, word and memory.
 struct raw_side {
   int from, to;
-  cudaStream_t on_src{}, on_dst{};
-  cudaEvent_t start_src{}, end_src{}, start_dst{}, end_dst{};
+  raw::stream_t on_src{}, on_dst{};
+  raw::event_t start_src{}, end_src{}, start_dst{}, end_dst{};
   void* src = nullptr;  // on `from`
   void* dst = nullptr;  // on `to`
   std::uint64_t* word = nullptr;
@@ -176,7 +173,6 @@ class bench {
         b_(to),
         max_(max_bytes),
         trials_(trials),
-        wait_(wait_entry()),
         src_(a_, max_bytes),
         dst_(b_, max_bytes) {
     sluice::pinned_buffer<unsigned char> staging(max_);
@@ -187,45 +183,39 @@ class bench {
 
     r_.from = from;
     r_.to = to;
-    check(cudaSetDevice(from), "cudaSetDevice");
-    check(cudaStreamCreateWithFlags(&r_.on_src, cudaStreamNonBlocking), "cudaStreamCreate");
-    check(cudaEventCreateWithFlags(&r_.start_src, cudaEventDefault), "cudaEventCreateWithFlags");
-    check(cudaEventCreateWithFlags(&r_.end_src, cudaEventDefault), "cudaEventCreateWithFlags");
-    check(cudaMalloc(&r_.src, max_), "cudaMalloc");
-    check(cudaMemcpyAsync(r_.src, staging.data(), max_, cudaMemcpyDefault, r_.on_src),
-          "cudaMemcpyAsync");
-    check(cudaStreamSynchronize(r_.on_src), "cudaStreamSynchronize");
-    check(cudaSetDevice(to), "cudaSetDevice");
-    check(cudaStreamCreateWithFlags(&r_.on_dst, cudaStreamNonBlocking), "cudaStreamCreate");
-    check(cudaEventCreateWithFlags(&r_.start_dst, cudaEventDefault), "cudaEventCreateWithFlags");
-    check(cudaEventCreateWithFlags(&r_.end_dst, cudaEventDefault), "cudaEventCreateWithFlags");
-    check(cudaMalloc(&r_.dst, max_), "cudaMalloc");
-    check(cudaHostAlloc(reinterpret_cast<void**>(&r_.word), 8,
-                        cudaHostAllocPortable | cudaHostAllocMapped),
-          "cudaHostAlloc");
-    check(cudaHostGetDevicePointer(&r_.dev_word, r_.word, 0), "cudaHostGetDevicePointer");
-    check(cudaDeviceGetAttribute(&sms_a_, cudaDevAttrMultiProcessorCount, from),
-          "cudaDeviceGetAttribute");
-    check(cudaDeviceGetAttribute(&sms_b_, cudaDevAttrMultiProcessorCount, to),
-          "cudaDeviceGetAttribute");
-    check(cudaSetDevice(0), "cudaSetDevice");
+    raw::set_device(from);
+    r_.on_src = raw::stream_create();
+    r_.start_src = raw::event_create();
+    r_.end_src = raw::event_create();
+    r_.src = raw::device_malloc(max_);
+    raw::memcpy_async(r_.src, staging.data(), max_, r_.on_src);
+    raw::stream_synchronize(r_.on_src);
+    raw::set_device(to);
+    r_.on_dst = raw::stream_create();
+    r_.start_dst = raw::event_create();
+    r_.end_dst = raw::event_create();
+    r_.dst = raw::device_malloc(max_);
+    r_.word = raw::mapped_word(&r_.dev_word);
+    sms_a_ = raw::multiprocessors(from);
+    sms_b_ = raw::multiprocessors(to);
+    raw::set_device(0);
   }
 
   ~bench() {
     // The raw side's objects (sluice's free themselves).
-    for (const cudaStream_t st : {r_.on_src, r_.on_dst}) (void)cudaStreamDestroy(st);
-    for (const cudaEvent_t e : {r_.start_src, r_.end_src, r_.start_dst, r_.end_dst})
-      (void)cudaEventDestroy(e);
-    (void)cudaFree(r_.src);
-    (void)cudaFree(r_.dst);
-    (void)cudaFreeHost(r_.word);
+    for (const raw::stream_t st : {r_.on_src, r_.on_dst}) raw::stream_destroy(st);
+    for (const raw::event_t e : {r_.start_src, r_.end_src, r_.start_dst, r_.end_dst})
+      raw::event_destroy(e);
+    raw::device_free(r_.src);
+    raw::device_free(r_.dst);
+    raw::free_mapped_word(r_.word);
   }
   bench(const bench&) = delete;
   bench& operator=(const bench&) = delete;
 
   //! GB/s of `reps` copies of `bytes` on a held stream, sluice's and raw's.
   //! raw_sm: the raw side is the bench's own SM copy kernel (p2p_sm.cu) on the
-  //! same stream side, instead of cudaMemcpyPeerAsync.
+  //! same stream side, instead of raw::peer_copy_call.
   row copies(const std::string& test, std::size_t bytes, bool on_source, bool raw_sm = false) {
     const int reps =
         static_cast<int>(std::clamp<std::size_t>((std::size_t{512} << 20) / bytes, 4, 64));
@@ -234,9 +224,9 @@ class bench {
     raw_blocked_ = false;
     sluice::stream s(on_source ? a_ : b_);
     sluice::event start(s.device(), {true, false}), end(s.device(), {true, false});
-    const cudaStream_t rs = on_source ? r_.on_src : r_.on_dst;
-    const cudaEvent_t rstart = on_source ? r_.start_src : r_.start_dst;
-    const cudaEvent_t rend = on_source ? r_.end_src : r_.end_dst;
+    const raw::stream_t rs = on_source ? r_.on_src : r_.on_dst;
+    const raw::event_t rstart = on_source ? r_.start_src : r_.start_dst;
+    const raw::event_t rend = on_source ? r_.end_src : r_.end_dst;
     // `count` copies of each side, enqueued on its stream (the trials and the
     // data checks below).
     const auto sluice_copies = [&](int count) {
@@ -246,15 +236,13 @@ class bench {
     const auto raw_copies = [&](int count) {
       if (raw_sm) {
         const int on = on_source ? a_.id() : b_.id();
-        check(cudaSetDevice(on), "cudaSetDevice");  // a launch goes to the current device
+        raw::set_device(on);  // a launch goes to the current device
         for (int i = 0; i < count; ++i)
-          check(raw_sm_copy(r_.dst, r_.src, bytes, rs, on_source ? sms_a_ : sms_b_),
-                "the raw SM copy kernel's launch");
-        check(cudaSetDevice(0), "cudaSetDevice");
+          raw::sm_copy(r_.dst, r_.src, bytes, rs, on_source ? sms_a_ : sms_b_);
+        raw::set_device(0);
       } else {
         for (int i = 0; i < count; ++i)
-          check(cudaMemcpyPeerAsync(r_.dst, b_.id(), r_.src, a_.id(), bytes, rs),
-                "cudaMemcpyPeerAsync");
+          raw::memcpy_peer_async(r_.dst, b_.id(), r_.src, a_.id(), bytes, rs);
       }
     };
     for (int t = 0; t < trials_ + 1; ++t) {  // the first trial of each side warms up
@@ -278,25 +266,24 @@ class bench {
         // what a program using that call gets. The row says so (raw BLOCKED).
         const bool hold = !raw_call_blocks(test);
         __atomic_store_n(r_.word, std::uint64_t{hold ? 0U : 1U}, __ATOMIC_RELEASE);
-        if (hold) raw_cuda::wait_value(wait_, rs, r_.dev_word, 1);
-        check(cudaEventRecord(rstart, rs), "cudaEventRecord");
+        if (hold) raw::hold(rs, r_.dev_word, 1);
+        raw::event_record(rstart, rs);
         hold_guard guard([this] { __atomic_store_n(r_.word, std::uint64_t{1}, __ATOMIC_RELEASE); },
                          hold_limit);
         raw_copies(reps);
-        check(cudaEventRecord(rend, rs), "cudaEventRecord");
+        raw::event_record(rend, rs);
         if (guard.fired()) raw_call_blocks(test) = true;
         raw_blocked_ = raw_blocked_ || guard.fired() || !hold;
         guard.release_now();
-        check(cudaEventSynchronize(rend), "cudaEventSynchronize");
-        float ms = 0;
-        check(cudaEventElapsedTime(&ms, rstart, rend), "cudaEventElapsedTime");
+        raw::event_synchronize(rend);
+        const float ms = raw::elapsed_ms(rstart, rend);
         if (t > 0) r_gbps.push_back(static_cast<double>(bytes) * reps / (ms * 1e6));
       }
     }
     out.sluice = summarize(s_gbps);
     out.raw = summarize(r_gbps);
     out.raw_blocked = raw_blocked_;
-    // Both sides copied the same memory (the raw side's cudaMalloc buffers), so
+    // Both sides copied the same memory (the raw side's own device buffers), so
     // a difference between them is the call's, not the placement's: separate
     // buffers made the same vendor call differ by up to 3.7 % either way on two
     // H100s (2026-11-25). Each side's data is checked on its own: the
@@ -308,7 +295,7 @@ class bench {
     out.verified = verify_side(bytes,
                                [&] {
                                  raw_copies(1);
-                                 check(cudaStreamSynchronize(rs), "cudaStreamSynchronize");
+                                 raw::stream_synchronize(rs);
                                }) &&
                    out.verified;
     return out;
@@ -325,10 +312,10 @@ class bench {
     sluice::event st_b(b_, {true, false}), en_b(b_, {true, false});
     void* raw_back_src = nullptr;
     void* raw_back_dst = nullptr;
-    check(cudaSetDevice(b_.id()), "cudaSetDevice");
-    check(cudaMalloc(&raw_back_src, bytes), "cudaMalloc");
-    check(cudaSetDevice(a_.id()), "cudaSetDevice");
-    check(cudaMalloc(&raw_back_dst, bytes), "cudaMalloc");
+    raw::set_device(b_.id());
+    raw_back_src = raw::device_malloc(bytes);
+    raw::set_device(a_.id());
+    raw_back_dst = raw::device_malloc(bytes);
     std::vector<double> s_gbps, r_gbps;
     for (int t = 0; t < trials_ + 1; ++t) {
       {
@@ -352,31 +339,27 @@ class bench {
       }
       {
         __atomic_store_n(r_.word, std::uint64_t{0}, __ATOMIC_RELEASE);
-        for (const cudaStream_t rs : {r_.on_src, r_.on_dst})
-          raw_cuda::wait_value(wait_, rs, r_.dev_word, 1);
-        check(cudaEventRecord(r_.start_src, r_.on_src), "cudaEventRecord");
-        check(cudaEventRecord(r_.start_dst, r_.on_dst), "cudaEventRecord");
+        for (const raw::stream_t rs : {r_.on_src, r_.on_dst}) raw::hold(rs, r_.dev_word, 1);
+        raw::event_record(r_.start_src, r_.on_src);
+        raw::event_record(r_.start_dst, r_.on_dst);
         for (int i = 0; i < reps; ++i) {
-          check(cudaMemcpyPeerAsync(r_.dst, b_.id(), r_.src, a_.id(), bytes, r_.on_src),
-                "cudaMemcpyPeerAsync");
-          check(cudaMemcpyPeerAsync(raw_back_dst, a_.id(), raw_back_src, b_.id(), bytes, r_.on_dst),
-                "cudaMemcpyPeerAsync");
+          raw::memcpy_peer_async(r_.dst, b_.id(), r_.src, a_.id(), bytes, r_.on_src);
+          raw::memcpy_peer_async(raw_back_dst, a_.id(), raw_back_src, b_.id(), bytes, r_.on_dst);
         }
-        check(cudaEventRecord(r_.end_src, r_.on_src), "cudaEventRecord");
-        check(cudaEventRecord(r_.end_dst, r_.on_dst), "cudaEventRecord");
+        raw::event_record(r_.end_src, r_.on_src);
+        raw::event_record(r_.end_dst, r_.on_dst);
         __atomic_store_n(r_.word, std::uint64_t{1}, __ATOMIC_RELEASE);
-        check(cudaEventSynchronize(r_.end_src), "cudaEventSynchronize");
-        check(cudaEventSynchronize(r_.end_dst), "cudaEventSynchronize");
-        float ms_a = 0, ms_b = 0;
-        check(cudaEventElapsedTime(&ms_a, r_.start_src, r_.end_src), "cudaEventElapsedTime");
-        check(cudaEventElapsedTime(&ms_b, r_.start_dst, r_.end_dst), "cudaEventElapsedTime");
+        raw::event_synchronize(r_.end_src);
+        raw::event_synchronize(r_.end_dst);
+        const float ms_a = raw::elapsed_ms(r_.start_src, r_.end_src);
+        const float ms_b = raw::elapsed_ms(r_.start_dst, r_.end_dst);
         const double ms = std::max(ms_a, ms_b);
         if (t > 0) r_gbps.push_back(2.0 * static_cast<double>(bytes) * reps / (ms * 1e6));
       }
     }
-    (void)cudaFree(raw_back_src);
-    (void)cudaFree(raw_back_dst);
-    check(cudaSetDevice(0), "cudaSetDevice");
+    raw::device_free(raw_back_src);
+    raw::device_free(raw_back_dst);
+    raw::set_device(0);
     out.sluice = summarize(s_gbps);
     out.raw = summarize(r_gbps);
     out.verified = verify(bytes);
@@ -399,14 +382,7 @@ class bench {
     }
     sluice::stream s(a_);
     std::vector<double> s_us, r_us, rb_us;
-    cudaMemcpyAttributes attr{};
-    attr.srcAccessOrder = cudaMemcpySrcAccessOrderStream;
-    attr.srcLocHint.type = cudaMemLocationTypeDevice;
-    attr.srcLocHint.id = a_.id();
-    attr.dstLocHint.type = cudaMemLocationTypeDevice;
-    attr.dstLocHint.id = b_.id();
-    std::size_t first = 0;
-    check(cudaSetDevice(a_.id()), "cudaSetDevice");
+    raw::set_device(a_.id());
     for (int t = 0; t < rounds + 5; ++t) {
       auto t0 = clock_type::now();
       out.path = to_string(sluice::copy_peer_batch(s, b_, a_, batch));
@@ -414,26 +390,27 @@ class bench {
       const double su = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
       t0 = clock_type::now();
       for (std::size_t i = 0; i < pieces; ++i)
-        check(cudaMemcpyPeerAsync(rd[i], b_.id(), rs[i], a_.id(), piece, r_.on_src),
-              "cudaMemcpyPeerAsync");
-      check(cudaStreamSynchronize(r_.on_src), "cudaStreamSynchronize");
+        raw::memcpy_peer_async(rd[i], b_.id(), rs[i], a_.id(), piece, r_.on_src);
+      raw::stream_synchronize(r_.on_src);
       const double ru = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
-      t0 = clock_type::now();
-      check(cudaMemcpyBatchAsync(rd.data(), rs.data(), sizes.data(), pieces, &attr, &first, 1,
-                                 r_.on_src),
-            "cudaMemcpyBatchAsync");
-      check(cudaStreamSynchronize(r_.on_src), "cudaStreamSynchronize");
-      const double rbu = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
+      double rbu = 0;
+      if (raw::batch_call != nullptr) {
+        t0 = clock_type::now();
+        raw::memcpy_peer_batch(rd.data(), rs.data(), sizes.data(), pieces, b_.id(), a_.id(),
+                               r_.on_src);
+        raw::stream_synchronize(r_.on_src);
+        rbu = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
+      }
       if (t >= 5) {
         s_us.push_back(su);
         r_us.push_back(ru);
         rb_us.push_back(rbu);
       }
     }
-    check(cudaSetDevice(0), "cudaSetDevice");
+    raw::set_device(0);
     out.sluice = summarize(s_us);
     out.raw = summarize(r_us);
-    out.raw_other = summarize(rb_us);
+    out.raw_other = summarize(rb_us);  // all 0 where the vendor has no batch call
     // Check the pieces of both sides.
     std::vector<unsigned char> got(2 * pieces * piece), raw_got(2 * pieces * piece);
     read_back(got.data(), raw_got.data(), got.size());
@@ -451,7 +428,7 @@ class bench {
     row out{"latency", a_.id(), b_.id(), 16, "us", {}, {}, {}, "", true, false, false};
     sluice::stream s(a_);
     std::vector<double> s_us, r_us;
-    check(cudaSetDevice(a_.id()), "cudaSetDevice");
+    raw::set_device(a_.id());
     // The two sides take turns going first (round by round), so neither always
     // runs right after the other's wake-up.
     for (int t = 0; t < rounds + 10; ++t) {
@@ -463,9 +440,8 @@ class bench {
       };
       const auto raw_turn = [&] {
         const auto t0 = clock_type::now();
-        check(cudaMemcpyPeerAsync(r_.dst, b_.id(), r_.src, a_.id(), 16, r_.on_src),
-              "cudaMemcpyPeerAsync");
-        check(cudaStreamSynchronize(r_.on_src), "cudaStreamSynchronize");
+        raw::memcpy_peer_async(r_.dst, b_.id(), r_.src, a_.id(), 16, r_.on_src);
+        raw::stream_synchronize(r_.on_src);
         return std::chrono::duration<double, std::micro>(clock_type::now() - t0).count();
       };
       double su = 0, ru = 0;
@@ -481,7 +457,7 @@ class bench {
         r_us.push_back(ru);
       }
     }
-    check(cudaSetDevice(0), "cudaSetDevice");
+    raw::set_device(0);
     out.sluice = summarize(s_us);
     out.raw = summarize(r_us);
     out.verified = verify(16);
@@ -493,17 +469,17 @@ class bench {
   //! into r_.dst, complete when it returns), and checks that the first `bytes`
   //! (at most 256 MiB) hold the source's pattern.
   bool verify_side(std::size_t bytes, const std::function<void()>& copy_once) {
-    check(cudaSetDevice(b_.id()), "cudaSetDevice");
-    check(cudaMemsetAsync(r_.dst, 0, bytes, r_.on_dst), "cudaMemsetAsync");
-    check(cudaStreamSynchronize(r_.on_dst), "cudaStreamSynchronize");
-    check(cudaSetDevice(0), "cudaSetDevice");
+    raw::set_device(b_.id());
+    raw::memset_async(r_.dst, 0, bytes, r_.on_dst);
+    raw::stream_synchronize(r_.on_dst);
+    raw::set_device(0);
     copy_once();
     const std::size_t n = std::min<std::size_t>(bytes, std::size_t{256} << 20);
     std::vector<unsigned char> got(n);
-    check(cudaSetDevice(b_.id()), "cudaSetDevice");
-    check(cudaMemcpyAsync(got.data(), r_.dst, n, cudaMemcpyDefault, r_.on_dst), "cudaMemcpyAsync");
-    check(cudaStreamSynchronize(r_.on_dst), "cudaStreamSynchronize");
-    check(cudaSetDevice(0), "cudaSetDevice");
+    raw::set_device(b_.id());
+    raw::memcpy_async(got.data(), r_.dst, n, r_.on_dst);
+    raw::stream_synchronize(r_.on_dst);
+    raw::set_device(0);
     for (std::size_t i = 0; i < n; ++i)
       if (got[i] != pattern(i, 1)) return false;
     return true;
@@ -522,17 +498,16 @@ class bench {
   //! The first n bytes of sluice's and raw's destinations, on a stream of the
   //! destination's device with that device current (its pool memory needs it).
   void read_back(unsigned char* got, unsigned char* raw_got, std::size_t n) {
-    check(cudaSetDevice(b_.id()), "cudaSetDevice");
-    check(cudaMemcpyAsync(got, dst_.data(), n, cudaMemcpyDefault, r_.on_dst), "cudaMemcpyAsync");
-    check(cudaMemcpyAsync(raw_got, r_.dst, n, cudaMemcpyDefault, r_.on_dst), "cudaMemcpyAsync");
-    check(cudaStreamSynchronize(r_.on_dst), "cudaStreamSynchronize");
-    check(cudaSetDevice(0), "cudaSetDevice");
+    raw::set_device(b_.id());
+    raw::memcpy_async(got, dst_.data(), n, r_.on_dst);
+    raw::memcpy_async(raw_got, r_.dst, n, r_.on_dst);
+    raw::stream_synchronize(r_.on_dst);
+    raw::set_device(0);
   }
 
   sluice::device a_, b_;
   std::size_t max_;
   int trials_;
-  wait_fn wait_;
   sluice::device_buffer<unsigned char> src_, dst_;
   raw_side r_{};
   bool raw_blocked_ = false;
@@ -558,7 +533,7 @@ void print_matrices(const std::vector<row>& rows, int count) {
     for (int what = 0; what < 3; ++what) {
       std::printf("\n%s, %zu bytes, %s (%s): row = source, column = destination\n", test, largest,
                   what == 0   ? "sluice GB/s"
-                  : what == 1 ? "raw cudaMemcpyPeerAsync GB/s"
+                  : what == 1 ? (std::string("raw ") + raw::peer_copy_call + " GB/s").c_str()
                               : "ratio sluice/raw",
                   nvbandwidth_name(test));
       std::printf("%6s", "");
@@ -586,7 +561,7 @@ void print_matrices(const std::vector<row>& rows, int count) {
 }
 
 int main(int argc, char** argv) {
-  raw_cuda::program = "sluice-bench-p2p";
+  raw::set_program("sluice-bench-p2p");
   std::size_t max_mib = 1024;
   int trials = 5;
   std::string json_path, csv_path;
@@ -602,8 +577,9 @@ int main(int argc, char** argv) {
       csv_path = a.substr(6);
     else {
       std::fprintf(stderr,
-                   "usage: sluice-bench-p2p-cuda [--max-mib=1024] [--trials=5] [--json=F] "
-                   "[--csv=F]\n");
+                   "usage: sluice-bench-p2p-%s [--max-mib=1024] [--trials=5] [--json=F] "
+                   "[--csv=F]\n",
+                   sluice::backend_name());
       return 2;
     }
   }
@@ -619,7 +595,7 @@ int main(int argc, char** argv) {
     return 77;
   }
   const std::size_t max_bytes = max_mib << 20;
-  std::printf("sluice P2P bench: sluice vs raw CUDA in the same run\n");
+  std::printf("sluice P2P bench: sluice vs raw %s in the same run\n", raw::vendor);
   std::printf("backend: %s\n", sluice::backend_version().c_str());
   for (int d = 0; d < count; ++d)
     std::printf("device %d: %s\n", d, sluice::device{d}.name().c_str());
@@ -649,9 +625,13 @@ int main(int argc, char** argv) {
           : r.blocked                ? "sluice"
                                      : "raw",
           static_cast<long long>(hold_limit.count()));
-    if (r.test == "batch")
-      std::printf("  (raw cudaMemcpyBatchAsync %s us; 64 raw cudaMemcpyPeerAsync / sluice = %.2fx)",
-                  number(r.raw_other.median).c_str(), r.raw.median / r.sluice.median);
+    if (r.test == "batch" && raw::batch_call != nullptr)
+      std::printf("  (raw %s %s us; 64 raw %s / sluice = %.2fx)", raw::batch_call,
+                  number(r.raw_other.median).c_str(), raw::peer_copy_call,
+                  r.raw.median / r.sluice.median);
+    else if (r.test == "batch")
+      std::printf("  (64 raw %s / sluice = %.2fx; %s has no batched peer copy)",
+                  raw::peer_copy_call, r.raw.median / r.sluice.median, raw::vendor);
     std::printf("\n");
     all_ok = all_ok && r.verified;
   };
@@ -677,16 +657,9 @@ int main(int argc, char** argv) {
       if (a != b && sluice::link(sluice::device{a}, sluice::device{b}).peer_access_possible)
         sluice::enable_peer_access(sluice::device{a}, sluice::device{b});
   // The SM rows need a runtime that runs kernels (not the simulated one).
-  const bool kernels_run = [] {
-    void* scratch = nullptr;
-    check(cudaMalloc(&scratch, 16), "cudaMalloc");
-    const cudaError_t e = raw_sm_copy(scratch, scratch, 0, nullptr, 1);
-    (void)cudaGetLastError();
-    check(cudaFree(scratch), "cudaFree");
-    return e == cudaSuccess;
-  }();
+  const bool kernels_run = raw::kernels_run();
   if (!kernels_run)
-    std::printf("(push_sm, pull_sm: skipped, this CUDA runtime launches no kernels)\n");
+    std::printf("(push_sm, pull_sm: skipped, this %s runtime launches no kernels)\n", raw::vendor);
   for (auto& p : pairs) {
     for (std::size_t bytes = 4096; bytes <= max_bytes; bytes *= 4) {
       add(p->copies("push", bytes, true));

@@ -15,6 +15,11 @@ set_property(CACHE SLUICE_ENABLE_KOKKOS PROPERTY STRINGS AUTO ON OFF)
 option(SLUICE_TRACING "Compile tracing in (SLUICE_TRACE, trace_begin); OFF removes even its one load per operation" ON)
 set(SLUICE_CUDA_ARCHITECTURES "90" CACHE STRING "CUDA architectures of sluice's device code (tests, benches); 90 = H100/H200")
 set(SLUICE_HIP_ARCHITECTURES "gfx90a;gfx908;gfx1030" CACHE STRING "AMD targets of sluice's device code (hipcc --offload-arch)")
+# HIP's platform for sluice::hip (cmake/SluiceHip.cmake, docs/hip-nvidia.md): amd (ROCm,
+# hipcc) or nvidia (HIP's headers over the CUDA runtime: nvcc for the device code,
+# SLUICE_CUDA_ARCHITECTURES, cudart linked statically).
+set(SLUICE_HIP_PLATFORM "amd" CACHE STRING "HIP's platform for sluice::hip: amd or nvidia")
+set_property(CACHE SLUICE_HIP_PLATFORM PROPERTY STRINGS amd nvidia)
 set(SLUICE_SANITIZE "" CACHE STRING "Sanitizers for the whole build: '', 'address,undefined' or 'thread'")
 option(SLUICE_FUZZ "Build the libFuzzer targets (tools/fuzz; clang only, with SLUICE_SANITIZE=address,undefined in CI)" OFF)
 
@@ -49,11 +54,43 @@ if(SLUICE_ENABLE_CUDA)
     message(FATAL_ERROR "SLUICE_ENABLE_CUDA=ON needs CUDA 12 or newer (found ${CUDAToolkit_VERSION}).")
   endif()
 endif()
-if(SLUICE_ENABLE_HIP)
+if(NOT SLUICE_HIP_PLATFORM MATCHES "^(amd|nvidia)$")
+  message(FATAL_ERROR "SLUICE_HIP_PLATFORM must be amd or nvidia (not '${SLUICE_HIP_PLATFORM}').")
+endif()
+if(SLUICE_ENABLE_HIP AND SLUICE_HIP_PLATFORM STREQUAL "amd")
   find_package(hip CONFIG QUIET PATHS /opt/rocm /usr/lib/x86_64-linux-gnu/cmake/hip)
   find_program(SLUICE_HIPCC hipcc)
   if(NOT hip_FOUND OR NOT SLUICE_HIPCC)
     message(FATAL_ERROR "SLUICE_ENABLE_HIP=ON needs HIP (hipcc and its CMake package); on Debian 12: "
                         "apt-get install hipcc libamdhip64-dev (scripts/setup --hip).")
+  endif()
+elseif(SLUICE_ENABLE_HIP)
+  # HIP's NVIDIA platform: HIP 5.2's headers compile against CUDA 11 (not 13: removed
+  # cudaDeviceProp fields), so the CUDA here is Debian's 11.8 (nvidia-cuda-toolkit: headers
+  # and libcudart_static.a in the system directories, nvcc in /usr/bin), not /usr/local/cuda.
+  # sluice::cuda (CUDA 13) and this need two build trees.
+  if(SLUICE_ENABLE_CUDA)
+    message(FATAL_ERROR "SLUICE_HIP_PLATFORM=nvidia and SLUICE_ENABLE_CUDA=ON need two CUDA "
+                        "toolkits (11.8 for HIP 5.2, 12+ for sluice::cuda): configure two build trees.")
+  endif()
+  set(_sluice_hint "on Debian 12: scripts/setup --hip-nvidia (docs/hip-nvidia.md)")
+  find_path(SLUICE_HIP_INCLUDE_DIR hip/nvidia_detail/nvidia_hip_runtime_api.h)
+  find_path(SLUICE_HIP_CUDA_INCLUDE_DIR cuda_runtime_api.h PATHS /usr/include NO_DEFAULT_PATH)
+  find_program(SLUICE_HIP_NVCC nvcc PATHS /usr/bin NO_DEFAULT_PATH)
+  find_program(SLUICE_HIP_NVCC_HOST_COMPILER NAMES g++-11 cuda-g++)
+  find_library(SLUICE_HIP_CUDART_STATIC NAMES libcudart_static.a)
+  foreach(_sluice_var SLUICE_HIP_INCLUDE_DIR SLUICE_HIP_CUDA_INCLUDE_DIR SLUICE_HIP_NVCC
+                      SLUICE_HIP_NVCC_HOST_COMPILER SLUICE_HIP_CUDART_STATIC)
+    if(NOT ${_sluice_var})
+      message(FATAL_ERROR "SLUICE_HIP_PLATFORM=nvidia: ${_sluice_var} not found (HIP's headers, "
+                          "CUDA 11's headers, nvcc, g++-11 for nvcc, libcudart_static.a); ${_sluice_hint}.")
+    endif()
+  endforeach()
+  file(STRINGS ${SLUICE_HIP_CUDA_INCLUDE_DIR}/cuda_runtime_api.h _sluice_cudart
+       REGEX "^#define CUDART_VERSION +[0-9]+")
+  string(REGEX REPLACE ".* ([0-9]+)$" "\\1" _sluice_cudart "${_sluice_cudart}")
+  if(NOT _sluice_cudart OR _sluice_cudart LESS 11000 OR NOT _sluice_cudart LESS 12000)
+    message(FATAL_ERROR "SLUICE_HIP_PLATFORM=nvidia needs CUDA 11 in ${SLUICE_HIP_CUDA_INCLUDE_DIR} "
+                        "(HIP 5.2's NVIDIA headers); found CUDART_VERSION '${_sluice_cudart}'; ${_sluice_hint}.")
   endif()
 endif()

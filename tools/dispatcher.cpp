@@ -241,10 +241,11 @@ int dispatch(const std::string& directory, std::vector<std::string> args,
       throw dispatch_error(
           bench == "p2p"
               ? "no P2P bench for the " + chosen.backend + " backend (" + program +
-                    " was not built; it exists for cuda, built with -DSLUICE_ENABLE_CUDA=ON)"
+                    " was not built; it exists for cuda and hip, built with "
+                    "-DSLUICE_ENABLE_CUDA=ON or -DSLUICE_ENABLE_HIP=ON and the benches)"
               : "no comm bench for the " + chosen.backend + " backend (" + program +
-                    " was not built; it exists where sluice::comm was built: MPI found, host "
-                    "backend)");
+                    " was not built; it exists where sluice::comm was built: MPI found, "
+                    "and the benches)");
     args.clear();
     for (const auto& [option, value] : options)
       if (!value.empty()) args.push_back(std::string(option) + "=" + value);

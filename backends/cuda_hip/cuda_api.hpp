@@ -5,6 +5,7 @@
 // name the failing call without a second table.
 #pragma once
 
+#include "nvml_link.hpp"
 #include "sm_copy.hpp"
 
 #include <sluice/backend.hpp>
@@ -13,7 +14,6 @@
 
 #include <cuda.h>  // driver types for the stream memory operations (types only: nothing links libcuda)
 #include <cuda_runtime_api.h>
-#include <dlfcn.h>  // NVML, loaded at run time (link_kind_of)
 
 #include <cstdint>
 #include <cstdlib>
@@ -449,55 +449,19 @@ struct cuda_api {
     return {cudaDeviceGetP2PAttribute(v, cudaDevP2PAttrNativeAtomicSupported, from, to),
             "cudaDeviceGetP2PAttribute"};
   }
-  // The CUDA runtime does not say whether a peer link is NVLink or PCIe: NVML does
-  // (nvmlDeviceGetP2PStatus with the NVLink index). NVML is the driver's library,
-  // loaded at run time (libnvidia-ml.so.1), so sluice links and starts without it;
-  // without it the link is unknown. Devices are matched by PCI bus id, which
-  // CUDA_VISIBLE_DEVICES does not change.
+  // The CUDA runtime does not say whether a peer link is NVLink or PCIe: NVML
+  // does (nvml_link.hpp), matched by PCI bus id.
   static link_kind link_kind_of(int from, int to) noexcept {
-    const nvml& n = nvml::get();
-    if (!n.ok) return link_kind::unknown;
-    void* a = n.device(from);
-    void* b = n.device(to);
-    if (a == nullptr || b == nullptr) return link_kind::unknown;
-    int status = -1;
-    constexpr int caps_index_nvlink = 2;  // NVML_P2P_CAPS_INDEX_NVLINK
-    if (n.p2p_status(a, b, caps_index_nvlink, &status) != 0) return link_kind::unknown;
-    return status == 0 /* NVML_P2P_STATUS_OK */ ? link_kind::nvlink : link_kind::pcie;
+    if (!nvml::library::get().ok) return link_kind::unknown;  // asks the runtime nothing then
+    char a[32] = {};
+    char b[32] = {};
+    if (cudaDeviceGetPCIBusId(a, static_cast<int>(sizeof a), from) != cudaSuccess ||
+        cudaDeviceGetPCIBusId(b, static_cast<int>(sizeof b), to) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return link_kind::unknown;
+    }
+    return nvml::link_between(a, b);
   }
-  //! The few NVML entry points link_kind_of needs, found with dlopen/dlsym once.
-  struct nvml {
-    using init_fn = int (*)();
-    using by_bus_id_fn = int (*)(const char*, void**);
-    using p2p_status_fn = int (*)(void*, void*, int, int*);
-    bool ok = false;
-    by_bus_id_fn by_bus_id = nullptr;
-    p2p_status_fn p2p_status = nullptr;
-    static const nvml& get() noexcept {
-      static const nvml n = [] {
-        nvml r;
-        void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-        if (lib == nullptr) return r;
-        const auto init = reinterpret_cast<init_fn>(dlsym(lib, "nvmlInit_v2"));
-        r.by_bus_id =
-            reinterpret_cast<by_bus_id_fn>(dlsym(lib, "nvmlDeviceGetHandleByPciBusId_v2"));
-        r.p2p_status = reinterpret_cast<p2p_status_fn>(dlsym(lib, "nvmlDeviceGetP2PStatus"));
-        r.ok = init != nullptr && r.by_bus_id != nullptr && r.p2p_status != nullptr && init() == 0;
-        return r;  // the library stays loaded: NVML handles live as long as the process
-      }();
-      return n;
-    }
-    //! NVML's handle of CUDA device d, or null.
-    void* device(int d) const noexcept {
-      char bus_id[32] = {};
-      if (cudaDeviceGetPCIBusId(bus_id, static_cast<int>(sizeof bus_id), d) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return nullptr;
-      }
-      void* handle = nullptr;
-      return by_bus_id(bus_id, &handle) == 0 ? handle : nullptr;
-    }
-  };
   //! Lets device `peer` access memory of `pool` (peer access alone does not cover
   //! stream-ordered pool memory: CUDA programming guide, stream ordered allocator).
   static status pool_grant_access(pool_t pool, int peer) noexcept {

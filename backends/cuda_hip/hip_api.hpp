@@ -1,8 +1,14 @@
-// The HIP runtime (AMD platform; written and built against ROCm 5.2) as a vendor API traits type
-// for the shared GPU backend (backends/cuda_hip/). The same members as cuda_api
-// (cuda_api.hpp), with the same meaning; every HIP-specific choice is here, with
-// a one-line reason and where it was seen. Header lines below refer to ROCm
-// 5.2.3's /usr/include/hip/hip_runtime_api.h (Debian libamdhip64-dev 5.2.3).
+// The HIP runtime as a vendor API traits type for the shared GPU backend
+// (backends/cuda_hip/), on either of HIP's platforms: AMD (ROCm; written and
+// built against ROCm 5.2) or NVIDIA (HIP 5.2's headers over CUDA 11.8, built
+// with -DSLUICE_HIP_PLATFORM=nvidia: docs/hip-nvidia.md). The same members as
+// cuda_api (cuda_api.hpp), with the same meaning; every HIP-specific choice is
+// here, with a one-line reason and where it was seen, and every difference
+// between HIP's two platforms is in the namespace hip_platform below (the only
+// platform #if of sluice). Header lines below refer to ROCm 5.2.3's
+// /usr/include/hip/hip_runtime_api.h (Debian libamdhip64-dev 5.2.3); the NVIDIA
+// platform's to /usr/include/hip/nvidia_detail/nvidia_hip_runtime_api.h of the
+// same package.
 #pragma once
 
 #include "sm_copy.hpp"
@@ -12,13 +18,163 @@
 #include <sluice/peer.hpp>
 
 #include <hip/hip_runtime_api.h>
+#if defined(__HIP_PLATFORM_NVIDIA__)
+#include <cuda.h>  // driver types of cuStreamWaitValue64 / cuStreamWriteValue64 (nothing links libcuda)
+#include "nvml_link.hpp"
+#else
 #include <hsa/hsa_ext_amd.h>  // hsa_amd_link_info_type_t, the link types hipExtGetLinkTypeAndHopCount reports
+#endif
 
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
 namespace sluice::gpu {
+
+// Where HIP's two platforms differ, for hip_api below.
+namespace hip_platform {
+#if defined(__HIP_PLATFORM_NVIDIA__)
+// HIP's NVIDIA platform: every hip* call is an inline wrapper over the CUDA
+// runtime (nvidia_hip_runtime_api.h), which is CUDA's, linked statically.
+// HIP 5.2 does not define the memory-pool enumerators for NVIDIA (only the
+// types, nvidia_hip_runtime_api.h:412-416, as typedefs of CUDA's): CUDA's own.
+constexpr auto mem_allocation_pinned = cudaMemAllocationTypePinned;
+constexpr auto mem_location_device = cudaMemLocationTypeDevice;
+constexpr auto pool_reuse_internal_dependencies = cudaMemPoolReuseAllowInternalDependencies;
+constexpr auto pool_release_threshold = cudaMemPoolAttrReleaseThreshold;
+constexpr auto mem_access_read_write = cudaMemAccessFlagsProtReadWrite;
+// Under HIP sit CUDA's streams: CUDA's hardware channels and lazy module loading
+// (cuda_api.hpp says why sluice asks for 32 channels and EAGER loading).
+constexpr const char* hardware_queues_variable = "CUDA_DEVICE_MAX_CONNECTIONS";
+constexpr int default_hardware_queues = 8;
+constexpr int preferred_hardware_queues = 32;
+constexpr const char* module_loading_variable = "CUDA_MODULE_LOADING";
+constexpr const char* preferred_module_loading = "EAGER";
+constexpr const char* kernel_driver_file = "/proc/driver/nvidia/version";
+constexpr const char* kernel_driver_marker = "Kernel Module";
+//! hipRuntimeGetVersion and hipDriverGetVersion give CUDA's numbers here: "11.8 (CUDA)"
+//! from 11080 (the facts of a report then say which platform ran).
+inline std::string version_string(int v) {
+  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10) + " (CUDA)";
+}
+// hipStreamWaitValue64 / hipStreamWriteValue64 of the NVIDIA headers call the
+// driver API (cuStreamWaitValue64, nvidia_hip_runtime_api.h:2712): a program using
+// them must link libcuda, absent where no driver is installed (CI). As in
+// cuda_api, the entry points are fetched from the runtime at first use
+// (cudaGetDriverEntryPoint, CUDA 11.3 and later; CUDA 11.8's has no
+// driverStatus argument).
+using value_op_fn = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+struct memory_ops {
+  value_op_fn wait = nullptr;
+  value_op_fn write = nullptr;
+  hipError_t failure = hipSuccess;
+};
+inline value_op_fn driver_entry_point(const char* symbol, hipError_t* failure) noexcept {
+  void* fn = nullptr;
+  const cudaError_t e = cudaGetDriverEntryPoint(symbol, &fn, cudaEnableDefault);
+  if (e != cudaSuccess || fn == nullptr) {
+    (void)cudaGetLastError();
+    *failure = e != cudaSuccess ? hipCUDAErrorTohipError(e) : hipErrorNotFound;
+    return nullptr;
+  }
+  return reinterpret_cast<value_op_fn>(fn);
+}
+inline const memory_ops& stream_memory_ops() noexcept {
+  static const memory_ops ops = [] {
+    memory_ops o;
+    o.wait = driver_entry_point("cuStreamWaitValue64", &o.failure);
+    o.write = o.wait != nullptr ? driver_entry_point("cuStreamWriteValue64", &o.failure) : nullptr;
+    if (o.write == nullptr) o.wait = nullptr;
+    return o;
+  }();
+  return ops;
+}
+constexpr const char* wait_value_api = "cuStreamWaitValue64";
+constexpr const char* write_value_api = "cuStreamWriteValue64";
+//! Later work on s waits until *word >= value (CU_STREAM_WAIT_VALUE_GEQ: cyclic
+//! on 64 bits, so exactly unsigned >= for sluice's zero-extended 32-bit values).
+inline hipError_t wait_value(hipStream_t s, void* word, std::uint64_t value) noexcept {
+  const auto& ops = stream_memory_ops();
+  if (ops.wait == nullptr) return ops.failure;
+  return hipCUResultTohipError(
+      ops.wait(s, reinterpret_cast<CUdeviceptr>(word), value, CU_STREAM_WAIT_VALUE_GEQ));
+}
+inline hipError_t write_value(hipStream_t s, void* word, std::uint64_t value) noexcept {
+  const auto& ops = stream_memory_ops();
+  if (ops.write == nullptr) return ops.failure;
+  return hipCUResultTohipError(
+      ops.write(s, reinterpret_cast<CUdeviceptr>(word), value, CU_STREAM_WRITE_VALUE_DEFAULT));
+}
+// hipExtGetLinkTypeAndHopCount is AMD's only (it reads HSA's link info): on
+// NVIDIA the link comes from NVML (nvml_link.hpp), as for sluice::cuda; unknown
+// without NVML.
+inline link_kind link_kind_of(int from, int to) noexcept {
+  if (!nvml::library::get().ok) return link_kind::unknown;
+  char a[32] = {};
+  char b[32] = {};
+  if (hipDeviceGetPCIBusId(a, static_cast<int>(sizeof a), from) != hipSuccess ||
+      hipDeviceGetPCIBusId(b, static_cast<int>(sizeof b), to) != hipSuccess) {
+    (void)hipGetLastError();
+    return link_kind::unknown;
+  }
+  return nvml::link_between(a, b);
+}
+#else
+// HIP's AMD platform (ROCm).
+constexpr auto mem_allocation_pinned = hipMemAllocationTypePinned;
+constexpr auto mem_location_device = hipMemLocationTypeDevice;
+constexpr auto pool_reuse_internal_dependencies = hipMemPoolReuseAllowInternalDependencies;
+constexpr auto pool_release_threshold = hipMemPoolAttrReleaseThreshold;
+constexpr auto mem_access_read_write = hipMemAccessFlagsProtReadWrite;
+// Streams map onto GPU_MAX_HW_QUEUES hardware queues per device (default 4: ROCm clr
+// rocclr/utils/flags.hpp, `release(uint, GPU_MAX_HW_QUEUES, 4, ...)`).
+constexpr const char* hardware_queues_variable = "GPU_MAX_HW_QUEUES";
+constexpr int default_hardware_queues = 4;
+// Left to HIP's default (not verified on an AMD GPU; 0 = sluice does not set it).
+constexpr int preferred_hardware_queues = 0;
+// HIP 5.2 documents no lazy kernel loading to turn off: nothing to ask for.
+constexpr const char* module_loading_variable = "";
+constexpr const char* preferred_module_loading = "";
+// The amdgpu kernel driver's version: the first number in this file (the
+// DKMS module has it; the in-tree module may not, and then none is reported).
+constexpr const char* kernel_driver_file = "/sys/module/amdgpu/version";
+constexpr const char* kernel_driver_marker = "";
+//! "5.2.21153" from 50221153: HIP versions are major * 10000000 + minor * 100000 + patch
+//! (HIP_VERSION, hip_version.h:12), not CUDA's major * 1000 + minor * 10.
+inline std::string version_string(int v) {
+  return std::to_string(v / 10000000) + "." + std::to_string((v % 10000000) / 100000) + "." +
+         std::to_string(v % 100000);
+}
+// HIP exports hipStreamWaitValue64 / hipStreamWriteValue64 from libamdhip64 itself
+// (hip_runtime_api.h): no driver entry points to look up, unlike CUDA.
+constexpr const char* wait_value_api = "hipStreamWaitValue64";
+constexpr const char* write_value_api = "hipStreamWriteValue64";
+// hipStreamWaitValueGte with the full mask: waits until (*ptr & mask) >= value
+// (hip_runtime_api.h:2126, HIP 5.2), an unsigned compare.
+inline hipError_t wait_value(hipStream_t s, void* word, std::uint64_t value) noexcept {
+  return hipStreamWaitValue64(s, word, value, hipStreamWaitValueGte, ~std::uint64_t{0});
+}
+inline hipError_t write_value(hipStream_t s, void* word, std::uint64_t value) noexcept {
+  return hipStreamWriteValue64(s, word, value, 0);
+}
+// Unlike the CUDA runtime, HIP on AMD reports the link type: hipExtGetLinkTypeAndHopCount
+// (hip_runtime_api.h:1607) returns an hsa_amd_link_info_type_t (hsa/hsa_ext_amd.h:1222-1248:
+// PCIE = 2, XGMI = 4). A failed query is unknown, and its error is cleared.
+inline link_kind link_kind_of(int from, int to) noexcept {
+  std::uint32_t type = 0;
+  std::uint32_t hops = 0;
+  if (hipExtGetLinkTypeAndHopCount(from, to, &type, &hops) != hipSuccess) {
+    (void)hipGetLastError();
+    return link_kind::unknown;
+  }
+  switch (type) {
+    case HSA_AMD_LINK_INFO_TYPE_XGMI: return link_kind::xgmi;
+    case HSA_AMD_LINK_INFO_TYPE_PCIE: return link_kind::pcie;
+    default: return link_kind::unknown;
+  }
+}
+#endif
+}  // namespace hip_platform
 
 struct hip_api {
   using error_t = hipError_t;
@@ -39,6 +195,8 @@ struct hip_api {
 
   // hipStreamDestroy waits for the stream's pending work before it returns (ROCm clr
   // hipamd/src/hip_stream.cpp), unlike cudaStreamDestroy: sluice destroys it on its reaper.
+  // On the NVIDIA platform it is cudaStreamDestroy, which does not wait: kept, so that a
+  // run there takes the code path AMD takes.
   static constexpr bool stream_destroy_blocks = true;
   // Reasoned, not run (no AMD GPU): HIP's documentation does not say that hipStreamCreate
   // never waits for the device, hipStreamDestroy does wait for the stream's work (above), and
@@ -46,18 +204,16 @@ struct hip_api {
   // the same pool as CUDA (stream_pool.hpp): no stream is created or destroyed while the
   // device may be busy.
   static constexpr int stream_reserve_default = 64;
-  // Streams map onto GPU_MAX_HW_QUEUES hardware queues per device (default 4: ROCm clr
-  // rocclr/utils/flags.hpp, `release(uint, GPU_MAX_HW_QUEUES, 4, ...)`).
-  static constexpr const char* hardware_queues_variable = "GPU_MAX_HW_QUEUES";
-  static constexpr int default_hardware_queues = 4;
-  // Left to HIP's default (not verified on an AMD GPU; 0 = sluice does not set it).
-  static constexpr int preferred_hardware_queues = 0;
-  // HIP 5.2 documents no lazy kernel loading to turn off: nothing to ask for.
-  static constexpr const char* module_loading_variable = "";
-  static constexpr const char* preferred_module_loading = "";
+  // The hardware queues streams map onto, and the module loading sluice asks for (hip_platform).
+  static constexpr const char* hardware_queues_variable = hip_platform::hardware_queues_variable;
+  static constexpr int default_hardware_queues = hip_platform::default_hardware_queues;
+  static constexpr int preferred_hardware_queues = hip_platform::preferred_hardware_queues;
+  static constexpr const char* module_loading_variable = hip_platform::module_loading_variable;
+  static constexpr const char* preferred_module_loading = hip_platform::preferred_module_loading;
   // HIP's default priority 0 (Priority::Normal) lies strictly inside its range least 1 /
-  // greatest -1 (hipDeviceGetStreamPriorityRange, hipamd/src/hip_stream.cpp): unlike CUDA,
-  // low, normal and high are three distinct values (PRIO-2).
+  // greatest -1 on AMD (hipDeviceGetStreamPriorityRange, hipamd/src/hip_stream.cpp): unlike
+  // CUDA, low, normal and high are three distinct values (PRIO-2). On the NVIDIA platform the
+  // range is CUDA's (least 0), and 0 is also the least priority there, as for sluice::cuda.
   static constexpr int default_priority = 0;
 
   // --- errors -------------------------------------------------------------
@@ -132,22 +288,19 @@ struct hip_api {
   static status driver_version(int* v) noexcept {
     return {hipDriverGetVersion(v), "hipDriverGetVersion"};
   }
-  // The amdgpu kernel driver's version: the first number in this file (the
-  // DKMS module has it; the in-tree module may not, and then none is reported).
-  static constexpr const char* kernel_driver_file = "/sys/module/amdgpu/version";
-  static constexpr const char* kernel_driver_marker = "";
-  // Not measured on AMD GPUs: no direction is recommended.
+  // The kernel driver's version: the first number in this file after the marker (hip_platform).
+  static constexpr const char* kernel_driver_file = hip_platform::kernel_driver_file;
+  static constexpr const char* kernel_driver_marker = hip_platform::kernel_driver_marker;
+  // Not measured on AMD GPUs: no direction is recommended (nor on the NVIDIA platform,
+  // whose sluice::hip has not been measured apart from sluice::cuda).
   static constexpr bool peer_push_preferred = false;
   // Single peer copies by sluice's SM copy kernel (peer_copy.hpp, sm_copy_limit):
-  // off in both directions until measured on AMD GPUs.
+  // off in both directions until measured on AMD GPUs (on either platform:
+  // SLUICE_PEER_SM_*_MAX_KIB turn them on).
   static constexpr int peer_sm_push_default_kib = 0;
   static constexpr int peer_sm_pull_default_kib = 0;
-  //! "5.2.21153" from 50221153: HIP versions are major * 10000000 + minor * 100000 + patch
-  //! (HIP_VERSION, hip_version.h:12), not CUDA's major * 1000 + minor * 10.
-  static std::string version_string(int v) {
-    return std::to_string(v / 10000000) + "." + std::to_string((v % 10000000) / 100000) + "." +
-           std::to_string(v % 100000);
-  }
+  //! The runtime's version number as text ("5.2.21153" on AMD, "11.8" on NVIDIA: hip_platform).
+  static std::string version_string(int v) { return hip_platform::version_string(v); }
 
   // --- streams ------------------------------------------------------------
   static status stream_create(stream_t* s, int priority) noexcept {
@@ -213,20 +366,20 @@ struct hip_api {
   //! break IND-1.
   static status pool_create(pool_t* pool, int d) noexcept {
     hipMemPoolProps props{};
-    props.allocType = hipMemAllocationTypePinned;
-    props.location.type = hipMemLocationTypeDevice;
+    props.allocType = hip_platform::mem_allocation_pinned;
+    props.location.type = hip_platform::mem_location_device;
     props.location.id = d;
     status s{hipMemPoolCreate(pool, &props), "hipMemPoolCreate"};
     if (!s.ok()) return s;
     int off = 0;
-    s = {hipMemPoolSetAttribute(*pool, hipMemPoolReuseAllowInternalDependencies, &off),
+    s = {hipMemPoolSetAttribute(*pool, hip_platform::pool_reuse_internal_dependencies, &off),
          "hipMemPoolSetAttribute"};
     if (!s.ok()) return s;
     // Keep freed memory in the pool: with the default threshold (0) every
     // synchronization returns it to the system and the next allocation maps it
     // again (under compute-sanitizer that mapping waited for held streams).
     std::uint64_t keep = UINT64_MAX;
-    return {hipMemPoolSetAttribute(*pool, hipMemPoolAttrReleaseThreshold, &keep),
+    return {hipMemPoolSetAttribute(*pool, hip_platform::pool_release_threshold, &keep),
             "hipMemPoolSetAttribute"};
   }
   static status malloc_from_pool(void** p, std::size_t n, pool_t pool, stream_t s) noexcept {
@@ -251,29 +404,35 @@ struct hip_api {
   // 5.2 has no "unregistered" memory type (hipMemoryType, hip_runtime_api.h:159-166):
   // hipPointerGetAttributes fails with hipErrorInvalidValue for memory HIP does not know,
   // which here means pageable; that error is cleared and the call reported as a success.
+  // On the NVIDIA platform the wrapper returns hipErrorInvalidValue for every type but
+  // device and host (nvidia_hip_runtime_api.h:1858-1875), CUDA's unregistered among them.
   static status is_pageable(const void* p, bool* pageable) noexcept {
     hipPointerAttribute_t a{};
-    const status s{hipPointerGetAttributes(&a, p), "hipPointerGetAttributes"};
-    if (s.code == hipErrorInvalidValue) {
-      (void)hipGetLastError();
-      *pageable = true;
-      return {hipSuccess, s.api};
-    }
-    *pageable = false;
+    bool known = false;
+    const status s = pointer_attributes(p, &a, &known);
+    *pageable = s.ok() && !known;
     return s;
   }
   //! The device whose memory p is (device memory only: not host-accessible),
-  //! or -1 (pinned, managed, pageable or unknown memory). 5.2 fails with
-  //! hipErrorInvalidValue for memory it does not know: cleared, -1.
+  //! or -1 (pinned, managed, pageable or unknown memory).
   static status device_memory_of(const void* p, int* device) noexcept {
     hipPointerAttribute_t a{};
-    const status s{hipPointerGetAttributes(&a, p), "hipPointerGetAttributes"};
+    bool known = false;
+    const status s = pointer_attributes(p, &a, &known);
+    *device = known && a.memoryType == hipMemoryTypeDevice && !a.isManaged ? a.device : -1;
+    return s;
+  }
+  //! hipPointerGetAttributes, with memory HIP does not know (5.2: it fails
+  //! with hipErrorInvalidValue; pageable memory) cleared and reported as a
+  //! success with *known false.
+  static status pointer_attributes(const void* p, hipPointerAttribute_t* a, bool* known) noexcept {
+    const status s{hipPointerGetAttributes(a, p), "hipPointerGetAttributes"};
     if (s.code == hipErrorInvalidValue) {
       (void)hipGetLastError();
-      *device = -1;
+      *known = false;
       return {hipSuccess, s.api};
     }
-    *device = s.ok() && a.memoryType == hipMemoryTypeDevice && !a.isManaged ? a.device : -1;
+    *known = s.ok();
     return s;
   }
   static status memcpy_async(void* dst, const void* src, std::size_t n, stream_t s) noexcept {
@@ -315,19 +474,15 @@ struct hip_api {
   }
 
   // --- stream memory operations ------------------------------------------
-  // HIP exports hipStreamWaitValue64 / hipStreamWriteValue64 from libamdhip64 itself
-  // (hip_runtime_api.h): no driver entry points to look up, unlike CUDA. 64-bit
-  // words like the CUDA traits (flags and gates are 64-bit words holding 32-bit values).
+  // 64-bit words like the CUDA traits (flags and gates are 64-bit words holding 32-bit
+  // values); how each platform reaches them: hip_platform.
   //! Later work on s waits until *device_word >= value.
-  // hipStreamWaitValueGte with the full mask: waits until (*ptr & mask) >= value
-  // (hip_runtime_api.h:2126, HIP 5.2), an unsigned compare.
   static status stream_wait_value(stream_t s, void* device_word, std::uint64_t value) noexcept {
-    return {hipStreamWaitValue64(s, device_word, value, hipStreamWaitValueGte, ~std::uint64_t{0}),
-            "hipStreamWaitValue64"};
+    return {hip_platform::wait_value(s, device_word, value), hip_platform::wait_value_api};
   }
   //! After prior work on s, stores value to *device_word.
   static status stream_write_value(stream_t s, void* device_word, std::uint64_t value) noexcept {
-    return {hipStreamWriteValue64(s, device_word, value, 0), "hipStreamWriteValue64"};
+    return {hip_platform::write_value(s, device_word, value), hip_platform::write_value_api};
   }
   //! What stream_signal_then_wait did: status, and whether nothing was enqueued.
   struct signal_status {
@@ -365,29 +520,17 @@ struct hip_api {
     return {hipDeviceGetP2PAttribute(v, hipDevP2PAttrNativeAtomicSupported, from, to),
             "hipDeviceGetP2PAttribute"};
   }
-  // Unlike the CUDA runtime, HIP reports the link type: hipExtGetLinkTypeAndHopCount
-  // (hip_runtime_api.h:1607) returns an hsa_amd_link_info_type_t (hsa/hsa_ext_amd.h:1222-1248:
-  // PCIE = 2, XGMI = 4). A failed query is unknown, and its error is cleared.
+  //! NVLink, XGMI or PCIe, as far as the platform tells (hip_platform::link_kind_of).
   static link_kind link_kind_of(int from, int to) noexcept {
-    std::uint32_t type = 0;
-    std::uint32_t hops = 0;
-    if (hipExtGetLinkTypeAndHopCount(from, to, &type, &hops) != hipSuccess) {
-      (void)hipGetLastError();
-      return link_kind::unknown;
-    }
-    switch (type) {
-      case HSA_AMD_LINK_INFO_TYPE_XGMI: return link_kind::xgmi;
-      case HSA_AMD_LINK_INFO_TYPE_PCIE: return link_kind::pcie;
-      default: return link_kind::unknown;
-    }
+    return hip_platform::link_kind_of(from, to);
   }
   //! Lets device `peer` access memory of `pool` (peer access alone does not cover
   //! stream-ordered pool memory: hipMemPoolSetAccess, hip_runtime_api.h:2866).
   static status pool_grant_access(pool_t pool, int peer) noexcept {
     hipMemAccessDesc desc{};
-    desc.location.type = hipMemLocationTypeDevice;
+    desc.location.type = hip_platform::mem_location_device;
     desc.location.id = peer;
-    desc.flags = hipMemAccessFlagsProtReadWrite;
+    desc.flags = hip_platform::mem_access_read_write;
     return {hipMemPoolSetAccess(pool, &desc, 1), "hipMemPoolSetAccess"};
   }
 };
