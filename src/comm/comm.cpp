@@ -101,14 +101,17 @@ void check_buffer(const void* p, std::size_t bytes, const char* which, const cha
            std::string("the ") + which + " buffer is null with " + std::to_string(bytes) + " bytes");
 }
 
-// Device memory must be the communicator's device's.
-void check_memory(const void* p, const communicator_state& c, const char* which, const char* api) {
-  if (p == nullptr) return;
+// Device memory must be the communicator's device's. True when p is device
+// memory (what stage() copies through pinned memory): one vendor query per
+// buffer and operation, here.
+bool check_memory(const void* p, const communicator_state& c, const char* which, const char* api) {
+  if (p == nullptr) return false;
   const int device = sluice::detail::device_memory_of(p);
   if (device >= 0 && device != c.device.id())
     reject(errc::invalid_argument, api,
            std::string("the ") + which + " buffer is memory of device " + std::to_string(device) +
                ", the communicator's device is " + std::to_string(c.device.id()));
+  return device >= 0;
 }
 
 bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
@@ -153,17 +156,15 @@ void stage(batch& b) {
   };
   for (message& m : b.messages) {
     const std::size_t bytes = bytes_of(m);
-    const bool in_device = m.in != nullptr && sluice::detail::device_memory_of(m.in) >= 0;
-    const bool out_device = m.out != nullptr && sluice::detail::device_memory_of(m.out) >= 0;
     switch (m.kind) {
       case op_kind::send:
-        if (in_device) m.in = lease(m.stage_in, const_cast<void*>(m.in), bytes);
+        if (m.in_device) m.in = lease(m.stage_in, const_cast<void*>(m.in), bytes);
         break;
       case op_kind::recv:
-        if (out_device) m.out = lease(m.stage_out, m.out, bytes);
+        if (m.out_device) m.out = lease(m.stage_out, m.out, bytes);
         break;
       case op_kind::broadcast:  // one buffer: in to the root, out on the others
-        if (out_device) {
+        if (m.out_device) {
           void* device = m.out;
           message::stage& st = m.peer == rank ? m.stage_in : m.stage_out;
           m.out = lease(st, device, bytes);
@@ -171,21 +172,21 @@ void stage(batch& b) {
         }
         break;
       case op_kind::all_reduce:
-        if (m.in == m.out && out_device) {  // in place: one slot, in and out
+        if (m.in == m.out && m.out_device) {  // in place: one slot, in and out
           void* device = m.out;
           m.out = lease(m.stage_out, device, bytes);
           m.stage_in = message::stage{device, m.out, bytes, -1};
           m.in = m.out;
         } else {
-          if (in_device) m.in = lease(m.stage_in, const_cast<void*>(m.in), bytes);
-          if (out_device) m.out = lease(m.stage_out, m.out, bytes);
+          if (m.in_device) m.in = lease(m.stage_in, const_cast<void*>(m.in), bytes);
+          if (m.out_device) m.out = lease(m.stage_out, m.out, bytes);
         }
         break;
       case op_kind::all_gather: {
         const std::size_t total = bytes * static_cast<std::size_t>(size);
         const std::size_t own = static_cast<std::size_t>(rank) * bytes;
         const bool in_place = m.in == static_cast<const char*>(m.out) + own;
-        if (out_device) {
+        if (m.out_device) {
           void* device = m.out;
           m.out = lease(m.stage_out, device, total);
           if (in_place)  // this rank's slot copied into the staged output
@@ -194,7 +195,7 @@ void stage(batch& b) {
         }
         if (in_place)
           m.in = static_cast<const char*>(m.out) + own;
-        else if (in_device)
+        else if (m.in_device)
           m.in = lease(m.stage_in, const_cast<void*>(m.in), bytes);
         break;
       }
@@ -286,10 +287,11 @@ void point_to_point(stream_ref s, message m, const std::shared_ptr<communicator_
   check_rank(m.peer, c, m.kind == op_kind::send ? "destination" : "source", api);
   checked_count(m.count, 1, api);
   check_buffer(m.kind == op_kind::send ? m.in : m.out, m.count, m.kind == op_kind::send ? "send" : "receive", api);
-  check_memory(m.kind == op_kind::send ? m.in : m.out, c, m.kind == op_kind::send ? "send" : "receive", api);
+  if (m.kind == op_kind::send)
+    m.in_device = check_memory(m.in, c, "send", api);
+  else
+    m.out_device = check_memory(m.out, c, "receive", api);
   group_state* g = live_group(c);
-  std::unique_ptr<batch> b;
-  if (g == nullptr) b = single(state, s, m);
   // The match number: the n-th send from a to b meets b's n-th receive from a.
   {
     std::lock_guard<std::mutex> lock(c.m);
@@ -299,8 +301,7 @@ void point_to_point(stream_ref s, message m, const std::shared_ptr<communicator_
                 ? 0
                 : static_cast<int>(counter % (static_cast<std::uint64_t>(c.tag_limit) + 1));
     if (g == nullptr) {
-      b->messages.front().tag = m.tag;
-      enqueue(std::move(b));  // under c.m: match numbers and enqueue order agree
+      enqueue(single(state, s, m));  // under c.m: match numbers and enqueue order agree
     } else {
       std::size_t index = g->b->streams.size();
       for (std::size_t k = 0; k < g->b->streams.size(); ++k)
@@ -317,8 +318,8 @@ void collective(stream_ref s, message m, const std::shared_ptr<communicator_stat
                 const char* api) {
   auto& c = checked(state, api);
   check_stream(s, c, api);
-  check_memory(m.in, c, "input", api);
-  check_memory(m.out, c, "output", api);
+  m.in_device = check_memory(m.in, c, "input", api);
+  m.out_device = check_memory(m.out, c, "output", api);
   mutation::active();  // an unknown name is rejected before anything is enqueued
   auto b = single(state, s, m);
   std::lock_guard<std::mutex> lock(c.m);

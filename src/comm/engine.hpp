@@ -33,6 +33,10 @@ struct message {
   int peer = -1;  // send: to; recv: from; broadcast: root
   int tag = 0;    // send and recv: the match sequence number (COMM-4)
   std::size_t stream = 0;  // its stream: batch::streams[stream]
+  // in / out is memory only the device can address (comm.cpp's checks ask
+  // the backend once; stage() copies such buffers through pinned memory).
+  bool in_device = false;
+  bool out_device = false;
   // Device memory staged through pinned memory (an MPI that cannot read
   // device memory): copied in before the operation, out after it, on the
   // message's stream. slot < 0: nothing of its own to give back.
