@@ -104,8 +104,6 @@ class progress {
   //! A batch enqueued on its streams: the engine starts it once every stream
   //! got there (its arrival flags). Never blocks, never throws.
   void submit(batch* b) noexcept;
-  //! Seconds an operation may wait for its peers (SLUICE_COMM_TIMEOUT_S).
-  int timeout_s() const noexcept { return timeout_s_; }
 
   //! Every MPI call sluice makes holds this while MPI's thread level is below
   //! MPI_THREAD_MULTIPLE (docs/comm.md: thread levels); unlocked otherwise.
@@ -125,7 +123,7 @@ class progress {
   void shut_down() noexcept;
   static int on_finalize(MPI_Comm, int, void*, void*);
 
-  int timeout_s_;
+  int timeout_s_;  // SLUICE_COMM_TIMEOUT_S: seconds an operation may wait for its peers
   std::mutex m_;
   std::condition_variable cv_;
   batch* inbox_head_ = nullptr;  // under m_
