@@ -240,6 +240,9 @@ void enqueue(std::unique_ptr<batch> b) {
   b->lease = lease_flag();
   for (std::size_t k = 0; k < b->streams.size(); ++k) b->arrivals.push_back(lease_flag());
   std::size_t k = 0;
+  // Enqueued on the streams and submitted in one piece: the engine sees the
+  // batches of each stream in that stream's order.
+  std::lock_guard<std::mutex> in_order(progress::enqueue_order());
   try {
     for (; k < b->streams.size(); ++k) {
       enqueue_on(b->streams[k], k, b->messages, b->arrivals[k]);

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -88,6 +89,7 @@ struct batch {
   // One per stream: the stream stores it when it gets there (write_value,
   // behind the work before it); the engine starts the batch once all are.
   std::vector<flag_lease> arrivals;
+  std::size_t arrived = 0;  // the engine's: streams seen there
   std::uint64_t collective = 0;  // its place among the communicator's collectives; 0: none
   // The engine's.
   std::chrono::steady_clock::time_point deadline{};
@@ -104,6 +106,9 @@ class progress {
   //! A batch enqueued on its streams: the engine starts it once every stream
   //! got there (its arrival flags). Never blocks, never throws.
   void submit(batch* b) noexcept;
+  //! comm.cpp holds it from enqueueing a batch on its streams to submit():
+  //! two batches of one stream reach the engine in that stream's order.
+  static std::mutex& enqueue_order() noexcept;
 
   //! Every MPI call sluice makes holds this while MPI's thread level is below
   //! MPI_THREAD_MULTIPLE (docs/comm.md: thread levels); unlocked otherwise.
@@ -116,7 +121,8 @@ class progress {
   void run();
   void start(batch* b);
   void order(batch* b);  // start, or wait for the collectives before it
-  static bool arrived(const batch& b) noexcept;
+  batch* take_inbox(bool close) noexcept;  // oldest first
+  bool advance_lanes(bool stop);  // true when a stream got somewhere
   bool poll(batch& b);  // true when every message completed
   void finish(batch* b) noexcept;
   void fail_expired(batch& b);
@@ -124,14 +130,21 @@ class progress {
   static int on_finalize(MPI_Comm, int, void*, void*);
 
   int timeout_s_;  // SLUICE_COMM_TIMEOUT_S: seconds an operation may wait for its peers
+  // Enqueued batches, newest first (a lock-free stack: an enqueuing thread
+  // never waits for the engine); closed_inbox() once the engine stopped.
+  std::atomic<batch*> inbox_{nullptr};
+  std::atomic<bool> sleeping_{false};  // the engine waits on cv_ (under m_)
+  std::atomic<bool> stopping_{false};
   std::mutex m_;
   std::condition_variable cv_;
-  batch* inbox_head_ = nullptr;  // under m_
-  batch* inbox_tail_ = nullptr;
-  bool stopping_ = false;
-  bool stopped_ = false;
-  // The thread's own.
-  std::vector<batch*> arriving_;  // enqueued, not every stream there yet
+  // The thread's own. Batches not started yet, per stream in that stream's
+  // order (comm.cpp enqueues and submits under one lock): only the first of
+  // each stream can have arrived, so a pass looks at one flag per stream.
+  struct lane {
+    stream_ref stream;
+    std::deque<std::pair<batch*, std::size_t>> waiting;  // batch, its index of the stream
+  };
+  std::vector<lane> lanes_;
   std::vector<batch*> active_;
   std::vector<MPI_Request> cancelled_;  // timed-out requests not yet completed
   std::set<communicator_state*> parked_;  // those with collectives waiting for their turn

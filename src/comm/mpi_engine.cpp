@@ -10,6 +10,7 @@
 #include <sluice/detail/interop.hpp>
 #include <sluice/error.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -233,40 +234,78 @@ int progress::on_finalize(MPI_Comm, int, void*, void* self) {
 void progress::shut_down() noexcept {
   {
     std::lock_guard<std::mutex> lock(m_);
-    if (stopped_) return;
-    stopping_ = true;
+    if (stopping_.exchange(true)) return;
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
-void progress::submit(batch* b) noexcept {
-  bool refused = false;
-  {
-    std::lock_guard<std::mutex> lock(m_);
-    if (stopped_) {
-      refused = true;
-    } else {
-      b->next = nullptr;
-      if (inbox_tail_ != nullptr)
-        inbox_tail_->next = b;
-      else
-        inbox_head_ = b;
-      inbox_tail_ = b;
-    }
-  }
-  if (refused) {
-    b->failure = "MPI_Finalize was called before it could start";
-    finish(b);
-    return;
-  }
-  cv_.notify_one();
+std::mutex& progress::enqueue_order() noexcept {
+  static auto* m = new std::mutex;
+  return *m;
 }
 
-bool progress::arrived(const batch& b) noexcept {
-  for (const flag_lease& a : b.arrivals)
-    if (a.flag->load() < a.value) return false;
-  return true;
+namespace {
+// The inbox once the engine stopped: submit() refuses from then on.
+batch* closed_inbox() noexcept {
+  static batch marker;
+  return &marker;
+}
+}  // namespace
+
+void progress::submit(batch* b) noexcept {
+  batch* head = inbox_.load();
+  do {
+    if (head == closed_inbox()) {
+      b->failure = "MPI_Finalize was called before it could start";
+      finish(b);
+      return;
+    }
+    b->next = head;
+  } while (!inbox_.compare_exchange_weak(head, b));
+  // seq_cst with the engine's sleeping_ store and inbox_ load: either it sees
+  // this batch before it waits, or this sees it waiting.
+  if (sleeping_.load()) {
+    std::lock_guard<std::mutex> lock(m_);
+    cv_.notify_one();
+  }
+}
+
+batch* progress::take_inbox(bool close) noexcept {
+  batch* newest = inbox_.exchange(close ? closed_inbox() : nullptr);
+  if (newest == closed_inbox()) return nullptr;
+  batch* oldest = nullptr;
+  while (newest != nullptr) oldest = std::exchange(newest, std::exchange(newest->next, oldest));
+  return oldest;
+}
+
+bool progress::advance_lanes(bool stop) {
+  bool moved = false;
+  for (std::size_t i = 0; i < lanes_.size();) {
+    auto& waiting = lanes_[i].waiting;
+    while (!waiting.empty()) {
+      auto [b, k] = waiting.front();
+      if (!stop && b->arrivals[k].flag->load() < b->arrivals[k].value) break;
+      waiting.pop_front();
+      moved = true;
+      if (++b->arrived < b->arrivals.size()) continue;
+      for (const flag_lease& a : b->arrivals) return_flag(a);
+      b->arrivals.clear();
+      if (stop) {
+        b->failure = "MPI_Finalize was called before it could start";
+        finish(b);
+      } else {
+        order(b);
+      }
+    }
+    if (waiting.empty()) {
+      lanes_[i] = std::move(lanes_.back());
+      lanes_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  return moved;
 }
 
 void progress::order(batch* b) {
@@ -391,46 +430,32 @@ void progress::run() {
   detail::on_engine_thread = true;
   auto last_progress = clock::now();
   for (;;) {
-    batch* incoming = nullptr;
-    bool stop = false;
-    {
+    if (active_.empty() && cancelled_.empty() && lanes_.empty() && inbox_.load() == nullptr) {
       std::unique_lock<std::mutex> lock(m_);
-      if (active_.empty() && cancelled_.empty() && arriving_.empty())
-        cv_.wait(lock, [&] { return inbox_head_ != nullptr || stopping_; });
-      incoming = std::exchange(inbox_head_, nullptr);
-      inbox_tail_ = nullptr;
-      stop = stopping_;
-      if (stop) stopped_ = true;
+      sleeping_.store(true);
+      cv_.wait(lock, [&] { return inbox_.load() != nullptr || stopping_.load(); });
+      sleeping_.store(false);
     }
+    const bool stop = stopping_.load();
+    batch* incoming = take_inbox(stop);
     bool moved = false;
     {
       auto mpi_lock = mpi_guard();
       while (incoming != nullptr) {
         batch* b = std::exchange(incoming, incoming->next);
         moved = true;
-        if (mutation::is(mutation::kind::post_at_enqueue))
+        if (mutation::is(mutation::kind::post_at_enqueue)) {
           order(b);  // the mutation: started before its streams get there
-        else
-          arriving_.push_back(b);
-      }
-      for (std::size_t i = 0; i < arriving_.size();) {
-        batch* b = arriving_[i];
-        if (!stop && !arrived(*b)) {
-          ++i;
           continue;
         }
-        arriving_[i] = arriving_.back();
-        arriving_.pop_back();
-        moved = true;
-        for (const flag_lease& a : b->arrivals) return_flag(a);
-        b->arrivals.clear();
-        if (stop) {
-          b->failure = "MPI_Finalize was called before it could start";
-          finish(b);
-        } else {
-          order(b);
+        for (std::size_t k = 0; k < b->streams.size(); ++k) {
+          auto it = std::find_if(lanes_.begin(), lanes_.end(),
+                                   [&](const struct lane& l) { return l.stream == b->streams[k]; });
+          if (it == lanes_.end()) it = lanes_.insert(lanes_.end(), {b->streams[k], {}});
+          it->waiting.emplace_back(b, k);
         }
       }
+      if (advance_lanes(stop)) moved = true;
       const auto now = clock::now();
       for (std::size_t i = 0; i < active_.size();) {
         batch* b = active_[i];
@@ -476,9 +501,15 @@ void progress::run() {
       return;
     }
     // Spin while messages move, then poll gently: latency when busy, little
-    // CPU when a peer is slow (docs/comm.md states the bound).
+    // CPU when a peer is slow (docs/comm.md states the bound). After progress
+    // look again at once: a finished operation may have let its stream reach
+    // the next one (the host backend runs flag ops on the thread that stores
+    // the flag).
     const auto now = clock::now();
-    if (moved) last_progress = now;
+    if (moved) {
+      last_progress = now;
+      continue;
+    }
     if (now - last_progress < std::chrono::microseconds(200))
       std::this_thread::yield();
     else
