@@ -23,16 +23,54 @@ namespace sluice::comm::detail {
 enum class op_kind { send, recv, all_reduce, broadcast, all_gather };
 const char* to_string(op_kind k) noexcept;
 
+struct communicator_state;
+struct message;
+
+std::size_t element_size(datatype t) noexcept;
+
+//! A large all_reduce as a ring of non-blocking sends and receives (ring.cpp):
+//! 2(size - 1) steps, each a send to the next rank and a receive from the
+//! previous one, on the communicator's second duplicate with tags
+//! tag_base .. tag_base + steps() - 1. Every rank gets the same result: each
+//! chunk is reduced once, in ring order, then passed on.
+class ring_all_reduce {
+ public:
+  //! Copies in to out (when not in place); MPI is called from start() on.
+  ring_all_reduce(const message& m, const communicator_state& c, MPI_Comm ring, int tag_base,
+                  MPI_Datatype type);
+  int start();           // an MPI error code
+  int test(bool& done);  // an MPI error code; done: the result is in out
+  void cancel(std::vector<MPI_Request>& cancelled);  // a timed-out one
+  int steps() const noexcept { return 2 * (size_ - 1); }
+
+ private:
+  std::size_t chunk_begin(int i) const noexcept;
+  std::size_t chunk_count(int i) const noexcept;
+  int post_step();
+  char* out_;
+  std::size_t count_, element_;
+  datatype type_;
+  reduce_op op_;
+  int rank_, size_;
+  MPI_Comm comm_;
+  int tag_base_;
+  MPI_Datatype mpi_type_;
+  std::vector<char> scratch_;  // the chunk received in a reduce-scatter step
+  int step_ = 0;
+  int recv_chunk_ = 0;
+  MPI_Request requests_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+};
+
 //! One message or collective, as enqueued.
 struct message {
   op_kind kind = op_kind::send;
-  const void* in = nullptr;  // send, all_reduce, all_gather
-  void* out = nullptr;       // recv, all_reduce, broadcast, all_gather
-  std::size_t count = 0;     // elements (bytes for send and recv)
+  const void* in = nullptr;         // send, all_reduce, all_gather
+  void* out = nullptr;              // recv, all_reduce, broadcast, all_gather
+  std::size_t count = 0;            // elements (bytes for send and recv)
   datatype type = datatype::int32;  // unused by send and recv (bytes)
   reduce_op op = reduce_op::sum;
-  int peer = -1;  // send: to; recv: from; broadcast: root
-  int tag = 0;    // send and recv: the match sequence number (COMM-4)
+  int peer = -1;           // send: to; recv: from; broadcast: root
+  int tag = 0;             // send and recv: the match sequence number (COMM-4)
   std::size_t stream = 0;  // its stream: batch::streams[stream]
   // in / out is memory only the device can address (comm.cpp's checks ask
   // the backend once; stage() copies such buffers through pinned memory).
@@ -50,6 +88,7 @@ struct message {
   stage stage_in, stage_out;
   // The engine's (mpi: the request and whether it completed).
   MPI_Request request = MPI_REQUEST_NULL;
+  std::shared_ptr<ring_all_reduce> ring;  // a large all_reduce: the ring instead of request
   bool done = false;
   std::string describe() const;
 };
@@ -89,7 +128,7 @@ struct batch {
   // One per stream: the stream stores it when it gets there (write_value,
   // behind the work before it); the engine starts the batch once all are.
   std::vector<flag_lease> arrivals;
-  std::size_t arrived = 0;  // the engine's: streams seen there
+  std::size_t arrived = 0;       // the engine's: streams seen there
   std::uint64_t collective = 0;  // its place among the communicator's collectives; 0: none
   // The engine's.
   std::chrono::steady_clock::time_point deadline{};
@@ -120,10 +159,10 @@ class progress {
   progress();
   void run();
   void start(batch* b);
-  void order(batch* b);  // start, or wait for the collectives before it
+  void order(batch* b);                    // start, or wait for the collectives before it
   batch* take_inbox(bool close) noexcept;  // oldest first
-  bool advance_lanes(bool stop);  // true when a stream got somewhere
-  bool poll(batch& b);  // true when every message completed
+  bool advance_lanes(bool stop);           // true when a stream got somewhere
+  bool poll(batch& b);                     // true when every message completed
   void finish(batch* b) noexcept;
   void fail_expired(batch& b);
   void shut_down() noexcept;
@@ -146,7 +185,7 @@ class progress {
   };
   std::vector<lane> lanes_;
   std::vector<batch*> active_;
-  std::vector<MPI_Request> cancelled_;  // timed-out requests not yet completed
+  std::vector<MPI_Request> cancelled_;    // timed-out requests not yet completed
   std::set<communicator_state*> parked_;  // those with collectives waiting for their turn
   std::thread thread_;
 };
@@ -158,7 +197,8 @@ bool nccl_available() noexcept;
 
 //! A communicator, shared by the operations in flight on it.
 struct communicator_state {
-  MPI_Comm mpi = MPI_COMM_NULL;  // sluice's duplicate
+  MPI_Comm mpi = MPI_COMM_NULL;   // sluice's duplicate
+  MPI_Comm ring = MPI_COMM_NULL;  // a second one: the ring all_reduce's messages
   int rank = 0;
   int size = 0;
   sluice::device device;

@@ -3,9 +3,8 @@
 // when it completes, fails or times out. No sluice worker and no vendor
 // callback ever makes a blocking MPI call (docs/comm.md "How it works").
 #include "engine.hpp"
-#include "mutation.hpp"
-
 #include "environment.hpp"
+#include "mutation.hpp"
 
 #include <sluice/detail/interop.hpp>
 #include <sluice/error.hpp>
@@ -15,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -47,18 +47,36 @@ MPI_Op mpi_op(reduce_op op) {
 std::string mpi_error_string(int code) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
-  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return "MPI error " + std::to_string(code);
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    return "MPI error " + std::to_string(code);
   return std::string(text, static_cast<std::size_t>(length));
 }
 
-// Posts one message; an MPI error code, MPI_SUCCESS when posted.
-int post(communicator_state& c, message& m) {
+// All_reduce of at least this many bytes goes round the ring (ring.cpp).
+std::size_t ring_bytes() {
+  static const std::size_t bytes =
+      static_cast<std::size_t>(sluice::detail::integer_from_environment(
+          "SLUICE_COMM_RING_BYTES", 65536, 0, std::numeric_limits<int>::max()));
+  return bytes;
+}
+
+// Posts one message; an MPI error code, MPI_SUCCESS when posted. `collective`:
+// its place among the communicator's collectives (the ring's tags).
+int post(communicator_state& c, message& m, std::uint64_t collective) {
   const int count = static_cast<int>(m.count);  // comm.cpp checked it fits
+  if (m.kind == op_kind::all_reduce && c.size > 1 && c.ring != MPI_COMM_NULL &&
+      m.count * element_size(m.type) >= ring_bytes()) {
+    const int steps = 2 * (c.size - 1);
+    const int window = c.tag_limit / steps;  // collectives whose tags differ
+    if (window >= 2) {
+      const int base = static_cast<int>(collective % static_cast<std::uint64_t>(window)) * steps;
+      m.ring = std::make_shared<ring_all_reduce>(m, c, c.ring, base, mpi_type(m.type));
+      return m.ring->start();
+    }
+  }
   switch (m.kind) {
-    case op_kind::send:
-      return MPI_Isend(m.in, count, MPI_BYTE, m.peer, m.tag, c.mpi, &m.request);
-    case op_kind::recv:
-      return MPI_Irecv(m.out, count, MPI_BYTE, m.peer, m.tag, c.mpi, &m.request);
+    case op_kind::send: return MPI_Isend(m.in, count, MPI_BYTE, m.peer, m.tag, c.mpi, &m.request);
+    case op_kind::recv: return MPI_Irecv(m.out, count, MPI_BYTE, m.peer, m.tag, c.mpi, &m.request);
     case op_kind::all_reduce:
       return MPI_Iallreduce(m.in == m.out ? MPI_IN_PLACE : m.in, m.out, count, mpi_type(m.type),
                             mpi_op(m.op), c.mpi, &m.request);
@@ -67,8 +85,9 @@ int post(communicator_state& c, message& m) {
     case op_kind::all_gather: {
       int element = 0;
       MPI_Type_size(mpi_type(m.type), &element);
-      const void* own = static_cast<const char*>(m.out) +
-                        static_cast<std::size_t>(c.rank) * m.count * static_cast<std::size_t>(element);
+      const void* own = static_cast<const char*>(m.out) + static_cast<std::size_t>(c.rank) *
+                                                              m.count *
+                                                              static_cast<std::size_t>(element);
       return MPI_Iallgather(m.in == own ? MPI_IN_PLACE : m.in, count, mpi_type(m.type), m.out,
                             count, mpi_type(m.type), c.mpi, &m.request);
     }
@@ -96,9 +115,9 @@ std::string message::describe() const {
     case op_kind::recv:
       return "recv of " + std::to_string(count) + " bytes from rank " + std::to_string(peer);
     case op_kind::broadcast:
-      return "broadcast of " + std::to_string(count) + " elements from rank " + std::to_string(peer);
-    default:
-      return std::string(to_string(kind)) + " of " + std::to_string(count) + " elements";
+      return "broadcast of " + std::to_string(count) + " elements from rank " +
+             std::to_string(peer);
+    default: return std::string(to_string(kind)) + " of " + std::to_string(count) + " elements";
   }
 }
 
@@ -132,7 +151,8 @@ kind active() {
                  {"no_timeout", kind::no_timeout}};
     for (const auto& n : names)
       if (std::strcmp(v, n.name) == 0) {
-        std::fprintf(stderr, "sluice: SLUICE_COMM_MUTATION=%s: a COMM rule is broken on purpose\n", v);
+        std::fprintf(stderr, "sluice: SLUICE_COMM_MUTATION=%s: a COMM rule is broken on purpose\n",
+                     v);
         return n.k;
       }
     throw error(errc::invalid_argument,
@@ -203,8 +223,7 @@ progress& progress::get() {
 }
 
 progress::progress()
-    : timeout_s_(sluice::detail::integer_from_environment("SLUICE_COMM_TIMEOUT_S", 300, 1,
-                                                          86400)) {
+    : timeout_s_(sluice::detail::integer_from_environment("SLUICE_COMM_TIMEOUT_S", 300, 1, 86400)) {
   // MPI_Finalize deletes MPI_COMM_SELF's attributes first: the engine stops
   // there, failing what is still pending, before MPI goes away.
   int key = MPI_KEYVAL_INVALID;
@@ -340,7 +359,7 @@ void progress::start(batch* b) {
                     ? clock::time_point::max()
                     : clock::now() + std::chrono::seconds(timeout_s_);
   for (auto& m : b->messages) {
-    const int code = post(c, m);
+    const int code = post(c, m, b->collective);
     if (code != MPI_SUCCESS) {
       b->failure = m.describe() + " could not start: " + mpi_error_string(code);
       m.done = true;
@@ -362,7 +381,15 @@ bool progress::poll(batch& b) {
     if (m.done) continue;
     int completed = 0;
     MPI_Status status;
-    const int code = MPI_Test(&m.request, &completed, &status);
+    int code = MPI_SUCCESS;
+    if (m.ring != nullptr) {
+      bool finished = false;
+      code = m.ring->test(finished);
+      completed = finished ? 1 : 0;
+      status.MPI_ERROR = code;
+    } else {
+      code = MPI_Test(&m.request, &completed, &status);
+    }
     if (code != MPI_SUCCESS && b.failure.empty()) {
       b.failure = m.describe() + " failed: " +
                   mpi_error_string(code == MPI_ERR_IN_STATUS ? status.MPI_ERROR : code);
@@ -390,6 +417,7 @@ void progress::fail_expired(batch& b) {
     if (m.done) continue;
     if (!waiting.empty()) waiting += ", ";
     waiting += m.describe();
+    if (m.ring != nullptr) m.ring->cancel(cancelled_);
     if (m.request != MPI_REQUEST_NULL) {
       MPI_Cancel(&m.request);
       cancelled_.push_back(m.request);  // completes later, cancelled or not; never waited for
@@ -398,8 +426,8 @@ void progress::fail_expired(batch& b) {
     m.done = true;
   }
   if (b.failure.empty())
-    b.failure = "no answer within SLUICE_COMM_TIMEOUT_S=" + std::to_string(timeout_s_) +
-                " s: " + waiting;
+    b.failure =
+        "no answer within SLUICE_COMM_TIMEOUT_S=" + std::to_string(timeout_s_) + " s: " + waiting;
 }
 
 void progress::finish(batch* b) noexcept {
@@ -429,6 +457,7 @@ bool progress::on_engine_thread() noexcept { return detail::on_engine_thread; }
 void progress::run() {
   detail::on_engine_thread = true;
   auto last_progress = clock::now();
+  unsigned idle_passes = 0;
   for (;;) {
     if (active_.empty() && cancelled_.empty() && lanes_.empty() && inbox_.load() == nullptr) {
       std::unique_lock<std::mutex> lock(m_);
@@ -450,7 +479,7 @@ void progress::run() {
         }
         for (std::size_t k = 0; k < b->streams.size(); ++k) {
           auto it = std::find_if(lanes_.begin(), lanes_.end(),
-                                   [&](const struct lane& l) { return l.stream == b->streams[k]; });
+                                 [&](const struct lane& l) { return l.stream == b->streams[k]; });
           if (it == lanes_.end()) it = lanes_.insert(lanes_.end(), {b->streams[k], {}});
           it->waiting.emplace_back(b, k);
         }
@@ -510,9 +539,11 @@ void progress::run() {
       last_progress = now;
       continue;
     }
-    if (now - last_progress < std::chrono::microseconds(200))
-      std::this_thread::yield();
-    else
+    if (now - last_progress < std::chrono::microseconds(200)) {
+      // Spin as a blocking MPI call would; give the CPU away now and then (a
+      // 2-core machine: the thread that makes the next move may need it).
+      if ((++idle_passes & 63U) == 0) std::this_thread::yield();
+    } else
       std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
 }
@@ -521,12 +552,16 @@ communicator_state::~communicator_state() {
   int finalized = 1;
   MPI_Finalized(&finalized);
   if (mpi == MPI_COMM_NULL || finalized) return;
-  if (progress::on_engine_thread()) {  // it holds the MPI guard
+  auto free_both = [this] {
     MPI_Comm_free(&mpi);
+    if (ring != MPI_COMM_NULL) MPI_Comm_free(&ring);
+  };
+  if (progress::on_engine_thread()) {  // it holds the MPI guard
+    free_both();
     return;
   }
   auto lock = progress::mpi_guard();
-  MPI_Comm_free(&mpi);
+  free_both();
 }
 
 }  // namespace sluice::comm::detail
