@@ -184,6 +184,7 @@ class progress {
     std::deque<std::pair<batch*, std::size_t>> waiting;  // batch, its index of the stream
   };
   std::vector<lane> lanes_;
+  std::size_t waiting_batches_ = 0;  // entries in lanes_
   std::vector<batch*> active_;
   std::vector<MPI_Request> cancelled_;    // timed-out requests not yet completed
   std::set<communicator_state*> parked_;  // those with collectives waiting for their turn

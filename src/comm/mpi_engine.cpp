@@ -306,6 +306,7 @@ bool progress::advance_lanes(bool stop) {
       auto [b, k] = waiting.front();
       if (!stop && b->arrivals[k].flag->load() < b->arrivals[k].value) break;
       waiting.pop_front();
+      --waiting_batches_;
       moved = true;
       if (++b->arrived < b->arrivals.size()) continue;
       for (const flag_lease& a : b->arrivals) return_flag(a);
@@ -317,7 +318,9 @@ bool progress::advance_lanes(bool stop) {
         order(b);
       }
     }
-    if (waiting.empty()) {
+    // An empty lane is kept for the stream's next operation (its queue's
+    // memory with it) unless there are many.
+    if (waiting.empty() && lanes_.size() > 64) {
       lanes_[i] = std::move(lanes_.back());
       lanes_.pop_back();
     } else {
@@ -456,10 +459,13 @@ bool progress::on_engine_thread() noexcept { return detail::on_engine_thread; }
 
 void progress::run() {
   detail::on_engine_thread = true;
-  auto last_progress = clock::now();
+  clock::time_point idle_since{};
   unsigned idle_passes = 0;
+  unsigned deadline_passes = 0;
+  bool slow = false;  // no progress for 200 us: poll every 50 us
   for (;;) {
-    if (active_.empty() && cancelled_.empty() && lanes_.empty() && inbox_.load() == nullptr) {
+    if (active_.empty() && cancelled_.empty() && waiting_batches_ == 0 &&
+        inbox_.load() == nullptr) {
       std::unique_lock<std::mutex> lock(m_);
       sleeping_.store(true);
       cv_.wait(lock, [&] { return inbox_.load() != nullptr || stopping_.load(); });
@@ -482,14 +488,17 @@ void progress::run() {
                                  [&](const struct lane& l) { return l.stream == b->streams[k]; });
           if (it == lanes_.end()) it = lanes_.insert(lanes_.end(), {b->streams[k], {}});
           it->waiting.emplace_back(b, k);
+          ++waiting_batches_;
         }
       }
       if (advance_lanes(stop)) moved = true;
-      const auto now = clock::now();
+      // Deadlines are seconds: the clock is read every 32nd pass.
+      const bool check_deadlines = stop || (++deadline_passes & 31U) == 0;
+      const auto now = check_deadlines ? clock::now() : clock::time_point{};
       for (std::size_t i = 0; i < active_.size();) {
         batch* b = active_[i];
         bool done = poll(*b);
-        if (!done && (stop || now >= b->deadline)) {
+        if (!done && check_deadlines && (stop || now >= b->deadline)) {
           if (stop && b->failure.empty())
             b->failure = "MPI_Finalize was called while it was pending";
           fail_expired(*b);
@@ -534,17 +543,25 @@ void progress::run() {
     // look again at once: a finished operation may have let its stream reach
     // the next one (the host backend runs flag ops on the thread that stores
     // the flag).
-    const auto now = clock::now();
     if (moved) {
-      last_progress = now;
+      idle_passes = 0;
+      slow = false;
       continue;
     }
-    if (now - last_progress < std::chrono::microseconds(200)) {
-      // Spin as a blocking MPI call would; give the CPU away now and then (a
-      // 2-core machine: the thread that makes the next move may need it).
-      if ((++idle_passes & 63U) == 0) std::this_thread::yield();
-    } else
+    if (slow) {
       std::this_thread::sleep_for(std::chrono::microseconds(50));
+      continue;
+    }
+    // Spin as a blocking MPI call would, reading the clock and giving the CPU
+    // away every 64 passes (a 2-core machine: the thread that makes the next
+    // move may need it); slow down 200 us after the last progress.
+    if ((++idle_passes & 63U) != 0) continue;
+    const auto now = clock::now();
+    if (idle_passes == 64)
+      idle_since = now;
+    else if (now - idle_since >= std::chrono::microseconds(200))
+      slow = true;
+    std::this_thread::yield();
   }
 }
 
