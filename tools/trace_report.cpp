@@ -1733,7 +1733,8 @@ void trace_analyzer::write_timeline_png(const std::string& png, std::size_t ever
          "notitle";
     if (!ranges.empty())
       g << ", '' index 1 using (($2+$3)/2):1:2:3:($1-0.3):($1+0.3) with boxxyerror "
-           "fs solid 0.9 border lc rgb 'white' lc rgb '#b8c8e0' title 'trace_range'";
+           "fs solid 0.9 border lc rgb 'white' lc rgb '#b8c8e0' title '"
+        << (s.comm.empty() ? "trace_range" : "trace_range, comm op") << "'";
     for (const auto& c : colors)
       g << ", NaN with boxes lc " << c.second << " title '" << gnuplot_text(c.first) << "'";
     g << "\n";
