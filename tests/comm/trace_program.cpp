@@ -2,6 +2,7 @@
 // (trace_check.cmake runs it under mpirun with SLUICE_TRACE set). Two ranks:
 // a send (rank 0) and its receive (rank 1), a group exchange, all_reduce,
 // broadcast and all_gather on one stream, while another stream computes.
+// The send and the receive use device buffers (staged on the GPU backends).
 // Checks the data; the trace files are checked by the script.
 #include <sluice/comm.hpp>
 #include <sluice/sluice.hpp>
@@ -27,9 +28,16 @@ int main(int argc, char** argv) {
     sluice::stream compute(d, named);
     const int peer = (rank + 1) % size;
     const int from = (rank + size - 1) % size;
+    // The send and the receive in device memory: on the GPU backends staged
+    // through pinned memory (copies beside the span), on the host backend not.
     std::vector<char> out(4096, static_cast<char>(rank)), in(4096, -1);
-    if (rank == 0) sluice::comm::send(halo, out.data(), out.size(), 1, c);
-    if (rank == 1) sluice::comm::recv(halo, in.data(), in.size(), 0, c);
+    sluice::device_buffer<char> device_out(halo, out.size()), device_in(halo, in.size());
+    sluice::copy(halo, device_out.data(), out.data(), out.size());
+    if (rank == 0) sluice::comm::send(halo, device_out.data(), out.size(), 1, c);
+    if (rank == 1) {
+      sluice::comm::recv(halo, device_in.data(), in.size(), 0, c);
+      sluice::copy(halo, in.data(), device_in.data(), in.size());
+    }
     std::vector<int> ring_out(256, rank), ring_in(256, -1);
     {
       sluice::comm::group g(c);
