@@ -961,6 +961,8 @@ std::size_t trace_end() {
         trace_args += ", \"clock_offset_ns\": " + std::to_string(rank.clock_offset_ns);
         trace_args += ", \"clock_offset_error_ns\": " + std::to_string(rank.clock_error_ns);
         trace_args += ", \"clock_offset_measured_ns\": " + std::to_string(rank.measured_offset_ns);
+        trace_args +=
+            ", \"clock_offset_measured_error_ns\": " + std::to_string(rank.measured_error_ns);
       }
     }
     for (const auto& e : clock_error_ns)

@@ -124,6 +124,7 @@ struct rank_info {
   std::int64_t clock_offset_ns = 0;     // this process's trace clock minus the reference's
   std::int64_t clock_error_ns = 0;      // the offset is right within +- this
   std::int64_t measured_offset_ns = 0;  // what the ping-pong measured (same host: offset 0)
+  std::int64_t measured_error_ns = 0;   // and within what (+- half its round trip)
 };
 //! Keeps the first rank_info of a trace (a later one only where it was
 //! measured against a larger communicator); gives a SLUICE_TRACE trace of a

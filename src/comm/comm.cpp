@@ -518,7 +518,7 @@ void measure_trace_clock(const communicator_state& c) {
         if (best_rtt < 0 || t1 - t0 < best_rtt) {
           best_rtt = t1 - t0;
           info.measured_offset_ns = t0 + (t1 - t0) / 2 - t;
-          info.clock_error_ns = (t1 - t0 + 1) / 2;
+          info.measured_error_ns = (t1 - t0 + 1) / 2;
         }
       }
     }
@@ -528,6 +528,7 @@ void measure_trace_clock(const communicator_state& c) {
     info.clock_error_ns = 0;
   } else {
     info.clock_offset_ns = info.measured_offset_ns;
+    info.clock_error_ns = info.measured_error_ns;
   }
   trace::note_rank(info);
 }

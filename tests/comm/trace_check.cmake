@@ -46,6 +46,20 @@ function(check_rank rank other)
       if(NOT meta_ranks EQUAL 2)
         message(FATAL_ERROR "${f}: the metadata says ${meta_ranks} ranks, not 2")
       endif()
+      # The clock offset against rank 0, measured by ping-pong at communicator
+      # creation: on one host the clocks are one (offset 0), so what was
+      # measured must lie within its stated error (half the round trip).
+      string(JSON measured GET "${e}" args clock_offset_measured_ns)
+      string(JSON bound GET "${e}" args clock_offset_measured_error_ns)
+      string(JSON same GET "${e}" args clock_same_host)
+      if(measured LESS 0)
+        math(EXPR measured "0 - ${measured}")
+      endif()
+      if(NOT same STREQUAL "ON" OR measured GREATER bound OR (rank EQUAL 1 AND NOT bound GREATER 0))
+        message(FATAL_ERROR "${f}: clock: same host ${same}, |measured offset| ${measured} ns, "
+                            "error bound ${bound} ns")
+      endif()
+      message("${f}: clock offset measured within +-${bound} ns: |${measured}| ns (one host: 0)")
     elseif(ph STREQUAL "M" AND name STREQUAL "thread_name")
       string(JSON sn ERROR_VARIABLE no_name GET "${e}" args stream_name)
       if(sn STREQUAL "halo")
