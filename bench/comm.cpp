@@ -377,7 +377,7 @@ bool parse(int argc, char** argv, options& o, std::string& why) {
     return why = "need --trials >= 1, --iters >= 0, --warmup >= 0", false;
   if (o.ops.empty()) return why = "no ops", false;
   if (o.engine == comm::engine::nccl && o.buffers == memory::host)
-    return why = "the nccl engine needs device or pinned buffers, not pageable host memory", false;
+    return why = "raw NCCL needs memory the device can address: device or pinned buffers", false;
   return true;
 }
 
@@ -528,7 +528,7 @@ int main(int argc, char** argv) {
     } else {
       chosen = c->kind();
       if (chosen == comm::engine::nccl && o.buffers == memory::host)
-        skipped = "the engine chosen is nccl, which needs device or pinned buffers";
+        skipped = "the engine chosen is nccl: raw NCCL needs device or pinned buffers";
     }
 
     // The raw side, the same on every rank.
@@ -539,6 +539,7 @@ int main(int argc, char** argv) {
     if (skipped.empty()) {
       if (chosen == comm::engine::nccl) {
         r.kind = raw_kind::nccl;
+        staged = o.buffers != memory::device;
         const std::string e = r.nccl.init(r.world);
         if (!all_agree(e.empty()))
           skipped = "raw NCCL: " + (e.empty() ? std::string("failed on another rank") : e);
@@ -562,16 +563,21 @@ int main(int argc, char** argv) {
       }
       raw_used = r.kind;
     }
+    // How sluice::comm moves these buffers: the mpi engine stages device
+    // memory through pinned memory (the MPI is not GPU-aware); the nccl engine
+    // stages what is not device memory (NCCL's kernels need device-addressable
+    // buffers; sluice treats pinned memory as host memory there).
     const char* path = staged ? "staged" : "direct";
+    const char* why_staged = chosen == comm::engine::nccl
+                                 ? " (sluice::comm's nccl engine copies host buffers through its "
+                                   "pinned staging)"
+                                 : " (sluice::comm copies device buffers through pinned memory: "
+                                   "the MPI is not GPU-aware)";
     if (rank == 0) {
       std::printf("engine %s (asked: %s), buffers %s", comm::to_string(chosen),
                   comm::to_string(o.engine), to_string(o.buffers));
       if (skipped.empty())
-        std::printf(", path %s%s\nraw: %s\n", path,
-                    staged ? " (sluice::comm copies device buffers through pinned memory: the "
-                             "MPI is not GPU-aware)"
-                           : "",
-                    raw_method.c_str());
+        std::printf(", path %s%s\nraw: %s\n", path, staged ? why_staged : "", raw_method.c_str());
       else
         std::printf("\n%s: SKIPPED, no rows: %s\n", program.c_str(), skipped.c_str());
       if (o.engine != comm::engine::mpi)
@@ -703,7 +709,7 @@ int main(int argc, char** argv) {
                   {"engine_asked", comm::to_string(o.engine)},
                   {"buffers", to_string(o.buffers)},
                   {"path", path},
-                  {"raw", to_string(raw_used)},
+                  {"raw", skipped.empty() ? to_string(raw_used) : "none"},
                   {"raw_method", raw_method},
                   {"devices", ranks},
                   {"method",
