@@ -555,12 +555,18 @@ void progress::run() {
     }
     // Spin as a blocking MPI call would, reading the clock and giving the CPU
     // away every 64 passes (a 2-core machine: the thread that makes the next
-    // move may need it); slow down 200 us after the last progress.
+    // move may need it). MPI moves a message only while it is tested: with
+    // requests in flight the engine keeps testing (a large message takes
+    // milliseconds to seconds without completing) and slows down only after
+    // 1 s without a completion (a late peer); with none, 200 us after the last
+    // progress (streams still on their way to an operation).
     if ((++idle_passes & 63U) != 0) continue;
     const auto now = clock::now();
+    const auto patience =
+        active_.empty() ? std::chrono::microseconds(200) : std::chrono::microseconds(1000000);
     if (idle_passes == 64)
       idle_since = now;
-    else if (now - idle_since >= std::chrono::microseconds(200))
+    else if (now - idle_since >= patience)
       slow = true;
     std::this_thread::yield();
   }

@@ -8,6 +8,8 @@
 #include <sluice/event.hpp>
 #include <sluice/memory.hpp>
 
+#include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -23,9 +25,15 @@ struct slot_state {
   bool leased = false;
 };
 
+// Slots by size (powers of two from 4 KiB); per size, the free ones in the
+// order they were given back, so the first is the one whose guard most
+// likely completed: a lease looks at that one only (O(1): with hundreds of
+// operations in flight, asking every slot's event cost milliseconds per
+// operation), and takes a new slot when it is still in use.
 struct staging_pool {
   std::mutex m;
-  std::vector<slot_state> slots;  // under m (grows only)
+  std::vector<slot_state> slots;                // under m (grows only)
+  std::map<std::size_t, std::deque<int>> free;  // under m: by size, oldest first
 };
 
 staging_pool& pool() {
@@ -43,24 +51,24 @@ std::size_t rounded(std::size_t bytes) {
 
 staging_lease lease_staging(std::size_t bytes) {
   auto& p = pool();
+  const std::size_t size = rounded(bytes);
   std::lock_guard<std::mutex> lock(p.m);
-  int best = -1;
-  for (std::size_t i = 0; i < p.slots.size(); ++i) {
-    slot_state& s = p.slots[i];
-    if (s.leased || s.buffer->size() < bytes) continue;
-    if (s.guard && !s.guard->ready()) continue;
-    if (best < 0 || s.buffer->size() < p.slots[static_cast<std::size_t>(best)].buffer->size())
-      best = static_cast<int>(i);
+  auto& waiting = p.free[size];
+  if (!waiting.empty()) {
+    const int i = waiting.front();
+    slot_state& s = p.slots[static_cast<std::size_t>(i)];
+    if (!s.guard || s.guard->ready()) {
+      waiting.pop_front();
+      s.leased = true;
+      return staging_lease{s.buffer->data(), i};
+    }
   }
-  if (best < 0) {
-    slot_state fresh;
-    fresh.buffer = std::make_unique<sluice::pinned_buffer<unsigned char>>(rounded(bytes));
-    p.slots.push_back(std::move(fresh));
-    best = static_cast<int>(p.slots.size() - 1);
-  }
-  slot_state& s = p.slots[static_cast<std::size_t>(best)];
-  s.leased = true;
-  return staging_lease{s.buffer->data(), best};
+  slot_state fresh;
+  fresh.buffer = std::make_unique<sluice::pinned_buffer<unsigned char>>(size);
+  fresh.leased = true;
+  p.slots.push_back(std::move(fresh));
+  const int i = static_cast<int>(p.slots.size() - 1);
+  return staging_lease{p.slots.back().buffer->data(), i};
 }
 
 void release_staging_after(int slot, stream_ref s) {
@@ -72,13 +80,20 @@ void release_staging_after(int slot, stream_ref s) {
     st.guard = std::make_unique<sluice::event>(s.device());
   st.guard->record(s);
   st.leased = false;
+  p.free[st.buffer->size()].push_back(slot);
 }
 
 void release_staging_unused(int slot) noexcept {
   if (slot < 0) return;
   auto& p = pool();
   std::lock_guard<std::mutex> lock(p.m);
-  p.slots[static_cast<std::size_t>(slot)].leased = false;
+  slot_state& st = p.slots[static_cast<std::size_t>(slot)];
+  st.leased = false;
+  try {
+    p.free[st.buffer->size()].push_front(slot);  // its guard is its last use's, if any
+  } catch (...) {
+    // No memory to list it: the slot stays unused.
+  }
 }
 
 }  // namespace sluice::comm::detail
