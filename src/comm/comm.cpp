@@ -146,11 +146,21 @@ std::size_t bytes_of(const message& m) {
 
 // Device buffers go through pinned staging (the mpi engine: an MPI that cannot
 // read device memory). Leases the slots and points the message at them.
+//
+// The nccl engine the other way round: NCCL reads and writes device memory
+// only, so host buffers go through device staging of the communicator's
+// device ("far" below: the memory the engine cannot use as it is; "device"
+// and "pinned" in message::stage: the user's buffer and the staging slot).
 void stage(batch& b) {
   const int size = b.comm->size;
   const int rank = b.comm->rank;
-  auto lease = [](message::stage& st, void* device, std::size_t bytes) {
-    const staging_lease l = lease_staging(bytes);
+  const bool nccl = b.comm->kind == engine::nccl;
+  const int staging_device = nccl ? b.comm->device.id() : -1;
+  auto far = [nccl](bool device_memory, const void* p, std::size_t bytes) {
+    return p != nullptr && bytes != 0 && (nccl ? !device_memory : device_memory);
+  };
+  auto lease = [staging_device](message::stage& st, void* device, std::size_t bytes) {
+    const staging_lease l = lease_staging(bytes, staging_device);
     st = message::stage{device, l.data, bytes, l.slot};
     return l.data;
   };
@@ -158,13 +168,13 @@ void stage(batch& b) {
     const std::size_t bytes = bytes_of(m);
     switch (m.kind) {
       case op_kind::send:
-        if (m.in_device) m.in = lease(m.stage_in, const_cast<void*>(m.in), bytes);
+        if (far(m.in_device, m.in, bytes)) m.in = lease(m.stage_in, const_cast<void*>(m.in), bytes);
         break;
       case op_kind::recv:
-        if (m.out_device) m.out = lease(m.stage_out, m.out, bytes);
+        if (far(m.out_device, m.out, bytes)) m.out = lease(m.stage_out, m.out, bytes);
         break;
       case op_kind::broadcast:  // one buffer: in to the root, out on the others
-        if (m.out_device) {
+        if (far(m.out_device, m.out, bytes)) {
           void* device = m.out;
           message::stage& st = m.peer == rank ? m.stage_in : m.stage_out;
           m.out = lease(st, device, bytes);
@@ -172,21 +182,21 @@ void stage(batch& b) {
         }
         break;
       case op_kind::all_reduce:
-        if (m.in == m.out && m.out_device) {  // in place: one slot, in and out
+        if (m.in == m.out && far(m.out_device, m.out, bytes)) {  // in place: one slot, in and out
           void* device = m.out;
           m.out = lease(m.stage_out, device, bytes);
           m.stage_in = message::stage{device, m.out, bytes, -1};
           m.in = m.out;
         } else {
-          if (m.in_device) m.in = lease(m.stage_in, const_cast<void*>(m.in), bytes);
-          if (m.out_device) m.out = lease(m.stage_out, m.out, bytes);
+          if (far(m.in_device, m.in, bytes)) m.in = lease(m.stage_in, const_cast<void*>(m.in), bytes);
+          if (far(m.out_device, m.out, bytes)) m.out = lease(m.stage_out, m.out, bytes);
         }
         break;
       case op_kind::all_gather: {
         const std::size_t total = bytes * static_cast<std::size_t>(size);
         const std::size_t own = static_cast<std::size_t>(rank) * bytes;
         const bool in_place = m.in == static_cast<const char*>(m.out) + own;
-        if (m.out_device) {
+        if (far(m.out_device, m.out, total)) {
           void* device = m.out;
           m.out = lease(m.stage_out, device, total);
           if (in_place)  // this rank's slot copied into the staged output
@@ -195,7 +205,7 @@ void stage(batch& b) {
         }
         if (in_place)
           m.in = static_cast<const char*>(m.out) + own;
-        else if (m.in_device)
+        else if (far(m.in_device, m.in, bytes))
           m.in = lease(m.stage_in, const_cast<void*>(m.in), bytes);
         break;
       }
@@ -239,17 +249,34 @@ void enqueue(std::unique_ptr<batch> b) {
   stage(*b);
   b->lease = lease_flag();
   for (std::size_t k = 0; k < b->streams.size(); ++k) b->arrivals.push_back(lease_flag());
+  // nccl: the NCCL calls go on the streams between their arrival and a done
+  // flag, which the engine watches (docs/comm.md "The nccl engine").
+  const bool nccl = b->comm->kind == engine::nccl;
+  if (nccl)
+    for (std::size_t j = 0; j < b->streams.size(); ++j) b->dones.push_back(lease_flag());
   std::size_t k = 0;
+  std::size_t done_on = 0;  // nccl: streams that have their done flag's store
   try {
     for (; k < b->streams.size(); ++k) {
       enqueue_on(b->streams[k], k, b->messages, b->arrivals[k]);
+      if (nccl) continue;
       b->streams[k].wait_value(*b->lease.flag, b->lease.value);
       finish_on(b->streams[k], k, b->messages);
     }
+    if (nccl) {
+      nccl_enqueue(*b);
+      for (; done_on < b->streams.size(); ++done_on) {
+        b->streams[done_on].write_value(*b->dones[done_on].flag, b->dones[done_on].value);
+        b->streams[done_on].wait_value(*b->lease.flag, b->lease.value);
+        finish_on(b->streams[done_on], done_on, b->messages);
+      }
+    }
   } catch (const std::exception& e) {
+    for (std::size_t j = done_on; j < b->dones.size(); ++j) b->dones[j].flag->store(b->dones[j].value);
     if (k == 0) {  // nothing the engine must answer: as if never called
       return_flag(b->lease);
       for (const flag_lease& a : b->arrivals) return_flag(a);
+      for (const flag_lease& d : b->dones) return_flag(d);
       release_unused_staging(*b);
       throw;
     }
@@ -441,6 +468,7 @@ communicator::communicator(MPI_Comm c, sluice::device d, engine e) {
     MPI_Comm_get_attr(state->mpi, MPI_TAG_UB, &value, &present);
     if (present && value != nullptr) state->tag_limit = *static_cast<int*>(value);
   }
+  if (chosen == engine::nccl) detail::nccl_create(*state);  // collective, like the dup
   state->sent.assign(static_cast<std::size_t>(state->size), 0);
   state->received.assign(static_cast<std::size_t>(state->size), 0);
   state_ = std::move(state);

@@ -47,9 +47,16 @@ struct message {
     int slot = -1;
   };
   stage stage_in, stage_out;
-  // The engine's (mpi: the request and whether it completed).
+  // The engine's (mpi: the request and whether it completed; nccl: the size
+  // exchange of a send or receive, below).
   MPI_Request request = MPI_REQUEST_NULL;
   bool done = false;
+  // nccl: NCCL cannot tell a receive of another size than its send, so the
+  // engine exchanges the sizes over MPI: `request` sends own_bytes to the peer,
+  // `size_request` receives the peer's into peer_bytes.
+  MPI_Request size_request = MPI_REQUEST_NULL;
+  std::uint64_t own_bytes = 0;
+  std::uint64_t peer_bytes = 0;
   std::string describe() const;
 };
 
@@ -59,8 +66,10 @@ struct staging_lease {
   void* data = nullptr;
   int slot = -1;
 };
-//! Throws errc::out_of_memory.
-staging_lease lease_staging(std::size_t bytes);
+//! Pinned memory (device < 0: the mpi engine's, for device buffers) or
+//! memory of that device (the nccl engine's, for host buffers). Throws
+//! errc::out_of_memory.
+staging_lease lease_staging(std::size_t bytes, int device = -1);
 //! Records the slot's guard on s (behind its last use there) and frees it.
 void release_staging_after(int slot, stream_ref s);
 //! Frees a slot never used on a stream (an operation that was not enqueued).
@@ -88,6 +97,8 @@ struct batch {
   // One per stream: the stream stores it when it gets there (write_value,
   // behind the work before it); the engine starts the batch once all are.
   std::vector<flag_lease> arrivals;
+  // nccl: one per stream, stored by the stream behind the batch's NCCL calls.
+  std::vector<flag_lease> dones;
   std::uint64_t collective = 0;  // its place among the communicator's collectives; 0: none
   // The engine's.
   std::chrono::steady_clock::time_point deadline{};
@@ -118,6 +129,7 @@ class progress {
   void order(batch* b);  // start, or wait for the collectives before it
   static bool arrived(const batch& b) noexcept;
   bool poll(batch& b);  // true when every message completed
+  bool poll_nccl(batch& b);
   void finish(batch* b) noexcept;
   void fail_expired(batch& b);
   void shut_down() noexcept;
@@ -143,6 +155,23 @@ class progress {
 engine default_engine() noexcept;
 bool nccl_available() noexcept;
 
+// The nccl engine's NCCL calls (engines_nccl_cuda.cpp; engines_mpi.cpp has
+// none of them: nccl_create throws errc::not_supported there).
+//! Collective over c.mpi: the ncclUniqueId broadcast, ncclCommInitRank on
+//! c.device, the connections to every peer made. Throws errc::comm_failure.
+void nccl_create(communicator_state& c);
+//! Enqueues b's NCCL calls on its streams (one NCCL group), under c.m. Never
+//! throws: a failure goes to b.failure (and no call of b was enqueued).
+void nccl_enqueue(batch& b) noexcept;
+//! The communicator's asynchronous NCCL error (ncclCommGetAsyncError), empty
+//! when none.
+std::string nccl_async_error(communicator_state& c) noexcept;
+//! ncclCommAbort (the kernels of c waiting for a peer end); later operations
+//! of c fail with `why`. Any thread; takes c.m.
+void nccl_abort(communicator_state& c, const std::string& why) noexcept;
+//! ncclCommDestroy (the communicator's destructor).
+void nccl_destroy(communicator_state& c) noexcept;
+
 //! A communicator, shared by the operations in flight on it.
 struct communicator_state {
   MPI_Comm mpi = MPI_COMM_NULL;  // sluice's duplicate
@@ -151,6 +180,11 @@ struct communicator_state {
   sluice::device device;
   engine kind = engine::mpi;
   int tag_limit = 32767;  // MPI_TAG_UB
+  // nccl: the NCCL communicator (ncclComm_t; null once aborted), why it was
+  // aborted (under m), and the duplicate that carries receivers' sizes back.
+  void* nccl = nullptr;
+  std::string nccl_failure;
+  MPI_Comm mpi_back = MPI_COMM_NULL;
   // Enqueue order (any thread, under m).
   std::mutex m;
   std::vector<std::uint64_t> sent;      // per peer: sends enqueued so far
