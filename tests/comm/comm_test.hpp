@@ -4,6 +4,8 @@
 
 #include "../conformance/support.hpp"
 
+#include <sluice/comm.hpp>
+
 #include <mpi.h>
 
 #include <gtest/gtest.h>
@@ -22,5 +24,10 @@ class CommTest : public ::testing::Test {
 void world_barrier();
 //! SLUICE_COMM_TIMEOUT_S as the tests run it (seconds).
 int comm_timeout_s();
+//! The engine of the tests' communicators: SLUICE_COMM_ENGINE=mpi|nccl|automatic
+//! (unset: automatic), read by the tests (the library never reads it), so that
+//! one suite runs under each engine (ctest sim.comm.cuda.nccl.np2,
+//! scripts/gpu-check's comm step).
+comm::engine test_engine();
 
 }  // namespace sluice::conformance
