@@ -14,6 +14,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <utility>
@@ -147,20 +148,21 @@ std::size_t bytes_of(const message& m) {
 // Device buffers go through pinned staging (the mpi engine: an MPI that cannot
 // read device memory). Leases the slots and points the message at them.
 //
-// The nccl engine the other way round: NCCL reads and writes device memory
-// only, so host buffers go through device staging of the communicator's
-// device ("far" below: the memory the engine cannot use as it is; "device"
-// and "pinned" in message::stage: the user's buffer and the staging slot).
+// The nccl engine the other way round: NCCL's kernels read and write memory
+// the device can address, which pageable host memory is not: host buffers go
+// through pinned staging too, copied by host tasks on the stream (a vendor
+// copy from pageable memory would wait for the stream on the calling thread).
+// "far" below: the memory the engine cannot use as it is; message::stage's
+// "device" is then the user's host buffer.
 void stage(batch& b) {
   const int size = b.comm->size;
   const int rank = b.comm->rank;
   const bool nccl = b.comm->kind == engine::nccl;
-  const int staging_device = nccl ? b.comm->device.id() : -1;
   auto far = [nccl](bool device_memory, const void* p, std::size_t bytes) {
     return p != nullptr && bytes != 0 && (nccl ? !device_memory : device_memory);
   };
-  auto lease = [staging_device](message::stage& st, void* device, std::size_t bytes) {
-    const staging_lease l = lease_staging(bytes, staging_device);
+  auto lease = [](message::stage& st, void* device, std::size_t bytes) {
+    const staging_lease l = lease_staging(bytes);
     st = message::stage{device, l.data, bytes, l.slot};
     return l.data;
   };
@@ -223,18 +225,31 @@ void release_unused_staging(batch& b) noexcept {
 // What one stream does for a batch: copies in, tells the engine it got there
 // (its arrival flag: no host function, no thread on the way), waits for the
 // batch, copies out, and hands the staging slots back behind that.
+// (nccl: host buffers, copied by a host task on the stream; a result only
+// when the batch did not fail: a failed receive leaves its buffer alone.)
+void stage_copy(stream_ref s, void* dst, const void* src, std::size_t bytes,
+                const std::shared_ptr<std::atomic<bool>>& failed) {
+  if (failed)
+    s.host_func([dst, src, bytes, failed] {
+      if (!failed->load()) std::memcpy(dst, src, bytes);
+    });
+  else
+    sluice::copy(s, dst, src, bytes);
+}
+
 void enqueue_on(stream_ref s, std::size_t index, const std::vector<message>& messages,
-                const flag_lease& arrival) {
+                const flag_lease& arrival, const std::shared_ptr<std::atomic<bool>>& host) {
   for (const message& m : messages)
     if (m.stream == index && m.stage_in.device != nullptr)
-      sluice::copy(s, m.stage_in.pinned, m.stage_in.device, m.stage_in.bytes);
+      stage_copy(s, m.stage_in.pinned, m.stage_in.device, m.stage_in.bytes, host);
   s.write_value(*arrival.flag, arrival.value);
 }
 
-void finish_on(stream_ref s, std::size_t index, const std::vector<message>& messages) {
+void finish_on(stream_ref s, std::size_t index, const std::vector<message>& messages,
+               const std::shared_ptr<std::atomic<bool>>& host) {
   for (const message& m : messages)
     if (m.stream == index && m.stage_out.device != nullptr)
-      sluice::copy(s, m.stage_out.device, m.stage_out.pinned, m.stage_out.bytes);
+      stage_copy(s, m.stage_out.device, m.stage_out.pinned, m.stage_out.bytes, host);
   for (const message& m : messages)
     if (m.stream == index) {
       release_staging_after(m.stage_in.slot, s);
@@ -252,23 +267,25 @@ void enqueue(std::unique_ptr<batch> b) {
   // nccl: the NCCL calls go on the streams between their arrival and a done
   // flag, which the engine watches (docs/comm.md "The nccl engine").
   const bool nccl = b->comm->kind == engine::nccl;
-  if (nccl)
+  if (nccl) {
     for (std::size_t j = 0; j < b->streams.size(); ++j) b->dones.push_back(lease_flag());
+    b->failed = std::make_shared<std::atomic<bool>>(false);
+  }
   std::size_t k = 0;
   std::size_t done_on = 0;  // nccl: streams that have their done flag's store
   try {
     for (; k < b->streams.size(); ++k) {
-      enqueue_on(b->streams[k], k, b->messages, b->arrivals[k]);
+      enqueue_on(b->streams[k], k, b->messages, b->arrivals[k], b->failed);
       if (nccl) continue;
       b->streams[k].wait_value(*b->lease.flag, b->lease.value);
-      finish_on(b->streams[k], k, b->messages);
+      finish_on(b->streams[k], k, b->messages, b->failed);
     }
     if (nccl) {
       nccl_enqueue(*b);
       for (; done_on < b->streams.size(); ++done_on) {
         b->streams[done_on].write_value(*b->dones[done_on].flag, b->dones[done_on].value);
         b->streams[done_on].wait_value(*b->lease.flag, b->lease.value);
-        finish_on(b->streams[done_on], done_on, b->messages);
+        finish_on(b->streams[done_on], done_on, b->messages, b->failed);
       }
     }
   } catch (const std::exception& e) {

@@ -51,9 +51,9 @@ struct message {
   // exchange of a send or receive, below).
   MPI_Request request = MPI_REQUEST_NULL;
   bool done = false;
-  // nccl: NCCL cannot tell a receive of another size than its send, so the
-  // engine exchanges the sizes over MPI: `request` sends own_bytes to the peer,
-  // `size_request` receives the peer's into peer_bytes.
+  // nccl: NCCL cannot tell a receive of another size than its send, so a
+  // send's `request` tells its size (own_bytes) to the receiver, whose
+  // `size_request` learns it (peer_bytes).
   MPI_Request size_request = MPI_REQUEST_NULL;
   std::uint64_t own_bytes = 0;
   std::uint64_t peer_bytes = 0;
@@ -66,10 +66,8 @@ struct staging_lease {
   void* data = nullptr;
   int slot = -1;
 };
-//! Pinned memory (device < 0: the mpi engine's, for device buffers) or
-//! memory of that device (the nccl engine's, for host buffers). Throws
-//! errc::out_of_memory.
-staging_lease lease_staging(std::size_t bytes, int device = -1);
+//! Throws errc::out_of_memory.
+staging_lease lease_staging(std::size_t bytes);
 //! Records the slot's guard on s (behind its last use there) and frees it.
 void release_staging_after(int slot, stream_ref s);
 //! Frees a slot never used on a stream (an operation that was not enqueued).
@@ -99,6 +97,9 @@ struct batch {
   std::vector<flag_lease> arrivals;
   // nccl: one per stream, stored by the stream behind the batch's NCCL calls.
   std::vector<flag_lease> dones;
+  // nccl: set by the engine before it releases the streams when the batch
+  // failed; the host tasks that copy results out of staging then copy nothing.
+  std::shared_ptr<std::atomic<bool>> failed;
   std::uint64_t collective = 0;  // its place among the communicator's collectives; 0: none
   // The engine's.
   std::chrono::steady_clock::time_point deadline{};
@@ -180,11 +181,10 @@ struct communicator_state {
   sluice::device device;
   engine kind = engine::mpi;
   int tag_limit = 32767;  // MPI_TAG_UB
-  // nccl: the NCCL communicator (ncclComm_t; null once aborted), why it was
-  // aborted (under m), and the duplicate that carries receivers' sizes back.
+  // nccl: the NCCL communicator (ncclComm_t; null once aborted) and why it
+  // was aborted (both written under m, by the engine thread only).
   void* nccl = nullptr;
   std::string nccl_failure;
-  MPI_Comm mpi_back = MPI_COMM_NULL;
   // Enqueue order (any thread, under m).
   std::mutex m;
   std::vector<std::uint64_t> sent;      // per peer: sends enqueued so far

@@ -9,7 +9,9 @@
 #include "engine.hpp"
 
 #include <sluice/error.hpp>
+#include <sluice/memory.hpp>
 #include <sluice/native.hpp>
+#include <sluice/stream.hpp>
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -80,15 +82,13 @@ struct on_device {
 // later enqueue waits for a peer (COMM-2).
 void connect_peers(communicator_state& c) {
   if (c.size < 2) return;
-  void* scratch = nullptr;
-  cudaStream_t stream = nullptr;
-  const auto bytes = static_cast<std::size_t>(2 * c.size);
-  if (cudaMalloc(&scratch, bytes) != cudaSuccess) fail("cudaMalloc failed (NCCL connections)", "cudaMalloc");
-  if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
-    cudaFree(scratch);
-    fail("cudaStreamCreate failed (NCCL connections)", "cudaStreamCreateWithFlags");
-  }
-  auto* base = static_cast<char*>(scratch);
+  // sluice's own stream and memory: a vendor stream made here could wait for
+  // the device's held streams (CUDA synchronizes at stream creation past a
+  // number of live streams).
+  sluice::stream s(c.device);
+  sluice::device_buffer<unsigned char> scratch(c.device, static_cast<std::size_t>(2 * c.size));
+  cudaStream_t stream = native_handle(s);
+  unsigned char* base = scratch.data();
   ncclResult_t r = ncclGroupStart();
   for (int p = 0; p < c.size && r == ncclSuccess; ++p) {
     if (p == c.rank) continue;
@@ -97,12 +97,8 @@ void connect_peers(communicator_state& c) {
   }
   const ncclResult_t end = ncclGroupEnd();
   if (r == ncclSuccess) r = end;
-  const cudaError_t synced = r == ncclSuccess ? cudaStreamSynchronize(stream) : cudaSuccess;
-  cudaStreamDestroy(stream);
-  cudaFree(scratch);
   if (r != ncclSuccess) fail("connecting the peers failed: " + nccl_text(r), "ncclSend");
-  if (synced != cudaSuccess)
-    fail(std::string("connecting the peers failed: ") + cudaGetErrorString(synced), "cudaStreamSynchronize");
+  s.synchronize();
 }
 
 }  // namespace
@@ -115,9 +111,6 @@ void nccl_create(communicator_state& c) {
   if (c.rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) ok = 0;
   {
     auto lock = progress::mpi_guard();
-    if (MPI_Comm_dup(c.mpi, &c.mpi_back) != MPI_SUCCESS)
-      fail("MPI_Comm_dup failed (the nccl engine's size exchange)", "MPI_Comm_dup");
-    MPI_Comm_set_errhandler(c.mpi_back, MPI_ERRORS_RETURN);
     if (MPI_Bcast(&ok, 1, MPI_INT, 0, c.mpi) != MPI_SUCCESS ||
         (ok && MPI_Bcast(&id, static_cast<int>(sizeof id), MPI_BYTE, 0, c.mpi) != MPI_SUCCESS))
       fail("broadcasting the ncclUniqueId failed", "MPI_Bcast");

@@ -76,18 +76,16 @@ int post(communicator_state& c, message& m) {
 }
 
 // The nccl engine: NCCL carries the data (its calls are on the streams
-// already); the engine exchanges the sizes of sends and receives, which NCCL
-// cannot check: `request` tells the peer this side's size (on c.mpi from a
-// sender, on c.mpi_back from a receiver), `size_request` learns the peer's.
+// already); the engine exchanges what NCCL cannot check, the size of each
+// send: the sender's `request` tells it to the receiver, whose `size_request`
+// learns it into peer_bytes (one way: a send does not wait for its receiver).
 int post_sizes(communicator_state& c, message& m) {
-  if (m.kind != op_kind::send && m.kind != op_kind::recv) return MPI_SUCCESS;
   m.own_bytes = m.count;
-  const bool sending = m.kind == op_kind::send;
-  const int code = MPI_Isend(&m.own_bytes, 1, MPI_UINT64_T, m.peer, m.tag,
-                             sending ? c.mpi : c.mpi_back, &m.request);
-  if (code != MPI_SUCCESS) return code;
-  return MPI_Irecv(&m.peer_bytes, 1, MPI_UINT64_T, m.peer, m.tag, sending ? c.mpi_back : c.mpi,
-                   &m.size_request);
+  if (m.kind == op_kind::send)
+    return MPI_Isend(&m.own_bytes, 1, MPI_UINT64_T, m.peer, m.tag, c.mpi, &m.request);
+  if (m.kind == op_kind::recv)
+    return MPI_Irecv(&m.peer_bytes, 1, MPI_UINT64_T, m.peer, m.tag, c.mpi, &m.size_request);
+  return MPI_SUCCESS;
 }
 
 }  // namespace
@@ -354,10 +352,8 @@ bool progress::poll_nccl(batch& b) {
       continue;
     }
     m.done = true;
-    if (m.peer_bytes != m.own_bytes && b.failure.empty()) {
-      b.failure = m.describe() + ": the matching " +
-                  (m.kind == op_kind::recv ? "send had " : "receive had ") +
-                  std::to_string(m.peer_bytes) +
+    if (m.kind == op_kind::recv && m.peer_bytes != m.own_bytes && b.failure.empty()) {
+      b.failure = m.describe() + ": the matching send had " + std::to_string(m.peer_bytes) +
                   " bytes (a receive must be exactly as large as its send; the NCCL "
                   "communicator is aborted)";
       // NCCL would wait for bytes that never come (or room that is never
@@ -367,6 +363,10 @@ bool progress::poll_nccl(batch& b) {
   }
   for (const flag_lease& d : b.dones)
     if (d.flag->load() < d.value) all_done = false;
+  if (all_done && c.nccl == nullptr && b.failure.empty())
+    // Aborted (by another operation's failure) while this one was in flight:
+    // its kernels ended, maybe without the data.
+    b.failure = "the NCCL communicator was aborted meanwhile (" + c.nccl_failure + ")";
   if (!all_done) {
     const std::string why = nccl_async_error(c);
     if (!why.empty()) {
@@ -429,6 +429,7 @@ void progress::fail_expired(batch& b) {
 }
 
 void progress::finish(batch* b) noexcept {
+  if (!b->failure.empty() && b->failed) b->failed->store(true);
   if (!b->failure.empty()) {
     const std::string message = "sluice::comm: rank " + std::to_string(b->comm->rank) + ": " +
                                 b->describe() + ": " + b->failure;
@@ -562,7 +563,6 @@ communicator_state::~communicator_state() {
   if (mpi == MPI_COMM_NULL || finalized) return;
   std::unique_lock<std::mutex> lock;
   if (!progress::on_engine_thread()) lock = progress::mpi_guard();  // the engine holds it
-  if (mpi_back != MPI_COMM_NULL) MPI_Comm_free(&mpi_back);
   MPI_Comm_free(&mpi);
 }
 

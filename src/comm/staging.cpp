@@ -1,9 +1,8 @@
-// Staging. The mpi engine's, pinned, for device buffers: sluice::comm copies a device buffer into
+// Pinned staging for device buffers: sluice::comm copies a device buffer into
 // pinned memory before MPI reads it, and out of pinned memory after MPI wrote
 // it, on the operation's stream (docs/comm.md "Device buffers"). A slot is
 // reused once the event recorded behind its last use has completed; pinned
-// memory is never freed while the process runs (as sluice's own pools). The
-// nccl engine's, device memory of the communicator's device, for host buffers.
+// memory is never freed while the process runs (as sluice's own pools).
 #include "engine.hpp"
 
 #include <sluice/event.hpp>
@@ -19,11 +18,7 @@ namespace sluice::comm::detail {
 namespace {
 
 struct slot_state {
-  int device = -1;  // < 0: pinned
   std::unique_ptr<sluice::pinned_buffer<unsigned char>> buffer;
-  std::unique_ptr<sluice::device_buffer<unsigned char>> device_memory;
-  void* data = nullptr;
-  std::size_t size = 0;
   std::unique_ptr<sluice::event> guard;  // recorded behind the last use; null: none yet
   bool leased = false;
 };
@@ -46,35 +41,26 @@ std::size_t rounded(std::size_t bytes) {
 
 }  // namespace
 
-staging_lease lease_staging(std::size_t bytes, int device) {
+staging_lease lease_staging(std::size_t bytes) {
   auto& p = pool();
   std::lock_guard<std::mutex> lock(p.m);
   int best = -1;
   for (std::size_t i = 0; i < p.slots.size(); ++i) {
     slot_state& s = p.slots[i];
-    if (s.leased || s.device != device || s.size < bytes) continue;
+    if (s.leased || s.buffer->size() < bytes) continue;
     if (s.guard && !s.guard->ready()) continue;
-    if (best < 0 || s.size < p.slots[static_cast<std::size_t>(best)].size)
+    if (best < 0 || s.buffer->size() < p.slots[static_cast<std::size_t>(best)].buffer->size())
       best = static_cast<int>(i);
   }
   if (best < 0) {
     slot_state fresh;
-    fresh.device = device;
-    fresh.size = rounded(bytes);
-    if (device < 0) {
-      fresh.buffer = std::make_unique<sluice::pinned_buffer<unsigned char>>(fresh.size);
-      fresh.data = fresh.buffer->data();
-    } else {
-      fresh.device_memory =
-          std::make_unique<sluice::device_buffer<unsigned char>>(sluice::device(device), fresh.size);
-      fresh.data = fresh.device_memory->data();
-    }
+    fresh.buffer = std::make_unique<sluice::pinned_buffer<unsigned char>>(rounded(bytes));
     p.slots.push_back(std::move(fresh));
     best = static_cast<int>(p.slots.size() - 1);
   }
   slot_state& s = p.slots[static_cast<std::size_t>(best)];
   s.leased = true;
-  return staging_lease{s.data, best};
+  return staging_lease{s.buffer->data(), best};
 }
 
 void release_staging_after(int slot, stream_ref s) {

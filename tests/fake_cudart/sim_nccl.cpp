@@ -139,6 +139,7 @@ void fail(ncclComm_t c, ncclResult_t r) {
 void execute(launch& l) {
   ncclComm_t c = l.comm;
   std::vector<MPI_Request> requests;
+  std::vector<bool> cancellable;  // point-to-point (MPI cannot cancel a collective)
   for (const pending& p : l.ops) {
     const std::size_t bytes = p.count * type_size(p.type);
     MPI_Request r = MPI_REQUEST_NULL;
@@ -171,12 +172,14 @@ void execute(launch& l) {
       continue;
     }
     requests.push_back(r);
+    cancellable.push_back(p.k == kind::send || p.k == kind::recv);
   }
   std::vector<MPI_Status> statuses(requests.size());
   for (;;) {
     if (c->aborted.load()) {
-      for (MPI_Request& r : requests)
-        if (r != MPI_REQUEST_NULL) MPI_Cancel(&r);  // never completed: left to MPI
+      for (std::size_t i = 0; i < requests.size(); ++i)
+        if (requests[i] != MPI_REQUEST_NULL && cancellable[i])
+          MPI_Cancel(&requests[i]);  // never completed: left to MPI (collectives too)
       return;
     }
     int all = 0;
