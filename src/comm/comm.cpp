@@ -12,8 +12,8 @@
 #include <sluice/memory.hpp>
 
 #include <climits>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -190,7 +190,8 @@ void stage(batch& b) {
           m.stage_in = message::stage{device, m.out, bytes, -1};
           m.in = m.out;
         } else {
-          if (far(m.in_device, m.in, bytes)) m.in = lease(m.stage_in, const_cast<void*>(m.in), bytes);
+          if (far(m.in_device, m.in, bytes))
+            m.in = lease(m.stage_in, const_cast<void*>(m.in), bytes);
           if (far(m.out_device, m.out, bytes)) m.out = lease(m.stage_out, m.out, bytes);
         }
         break;
@@ -289,7 +290,8 @@ void enqueue(std::unique_ptr<batch> b) {
       }
     }
   } catch (const std::exception& e) {
-    for (std::size_t j = done_on; j < b->dones.size(); ++j) b->dones[j].flag->store(b->dones[j].value);
+    for (std::size_t j = done_on; j < b->dones.size(); ++j)
+      b->dones[j].flag->store(b->dones[j].value);
     if (k == 0) {  // nothing the engine must answer: as if never called
       return_flag(b->lease);
       for (const flag_lease& a : b->arrivals) return_flag(a);

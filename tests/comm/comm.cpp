@@ -285,7 +285,8 @@ TEST_F(CommTest, COMM_5__collectives_keep_enqueue_order_across_streams) {
 // send, fails with errc::comm_failure within SLUICE_COMM_TIMEOUT_S at the
 // stream's synchronize, while another stream keeps working.
 TEST_F(CommTest, COMM_7__a_peer_that_never_sends_is_a_comm_failure_within_the_timeout) {
-  communicator c(MPI_COMM_WORLD, device(0), test_engine());  // its own: this test leaves 0->1 unmatched
+  communicator c(MPI_COMM_WORLD, device(0),
+                 test_engine());  // its own: this test leaves 0->1 unmatched
   stream waiting(device(0)), other(device(0));
   const int timeout = comm_timeout_s();
   if (c.rank() == 0) {

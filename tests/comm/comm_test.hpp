@@ -6,9 +6,8 @@
 
 #include <sluice/comm.hpp>
 
-#include <mpi.h>
-
 #include <gtest/gtest.h>
+#include <mpi.h>
 
 namespace sluice::conformance {
 

@@ -96,8 +96,9 @@ int main(int argc, char** argv) {
     sluice::comm::communicator probe(MPI_COMM_WORLD, sluice::device(0),
                                      sluice::conformance::test_engine());
     if (rank == 0)
-      std::printf("sluice-comm: engine %s (SLUICE_COMM_ENGINE=%s)\n", sluice::comm::to_string(probe.kind()),
-                std::getenv("SLUICE_COMM_ENGINE") != nullptr ? std::getenv("SLUICE_COMM_ENGINE") : "");
+      std::printf(
+          "sluice-comm: engine %s (SLUICE_COMM_ENGINE=%s)\n", sluice::comm::to_string(probe.kind()),
+          std::getenv("SLUICE_COMM_ENGINE") != nullptr ? std::getenv("SLUICE_COMM_ENGINE") : "");
   }
   sluice::conformance::install_watchdog();
   int result = RUN_ALL_TESTS();

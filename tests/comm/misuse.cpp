@@ -104,7 +104,9 @@ TEST_F(CommTest, COMM_6__bad_input_is_rejected_before_anything_is_enqueued) {
          comm::group inner(cm);
        }},
       {"a communicator of MPI_COMM_NULL", errc::invalid_argument,
-       [&](stream_ref, communicator&) { communicator bad(MPI_COMM_NULL, device(0), test_engine()); }},
+       [&](stream_ref, communicator&) {
+         communicator bad(MPI_COMM_NULL, device(0), test_engine());
+       }},
       {"an unknown engine", errc::invalid_argument,
        [&](stream_ref, communicator&) {
          communicator bad(MPI_COMM_WORLD, device(0), static_cast<comm::engine>(7));

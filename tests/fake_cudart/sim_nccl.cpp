@@ -160,7 +160,8 @@ void execute(launch& l) {
         code = MPI_Ibcast(p.out, static_cast<int>(p.count), mpi_type(p.type), p.peer, c->mpi, &r);
         break;
       case kind::all_gather: {
-        const void* own = static_cast<const char*>(p.out) + static_cast<std::size_t>(c->rank) * bytes;
+        const void* own =
+            static_cast<const char*>(p.out) + static_cast<std::size_t>(c->rank) * bytes;
         code = MPI_Iallgather(p.in == own ? MPI_IN_PLACE : p.in, static_cast<int>(p.count),
                               mpi_type(p.type), p.out, static_cast<int>(p.count), mpi_type(p.type),
                               c->mpi, &r);
@@ -183,8 +184,8 @@ void execute(launch& l) {
       return;
     }
     int all = 0;
-    const int code = MPI_Testall(static_cast<int>(requests.size()), requests.data(), &all,
-                                 statuses.data());
+    const int code =
+        MPI_Testall(static_cast<int>(requests.size()), requests.data(), &all, statuses.data());
     if (code != MPI_SUCCESS) {
       // A receive smaller than its send (MPI_ERR_TRUNCATE) or another error.
       fail(c, ncclRemoteError);
@@ -206,9 +207,8 @@ void run_part(void* data) {
     c->cv.wait(lock, [&] { return l.done || c->aborted.load(); });
     return;
   }
-  c->cv.wait(lock, [&] {
-    return (l.arrived == l.streams && c->finished == l.seq) || c->aborted.load();
-  });
+  c->cv.wait(lock,
+             [&] { return (l.arrived == l.streams && c->finished == l.seq) || c->aborted.load(); });
   // Aborted: what waits for its turn ends at once (its stream goes on).
   if (!c->aborted.load()) {
     lock.unlock();
@@ -279,7 +279,8 @@ const char* ncclGetErrorString(ncclResult_t r) {
     case ncclInternalError: return "internal error (simulated NCCL)";
     case ncclInvalidArgument: return "invalid argument (simulated NCCL)";
     case ncclInvalidUsage: return "invalid usage (simulated NCCL)";
-    case ncclRemoteError: return "remote process exited or there was a network error (simulated NCCL)";
+    case ncclRemoteError:
+      return "remote process exited or there was a network error (simulated NCCL)";
     case ncclInProgress: return "NCCL operation in progress (simulated NCCL)";
     default: return "unknown result code (simulated NCCL)";
   }
@@ -329,10 +330,12 @@ ncclResult_t ncclCommInitRank(ncclComm_t* out, int nranks, ncclUniqueId id, int 
     for (int i = 0; i < nranks; ++i)
       MPI_Isend(members.data(), nranks, MPI_INT, members[static_cast<std::size_t>(i)], tag + 2000,
                 MPI_COMM_WORLD, &told[static_cast<std::size_t>(i)]);
-    MPI_Recv(members.data(), nranks, MPI_INT, u.root, tag + 2000, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Recv(members.data(), nranks, MPI_INT, u.root, tag + 2000, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
     MPI_Waitall(nranks, told.data(), MPI_STATUSES_IGNORE);
   } else {
-    MPI_Recv(members.data(), nranks, MPI_INT, u.root, tag + 2000, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Recv(members.data(), nranks, MPI_INT, u.root, tag + 2000, MPI_COMM_WORLD,
+             MPI_STATUS_IGNORE);
   }
   MPI_Wait(&sent, MPI_STATUS_IGNORE);
   for (int w : members)
@@ -432,8 +435,8 @@ ncclResult_t ncclBroadcast(const void* in, void* out, size_t count, ncclDataType
   return add({kind::broadcast, in, out, count, t, ncclSum, root, c, s});
 }
 
-ncclResult_t ncclAllGather(const void* in, void* out, size_t count, ncclDataType_t t,
-                           ncclComm_t c, cudaStream_t s) {
+ncclResult_t ncclAllGather(const void* in, void* out, size_t count, ncclDataType_t t, ncclComm_t c,
+                           cudaStream_t s) {
   if (mpi_type(t) == MPI_DATATYPE_NULL) return ncclInvalidArgument;
   return add({kind::all_gather, in, out, count, t, ncclSum, 0, c, s});
 }
