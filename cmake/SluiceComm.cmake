@@ -44,6 +44,7 @@ foreach(_sluice_cb IN LISTS SLUICE_BACKENDS)
   add_library(sluice_comm_${_sluice_cb}
     ${PROJECT_SOURCE_DIR}/src/comm/comm.cpp
     ${PROJECT_SOURCE_DIR}/src/comm/mpi_engine.cpp
+    ${PROJECT_SOURCE_DIR}/src/comm/ring.cpp
     ${PROJECT_SOURCE_DIR}/src/comm/staging.cpp
     ${_sluice_engines})
   target_include_directories(sluice_comm_${_sluice_cb} PRIVATE ${PROJECT_SOURCE_DIR}/src)

@@ -34,7 +34,7 @@ void flag_state::store(std::uint32_t v) noexcept {
     waiters.erase(keep, waiters.end());
     waiter_count.fetch_sub(static_cast<int>(wake.size()));
   }
-  for (auto* s : wake) s->on_complete();
+  for (auto* s : wake) resume_inline(*s);
 }
 
 }  // namespace detail

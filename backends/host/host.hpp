@@ -69,6 +69,9 @@ struct op {
   //! Runs on the thread that owns the stream now. After returning `parked`
   //! the op must not touch the stream again (it may already run elsewhere).
   virtual step run(stream_state& s) = 0;
+  //! Whether the thread that resumes the stream may run it there (flag ops:
+  //! a store or a check, never user code; see resume_inline).
+  virtual bool runs_inline() const noexcept { return false; }
 };
 
 //! Host priority range: three levels, like HIP's.
@@ -102,11 +105,6 @@ struct stream_state final : listener {
   alignas(64) std::mutex waiters_m;
   std::vector<std::pair<seq_t, listener*>> waiters;
   std::atomic<seq_t> next_waiter{UINT64_MAX};
-
-  // Host threads blocked in synchronize()/event::synchronize() on this stream.
-  std::atomic<int> host_waiters{0};
-  std::mutex sync_m;
-  std::condition_variable sync_cv;
 
   // Host functions that threw (HOST-4) and failed communications, not yet reported.
   stream_failures failures;
@@ -235,6 +233,12 @@ op* make_host_function_op(std::unique_ptr<host_task> task);
 
 //! Runs ops of s until it parks, empties or should yield. Called by the owner.
 void run_stream(stream_state& s) noexcept;
+
+//! Resumes s, parked on a flag, on the calling thread while its ops run
+//! inline (flag writes and waits: a chain of stream-ordered messages goes on
+//! without a hand-off to a worker per message); the rest goes to a worker.
+//! Not nested: a flag stored by an op run here resumes its waiters on workers.
+void resume_inline(stream_state& s) noexcept;
 
 //! Registers l to fire once s.completed >= seq. Returns false (and registers
 //! nothing) when that is already true.

@@ -48,6 +48,7 @@ bool spin_until(Pred pred, std::chrono::nanoseconds budget) {
   }
 }
 
+thread_local bool tls_resuming_inline = false;
 thread_local stream_state* tls_host_stream = nullptr;  // set while running a host function
 thread_local seq_t tls_host_seq = 0;
 
@@ -167,6 +168,26 @@ void run_stream(stream_state& s) noexcept {
   }
 }
 
+void resume_inline(stream_state& s) noexcept {
+  if (tls_resuming_inline || !s.head->runs_inline()) {
+    s.on_complete();
+    return;
+  }
+  tls_resuming_inline = true;
+  for (;;) {
+    chaos::pause(chaos::site::before_op);
+    if (s.head->trace != nullptr && s.head->trace->start_ns == 0) [[unlikely]]
+      s.head->trace->start_ns = trace::now_ns();
+    if (s.head->run(s) != step::done) break;  // parked again: its flag resumes it
+    if (!complete_head(s)) break;             // emptied: let go
+    if (!s.head->runs_inline()) {
+      s.dev->make_runnable(&s);  // user work: a worker runs it
+      break;
+    }
+  }
+  tls_resuming_inline = false;
+}
+
 bool complete_head(stream_state& s) noexcept {
   chaos::pause(chaos::site::before_completion);
   op* o = s.head;
@@ -194,10 +215,6 @@ bool complete_head(stream_state& s) noexcept {
       s.next_waiter.store(next);
     }
     for (listener* l : fire) l->on_complete();
-  }
-  if (s.host_waiters.load() > 0) {
-    std::lock_guard<std::mutex> lock(s.sync_m);
-    s.sync_cv.notify_all();
   }
   op* next = o->next.load(std::memory_order_acquire);
   if (next == nullptr && !s.dev->should_yield(s))
@@ -273,17 +290,32 @@ bool when_reached(stream_state& s, seq_t seq, listener* l) {
   return true;
 }
 
+namespace {
+//! A host thread blocked until a stream reaches a position: woken once, by
+//! the completion that reaches it (not by every completion on the stream).
+struct host_waiter final : listener {
+  std::mutex m;
+  std::condition_variable cv;
+  bool fired = false;
+  // Notifies under the lock: the waiter cannot return (and destroy this)
+  // before the notifier lets go of it.
+  void on_complete() noexcept override {
+    std::lock_guard<std::mutex> lock(m);
+    fired = true;
+    cv.notify_one();
+  }
+};
+}  // namespace
+
 void wait_reached(stream_state& s, seq_t seq, bool yield_cpu) {
   if (s.completed.load(std::memory_order_acquire) >= seq) return;
   if (!yield_cpu &&
       spin_until([&] { return s.completed.load(std::memory_order_acquire) >= seq; }, spin_budget))
     return;
-  s.host_waiters.fetch_add(1);  // seq_cst: the completer either sees us or we see it
-  {
-    std::unique_lock<std::mutex> lock(s.sync_m);
-    s.sync_cv.wait(lock, [&] { return s.completed.load() >= seq; });
-  }
-  s.host_waiters.fetch_sub(1);
+  host_waiter w;
+  if (!when_reached(s, seq, &w)) return;
+  std::unique_lock<std::mutex> lock(w.m);
+  w.cv.wait(lock, [&] { return w.fired; });
 }
 
 void check_not_self_wait(const stream_state& s, seq_t seq, const char* api) {

@@ -54,6 +54,7 @@ struct wait_flag_op final : op {
   step run(stream_state& s) override {
     return flag->wait_for(value, &s) ? step::parked : step::done;
   }
+  bool runs_inline() const noexcept override { return true; }
   flag_state* flag;
   std::uint32_t value;
 };
@@ -66,6 +67,7 @@ struct write_flag_op final : op {
     flag->store(value);
     return step::done;
   }
+  bool runs_inline() const noexcept override { return true; }
   flag_state* flag;
   std::uint32_t value;
 };

@@ -48,16 +48,6 @@ namespace {
   throw error(code, std::string(api) + ": " + why, 0, api);
 }
 
-std::size_t element_size(datatype t) {
-  switch (t) {
-    case datatype::int32: return 4;
-    case datatype::int64: return 8;
-    case datatype::float32: return 4;
-    case datatype::float64: return 8;
-  }
-  return 1;
-}
-
 bool known(reduce_op op) {
   return op == reduce_op::sum || op == reduce_op::prod || op == reduce_op::min ||
          op == reduce_op::max;
@@ -72,8 +62,8 @@ void check_stream(stream_ref s, const communicator_state& c, const char* api) {
   const sluice::device d = s.device();  // errc::invalid_handle for a destroyed stream
   if (d != c.device)
     reject(errc::invalid_argument, api,
-           "the stream is on device " + std::to_string(d.id()) + " but the communicator's device is " +
-               std::to_string(c.device.id()));
+           "the stream is on device " + std::to_string(d.id()) +
+               " but the communicator's device is " + std::to_string(c.device.id()));
 }
 
 void check_rank(int r, const communicator_state& c, const char* what, const char* api) {
@@ -98,8 +88,9 @@ std::size_t checked_count(std::size_t count, std::size_t bytes_each, const char*
 
 void check_buffer(const void* p, std::size_t bytes, const char* which, const char* api) {
   if (p == nullptr && bytes != 0)
-    reject(errc::invalid_argument, api,
-           std::string("the ") + which + " buffer is null with " + std::to_string(bytes) + " bytes");
+    reject(
+        errc::invalid_argument, api,
+        std::string("the ") + which + " buffer is null with " + std::to_string(bytes) + " bytes");
 }
 
 // Device memory must be the communicator's device's. True when p is device
@@ -274,6 +265,9 @@ void enqueue(std::unique_ptr<batch> b) {
   }
   std::size_t k = 0;
   std::size_t done_on = 0;  // nccl: streams that have their done flag's store
+  // Enqueued on the streams and submitted in one piece: the engine sees the
+  // batches of each stream in that stream's order.
+  std::lock_guard<std::mutex> in_order(progress::enqueue_order());
   try {
     for (; k < b->streams.size(); ++k) {
       enqueue_on(b->streams[k], k, b->messages, b->arrivals[k], b->failed);
@@ -303,7 +297,8 @@ void enqueue(std::unique_ptr<batch> b) {
     // meanwhile): it is released for those that have it, failed, and this
     // call says why. The others never get there: their arrivals are given.
     b->failure = std::string("it could not be enqueued on every stream: ") + e.what();
-    for (std::size_t j = k; j < b->arrivals.size(); ++j) b->arrivals[j].flag->store(b->arrivals[j].value);
+    for (std::size_t j = k; j < b->arrivals.size(); ++j)
+      b->arrivals[j].flag->store(b->arrivals[j].value);
     progress::get().submit(b.release());
     throw;
   }
@@ -332,7 +327,8 @@ void point_to_point(stream_ref s, message m, const std::shared_ptr<communicator_
   check_stream(s, c, api);
   check_rank(m.peer, c, m.kind == op_kind::send ? "destination" : "source", api);
   checked_count(m.count, 1, api);
-  check_buffer(m.kind == op_kind::send ? m.in : m.out, m.count, m.kind == op_kind::send ? "send" : "receive", api);
+  check_buffer(m.kind == op_kind::send ? m.in : m.out, m.count,
+               m.kind == op_kind::send ? "send" : "receive", api);
   if (m.kind == op_kind::send)
     m.in_device = check_memory(m.in, c, "send", api);
   else
@@ -374,8 +370,7 @@ void collective(stream_ref s, message m, const std::shared_ptr<communicator_stat
   ++c.collectives;
 }
 
-message collective_message(op_kind kind, const void* in, void* out, std::size_t count,
-                           datatype t) {
+message collective_message(op_kind kind, const void* in, void* out, std::size_t count, datatype t) {
   message m;
   m.kind = kind;
   m.in = in;
@@ -395,7 +390,8 @@ void all_reduce(stream_ref s, const void* in, void* out, std::size_t count, data
   check_buffer(out, bytes, "output", api);
   if (!known(op)) reject(errc::invalid_argument, api, "unknown reduce_op");
   if (in != out && overlap(in, bytes, out, bytes))
-    reject(errc::invalid_argument, api, "the input and output overlap without being the same (in place)");
+    reject(errc::invalid_argument, api,
+           "the input and output overlap without being the same (in place)");
   message m = collective_message(op_kind::all_reduce, in, out, count, t);
   m.op = op;
   collective(s, m, communicator_state::of(c), api);
@@ -463,7 +459,8 @@ communicator::communicator(MPI_Comm c, sluice::device d, engine e) {
   if (!initialized || finalized)
     detail::reject(errc::invalid_argument, api,
                    finalized ? "MPI is finalized" : "MPI is not initialized (call MPI_Init first)");
-  if (c == MPI_COMM_NULL) detail::reject(errc::invalid_argument, api, "the MPI communicator is MPI_COMM_NULL");
+  if (c == MPI_COMM_NULL)
+    detail::reject(errc::invalid_argument, api, "the MPI communicator is MPI_COMM_NULL");
   const engine chosen = e == engine::automatic ? detail::default_engine() : e;
   if (chosen == engine::nccl && !detail::nccl_available())
     detail::reject(errc::not_supported, api,
@@ -480,6 +477,11 @@ communicator::communicator(MPI_Comm c, sluice::device d, engine e) {
     if (MPI_Comm_dup(c, &state->mpi) != MPI_SUCCESS)
       detail::reject(errc::comm_failure, api, "MPI_Comm_dup failed");
     MPI_Comm_set_errhandler(state->mpi, MPI_ERRORS_RETURN);
+    if (MPI_Comm_dup(state->mpi, &state->ring) != MPI_SUCCESS) {
+      MPI_Comm_free(&state->mpi);  // here: the state's destructor would take the MPI guard
+      detail::reject(errc::comm_failure, api, "MPI_Comm_dup failed (the ring's communicator)");
+    }
+    MPI_Comm_set_errhandler(state->ring, MPI_ERRORS_RETURN);
     MPI_Comm_rank(state->mpi, &state->rank);
     MPI_Comm_size(state->mpi, &state->size);
     void* value = nullptr;
@@ -497,12 +499,18 @@ communicator::communicator(communicator&&) noexcept = default;
 communicator& communicator::operator=(communicator&&) noexcept = default;
 communicator::~communicator() = default;
 
-int communicator::rank() const { return detail::checked(state_, "sluice::comm::communicator::rank").rank; }
-int communicator::size() const { return detail::checked(state_, "sluice::comm::communicator::size").size; }
+int communicator::rank() const {
+  return detail::checked(state_, "sluice::comm::communicator::rank").rank;
+}
+int communicator::size() const {
+  return detail::checked(state_, "sluice::comm::communicator::size").size;
+}
 sluice::device communicator::device() const {
   return detail::checked(state_, "sluice::comm::communicator::device").device;
 }
-engine communicator::kind() const { return detail::checked(state_, "sluice::comm::communicator::kind").kind; }
+engine communicator::kind() const {
+  return detail::checked(state_, "sluice::comm::communicator::kind").kind;
+}
 
 // --- group ----------------------------------------------------------------------
 
@@ -511,7 +519,8 @@ group::group(const communicator& c) {
   const auto& state = detail::communicator_state::of(c);
   auto& cs = detail::checked(state, api);
   if (detail::live_group(cs) != nullptr)
-    detail::reject(errc::invalid_argument, api, "a group of this communicator already lives on this thread");
+    detail::reject(errc::invalid_argument, api,
+                   "a group of this communicator already lives on this thread");
   auto g = std::make_unique<detail::group_state>();
   g->comm = state;
   g->b = std::make_unique<detail::batch>();

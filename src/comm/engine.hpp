@@ -9,6 +9,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,16 +23,54 @@ namespace sluice::comm::detail {
 enum class op_kind { send, recv, all_reduce, broadcast, all_gather };
 const char* to_string(op_kind k) noexcept;
 
+struct communicator_state;
+struct message;
+
+std::size_t element_size(datatype t) noexcept;
+
+//! A large all_reduce as a ring of non-blocking sends and receives (ring.cpp):
+//! 2(size - 1) steps, each a send to the next rank and a receive from the
+//! previous one, on the communicator's second duplicate with tags
+//! tag_base .. tag_base + steps() - 1. Every rank gets the same result: each
+//! chunk is reduced once, in ring order, then passed on.
+class ring_all_reduce {
+ public:
+  //! Copies in to out (when not in place); MPI is called from start() on.
+  ring_all_reduce(const message& m, const communicator_state& c, MPI_Comm ring, int tag_base,
+                  MPI_Datatype type);
+  int start();           // an MPI error code
+  int test(bool& done);  // an MPI error code; done: the result is in out
+  void cancel(std::vector<MPI_Request>& cancelled);  // a timed-out one
+  int steps() const noexcept { return 2 * (size_ - 1); }
+
+ private:
+  std::size_t chunk_begin(int i) const noexcept;
+  std::size_t chunk_count(int i) const noexcept;
+  int post_step();
+  char* out_;
+  std::size_t count_, element_;
+  datatype type_;
+  reduce_op op_;
+  int rank_, size_;
+  MPI_Comm comm_;
+  int tag_base_;
+  MPI_Datatype mpi_type_;
+  std::vector<char> scratch_;  // the chunk received in a reduce-scatter step
+  int step_ = 0;
+  int recv_chunk_ = 0;
+  MPI_Request requests_[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+};
+
 //! One message or collective, as enqueued.
 struct message {
   op_kind kind = op_kind::send;
-  const void* in = nullptr;  // send, all_reduce, all_gather
-  void* out = nullptr;       // recv, all_reduce, broadcast, all_gather
-  std::size_t count = 0;     // elements (bytes for send and recv)
+  const void* in = nullptr;         // send, all_reduce, all_gather
+  void* out = nullptr;              // recv, all_reduce, broadcast, all_gather
+  std::size_t count = 0;            // elements (bytes for send and recv)
   datatype type = datatype::int32;  // unused by send and recv (bytes)
   reduce_op op = reduce_op::sum;
-  int peer = -1;  // send: to; recv: from; broadcast: root
-  int tag = 0;    // send and recv: the match sequence number (COMM-4)
+  int peer = -1;           // send: to; recv: from; broadcast: root
+  int tag = 0;             // send and recv: the match sequence number (COMM-4)
   std::size_t stream = 0;  // its stream: batch::streams[stream]
   // in / out is memory only the device can address (comm.cpp's checks ask
   // the backend once; stage() copies such buffers through pinned memory).
@@ -50,6 +89,7 @@ struct message {
   // The engine's (mpi: the request and whether it completed; nccl: the size
   // exchange of a send or receive, below).
   MPI_Request request = MPI_REQUEST_NULL;
+  std::shared_ptr<ring_all_reduce> ring;  // a large all_reduce: the ring instead of request
   bool done = false;
   // nccl: NCCL cannot tell a receive of another size than its send, so a
   // send's `request` tells its size (own_bytes) to the receiver, whose
@@ -100,6 +140,7 @@ struct batch {
   // nccl: set by the engine before it releases the streams when the batch
   // failed; the host tasks that copy results out of staging then copy nothing.
   std::shared_ptr<std::atomic<bool>> failed;
+  std::size_t arrived = 0;       // the engine's: streams seen there
   std::uint64_t collective = 0;  // its place among the communicator's collectives; 0: none
   // The engine's.
   std::chrono::steady_clock::time_point deadline{};
@@ -116,6 +157,9 @@ class progress {
   //! A batch enqueued on its streams: the engine starts it once every stream
   //! got there (its arrival flags). Never blocks, never throws.
   void submit(batch* b) noexcept;
+  //! comm.cpp holds it from enqueueing a batch on its streams to submit():
+  //! two batches of one stream reach the engine in that stream's order.
+  static std::mutex& enqueue_order() noexcept;
 
   //! Every MPI call sluice makes holds this while MPI's thread level is below
   //! MPI_THREAD_MULTIPLE (docs/comm.md: thread levels); unlocked otherwise.
@@ -127,9 +171,10 @@ class progress {
   progress();
   void run();
   void start(batch* b);
-  void order(batch* b);  // start, or wait for the collectives before it
-  static bool arrived(const batch& b) noexcept;
-  bool poll(batch& b);  // true when every message completed
+  void order(batch* b);                    // start, or wait for the collectives before it
+  batch* take_inbox(bool close) noexcept;  // oldest first
+  bool advance_lanes(bool stop);           // true when a stream got somewhere
+  bool poll(batch& b);                     // true when every message completed
   bool poll_nccl(batch& b);
   void finish(batch* b) noexcept;
   void fail_expired(batch& b);
@@ -137,16 +182,24 @@ class progress {
   static int on_finalize(MPI_Comm, int, void*, void*);
 
   int timeout_s_;  // SLUICE_COMM_TIMEOUT_S: seconds an operation may wait for its peers
+  // Enqueued batches, newest first (a lock-free stack: an enqueuing thread
+  // never waits for the engine); closed_inbox() once the engine stopped.
+  std::atomic<batch*> inbox_{nullptr};
+  std::atomic<bool> sleeping_{false};  // the engine waits on cv_ (under m_)
+  std::atomic<bool> stopping_{false};
   std::mutex m_;
   std::condition_variable cv_;
-  batch* inbox_head_ = nullptr;  // under m_
-  batch* inbox_tail_ = nullptr;
-  bool stopping_ = false;
-  bool stopped_ = false;
-  // The thread's own.
-  std::vector<batch*> arriving_;  // enqueued, not every stream there yet
+  // The thread's own. Batches not started yet, per stream in that stream's
+  // order (comm.cpp enqueues and submits under one lock): only the first of
+  // each stream can have arrived, so a pass looks at one flag per stream.
+  struct lane {
+    stream_ref stream;
+    std::deque<std::pair<batch*, std::size_t>> waiting;  // batch, its index of the stream
+  };
+  std::vector<lane> lanes_;
+  std::size_t waiting_batches_ = 0;  // entries in lanes_
   std::vector<batch*> active_;
-  std::vector<MPI_Request> cancelled_;  // timed-out requests not yet completed
+  std::vector<MPI_Request> cancelled_;    // timed-out requests not yet completed
   std::set<communicator_state*> parked_;  // those with collectives waiting for their turn
   std::thread thread_;
 };
@@ -175,7 +228,8 @@ void nccl_destroy(communicator_state& c) noexcept;
 
 //! A communicator, shared by the operations in flight on it.
 struct communicator_state {
-  MPI_Comm mpi = MPI_COMM_NULL;  // sluice's duplicate
+  MPI_Comm mpi = MPI_COMM_NULL;   // sluice's duplicate
+  MPI_Comm ring = MPI_COMM_NULL;  // a second one: the ring all_reduce's messages
   int rank = 0;
   int size = 0;
   sluice::device device;

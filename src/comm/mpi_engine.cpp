@@ -3,17 +3,18 @@
 // when it completes, fails or times out. No sluice worker and no vendor
 // callback ever makes a blocking MPI call (docs/comm.md "How it works").
 #include "engine.hpp"
-#include "mutation.hpp"
-
 #include "environment.hpp"
+#include "mutation.hpp"
 
 #include <sluice/detail/interop.hpp>
 #include <sluice/error.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <string>
 #include <utility>
 
@@ -46,18 +47,36 @@ MPI_Op mpi_op(reduce_op op) {
 std::string mpi_error_string(int code) {
   char text[MPI_MAX_ERROR_STRING];
   int length = 0;
-  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return "MPI error " + std::to_string(code);
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    return "MPI error " + std::to_string(code);
   return std::string(text, static_cast<std::size_t>(length));
 }
 
-// Posts one message; an MPI error code, MPI_SUCCESS when posted.
-int post(communicator_state& c, message& m) {
+// All_reduce of at least this many bytes goes round the ring (ring.cpp).
+std::size_t ring_bytes() {
+  static const std::size_t bytes =
+      static_cast<std::size_t>(sluice::detail::integer_from_environment(
+          "SLUICE_COMM_RING_BYTES", 65536, 0, std::numeric_limits<int>::max()));
+  return bytes;
+}
+
+// Posts one message; an MPI error code, MPI_SUCCESS when posted. `collective`:
+// its place among the communicator's collectives (the ring's tags).
+int post(communicator_state& c, message& m, std::uint64_t collective) {
   const int count = static_cast<int>(m.count);  // comm.cpp checked it fits
+  if (m.kind == op_kind::all_reduce && c.size > 1 && c.ring != MPI_COMM_NULL &&
+      m.count * element_size(m.type) >= ring_bytes()) {
+    const int steps = 2 * (c.size - 1);
+    const int window = c.tag_limit / steps;  // collectives whose tags differ
+    if (window >= 2) {
+      const int base = static_cast<int>(collective % static_cast<std::uint64_t>(window)) * steps;
+      m.ring = std::make_shared<ring_all_reduce>(m, c, c.ring, base, mpi_type(m.type));
+      return m.ring->start();
+    }
+  }
   switch (m.kind) {
-    case op_kind::send:
-      return MPI_Isend(m.in, count, MPI_BYTE, m.peer, m.tag, c.mpi, &m.request);
-    case op_kind::recv:
-      return MPI_Irecv(m.out, count, MPI_BYTE, m.peer, m.tag, c.mpi, &m.request);
+    case op_kind::send: return MPI_Isend(m.in, count, MPI_BYTE, m.peer, m.tag, c.mpi, &m.request);
+    case op_kind::recv: return MPI_Irecv(m.out, count, MPI_BYTE, m.peer, m.tag, c.mpi, &m.request);
     case op_kind::all_reduce:
       return MPI_Iallreduce(m.in == m.out ? MPI_IN_PLACE : m.in, m.out, count, mpi_type(m.type),
                             mpi_op(m.op), c.mpi, &m.request);
@@ -66,8 +85,9 @@ int post(communicator_state& c, message& m) {
     case op_kind::all_gather: {
       int element = 0;
       MPI_Type_size(mpi_type(m.type), &element);
-      const void* own = static_cast<const char*>(m.out) +
-                        static_cast<std::size_t>(c.rank) * m.count * static_cast<std::size_t>(element);
+      const void* own = static_cast<const char*>(m.out) + static_cast<std::size_t>(c.rank) *
+                                                              m.count *
+                                                              static_cast<std::size_t>(element);
       return MPI_Iallgather(m.in == own ? MPI_IN_PLACE : m.in, count, mpi_type(m.type), m.out,
                             count, mpi_type(m.type), c.mpi, &m.request);
     }
@@ -108,9 +128,9 @@ std::string message::describe() const {
     case op_kind::recv:
       return "recv of " + std::to_string(count) + " bytes from rank " + std::to_string(peer);
     case op_kind::broadcast:
-      return "broadcast of " + std::to_string(count) + " elements from rank " + std::to_string(peer);
-    default:
-      return std::string(to_string(kind)) + " of " + std::to_string(count) + " elements";
+      return "broadcast of " + std::to_string(count) + " elements from rank " +
+             std::to_string(peer);
+    default: return std::string(to_string(kind)) + " of " + std::to_string(count) + " elements";
   }
 }
 
@@ -144,7 +164,8 @@ kind active() {
                  {"no_timeout", kind::no_timeout}};
     for (const auto& n : names)
       if (std::strcmp(v, n.name) == 0) {
-        std::fprintf(stderr, "sluice: SLUICE_COMM_MUTATION=%s: a COMM rule is broken on purpose\n", v);
+        std::fprintf(stderr, "sluice: SLUICE_COMM_MUTATION=%s: a COMM rule is broken on purpose\n",
+                     v);
         return n.k;
       }
     throw error(errc::invalid_argument,
@@ -215,8 +236,7 @@ progress& progress::get() {
 }
 
 progress::progress()
-    : timeout_s_(sluice::detail::integer_from_environment("SLUICE_COMM_TIMEOUT_S", 300, 1,
-                                                          86400)) {
+    : timeout_s_(sluice::detail::integer_from_environment("SLUICE_COMM_TIMEOUT_S", 300, 1, 86400)) {
   // MPI_Finalize deletes MPI_COMM_SELF's attributes first: the engine stops
   // there, failing what is still pending, before MPI goes away.
   int key = MPI_KEYVAL_INVALID;
@@ -246,40 +266,81 @@ int progress::on_finalize(MPI_Comm, int, void*, void* self) {
 void progress::shut_down() noexcept {
   {
     std::lock_guard<std::mutex> lock(m_);
-    if (stopped_) return;
-    stopping_ = true;
+    if (stopping_.exchange(true)) return;
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
-void progress::submit(batch* b) noexcept {
-  bool refused = false;
-  {
-    std::lock_guard<std::mutex> lock(m_);
-    if (stopped_) {
-      refused = true;
-    } else {
-      b->next = nullptr;
-      if (inbox_tail_ != nullptr)
-        inbox_tail_->next = b;
-      else
-        inbox_head_ = b;
-      inbox_tail_ = b;
-    }
-  }
-  if (refused) {
-    b->failure = "MPI_Finalize was called before it could start";
-    finish(b);
-    return;
-  }
-  cv_.notify_one();
+std::mutex& progress::enqueue_order() noexcept {
+  static auto* m = new std::mutex;
+  return *m;
 }
 
-bool progress::arrived(const batch& b) noexcept {
-  for (const flag_lease& a : b.arrivals)
-    if (a.flag->load() < a.value) return false;
-  return true;
+namespace {
+// The inbox once the engine stopped: submit() refuses from then on.
+batch* closed_inbox() noexcept {
+  static batch marker;
+  return &marker;
+}
+}  // namespace
+
+void progress::submit(batch* b) noexcept {
+  batch* head = inbox_.load();
+  do {
+    if (head == closed_inbox()) {
+      b->failure = "MPI_Finalize was called before it could start";
+      finish(b);
+      return;
+    }
+    b->next = head;
+  } while (!inbox_.compare_exchange_weak(head, b));
+  // seq_cst with the engine's sleeping_ store and inbox_ load: either it sees
+  // this batch before it waits, or this sees it waiting.
+  if (sleeping_.load()) {
+    std::lock_guard<std::mutex> lock(m_);
+    cv_.notify_one();
+  }
+}
+
+batch* progress::take_inbox(bool close) noexcept {
+  batch* newest = inbox_.exchange(close ? closed_inbox() : nullptr);
+  if (newest == closed_inbox()) return nullptr;
+  batch* oldest = nullptr;
+  while (newest != nullptr) oldest = std::exchange(newest, std::exchange(newest->next, oldest));
+  return oldest;
+}
+
+bool progress::advance_lanes(bool stop) {
+  bool moved = false;
+  for (std::size_t i = 0; i < lanes_.size();) {
+    auto& waiting = lanes_[i].waiting;
+    while (!waiting.empty()) {
+      auto [b, k] = waiting.front();
+      if (!stop && b->arrivals[k].flag->load() < b->arrivals[k].value) break;
+      waiting.pop_front();
+      --waiting_batches_;
+      moved = true;
+      if (++b->arrived < b->arrivals.size()) continue;
+      for (const flag_lease& a : b->arrivals) return_flag(a);
+      b->arrivals.clear();
+      if (stop) {
+        b->failure = "MPI_Finalize was called before it could start";
+        finish(b);
+      } else {
+        order(b);
+      }
+    }
+    // An empty lane is kept for the stream's next operation (its queue's
+    // memory with it) unless there are many.
+    if (waiting.empty() && lanes_.size() > 64) {
+      lanes_[i] = std::move(lanes_.back());
+      lanes_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  return moved;
 }
 
 void progress::order(batch* b) {
@@ -315,7 +376,7 @@ void progress::start(batch* b) {
                     : clock::now() + std::chrono::seconds(timeout_s_);
   const bool nccl = c.kind == engine::nccl;
   for (auto& m : b->messages) {
-    const int code = nccl ? post_sizes(c, m) : post(c, m);
+    const int code = nccl ? post_sizes(c, m) : post(c, m, b->collective);
     if (code != MPI_SUCCESS) {
       b->failure = m.describe() + " could not start: " + mpi_error_string(code);
       m.done = true;
@@ -384,7 +445,15 @@ bool progress::poll(batch& b) {
     if (m.done) continue;
     int completed = 0;
     MPI_Status status;
-    const int code = MPI_Test(&m.request, &completed, &status);
+    int code = MPI_SUCCESS;
+    if (m.ring != nullptr) {
+      bool finished = false;
+      code = m.ring->test(finished);
+      completed = finished ? 1 : 0;
+      status.MPI_ERROR = code;
+    } else {
+      code = MPI_Test(&m.request, &completed, &status);
+    }
     if (code != MPI_SUCCESS && b.failure.empty()) {
       b.failure = m.describe() + " failed: " +
                   mpi_error_string(code == MPI_ERR_IN_STATUS ? status.MPI_ERROR : code);
@@ -413,6 +482,7 @@ void progress::fail_expired(batch& b) {
     if (m.done && !nccl) continue;  // nccl: every message waits for NCCL's kernel
     if (!waiting.empty()) waiting += ", ";
     waiting += m.describe();
+    if (m.ring != nullptr) m.ring->cancel(cancelled_);
     for (MPI_Request* r : {&m.request, &m.size_request})
       if (*r != MPI_REQUEST_NULL) {
         MPI_Cancel(r);
@@ -422,8 +492,8 @@ void progress::fail_expired(batch& b) {
     m.done = true;
   }
   if (b.failure.empty())
-    b.failure = "no answer within SLUICE_COMM_TIMEOUT_S=" + std::to_string(timeout_s_) +
-                " s: " + waiting;
+    b.failure =
+        "no answer within SLUICE_COMM_TIMEOUT_S=" + std::to_string(timeout_s_) + " s: " + waiting;
   // The NCCL kernels that wait for the peer end only with the communicator.
   if (nccl) nccl_abort(*b.comm, "rank " + std::to_string(b.comm->rank) + ": " + b.failure);
 }
@@ -459,53 +529,46 @@ bool progress::on_engine_thread() noexcept { return detail::on_engine_thread; }
 
 void progress::run() {
   detail::on_engine_thread = true;
-  auto last_progress = clock::now();
+  clock::time_point idle_since{};
+  unsigned idle_passes = 0;
+  unsigned deadline_passes = 0;
+  bool slow = false;  // no progress for 200 us: poll every 50 us
   for (;;) {
-    batch* incoming = nullptr;
-    bool stop = false;
-    {
+    if (active_.empty() && cancelled_.empty() && waiting_batches_ == 0 &&
+        inbox_.load() == nullptr) {
       std::unique_lock<std::mutex> lock(m_);
-      if (active_.empty() && cancelled_.empty() && arriving_.empty())
-        cv_.wait(lock, [&] { return inbox_head_ != nullptr || stopping_; });
-      incoming = std::exchange(inbox_head_, nullptr);
-      inbox_tail_ = nullptr;
-      stop = stopping_;
-      if (stop) stopped_ = true;
+      sleeping_.store(true);
+      cv_.wait(lock, [&] { return inbox_.load() != nullptr || stopping_.load(); });
+      sleeping_.store(false);
     }
+    const bool stop = stopping_.load();
+    batch* incoming = take_inbox(stop);
     bool moved = false;
     {
       auto mpi_lock = mpi_guard();
       while (incoming != nullptr) {
         batch* b = std::exchange(incoming, incoming->next);
         moved = true;
-        if (mutation::is(mutation::kind::post_at_enqueue))
+        if (mutation::is(mutation::kind::post_at_enqueue)) {
           order(b);  // the mutation: started before its streams get there
-        else
-          arriving_.push_back(b);
-      }
-      for (std::size_t i = 0; i < arriving_.size();) {
-        batch* b = arriving_[i];
-        if (!stop && !arrived(*b)) {
-          ++i;
           continue;
         }
-        arriving_[i] = arriving_.back();
-        arriving_.pop_back();
-        moved = true;
-        for (const flag_lease& a : b->arrivals) return_flag(a);
-        b->arrivals.clear();
-        if (stop) {
-          b->failure = "MPI_Finalize was called before it could start";
-          finish(b);
-        } else {
-          order(b);
+        for (std::size_t k = 0; k < b->streams.size(); ++k) {
+          auto it = std::find_if(lanes_.begin(), lanes_.end(),
+                                 [&](const struct lane& l) { return l.stream == b->streams[k]; });
+          if (it == lanes_.end()) it = lanes_.insert(lanes_.end(), {b->streams[k], {}});
+          it->waiting.emplace_back(b, k);
+          ++waiting_batches_;
         }
       }
-      const auto now = clock::now();
+      if (advance_lanes(stop)) moved = true;
+      // Deadlines are seconds: the clock is read every 32nd pass.
+      const bool check_deadlines = stop || (++deadline_passes & 31U) == 0;
+      const auto now = check_deadlines ? clock::now() : clock::time_point{};
       for (std::size_t i = 0; i < active_.size();) {
         batch* b = active_[i];
         bool done = poll(*b);
-        if (!done && (stop || now >= b->deadline)) {
+        if (!done && check_deadlines && (stop || now >= b->deadline)) {
           if (stop && b->failure.empty())
             b->failure = "MPI_Finalize was called while it was pending";
           fail_expired(*b);
@@ -546,13 +609,29 @@ void progress::run() {
       return;
     }
     // Spin while messages move, then poll gently: latency when busy, little
-    // CPU when a peer is slow (docs/comm.md states the bound).
-    const auto now = clock::now();
-    if (moved) last_progress = now;
-    if (now - last_progress < std::chrono::microseconds(200))
-      std::this_thread::yield();
-    else
+    // CPU when a peer is slow (docs/comm.md states the bound). After progress
+    // look again at once: a finished operation may have let its stream reach
+    // the next one (the host backend runs flag ops on the thread that stores
+    // the flag).
+    if (moved) {
+      idle_passes = 0;
+      slow = false;
+      continue;
+    }
+    if (slow) {
       std::this_thread::sleep_for(std::chrono::microseconds(50));
+      continue;
+    }
+    // Spin as a blocking MPI call would, reading the clock and giving the CPU
+    // away every 64 passes (a 2-core machine: the thread that makes the next
+    // move may need it); slow down 200 us after the last progress.
+    if ((++idle_passes & 63U) != 0) continue;
+    const auto now = clock::now();
+    if (idle_passes == 64)
+      idle_since = now;
+    else if (now - idle_since >= std::chrono::microseconds(200))
+      slow = true;
+    std::this_thread::yield();
   }
 }
 
@@ -561,9 +640,16 @@ communicator_state::~communicator_state() {
   int finalized = 1;
   MPI_Finalized(&finalized);
   if (mpi == MPI_COMM_NULL || finalized) return;
-  std::unique_lock<std::mutex> lock;
-  if (!progress::on_engine_thread()) lock = progress::mpi_guard();  // the engine holds it
-  MPI_Comm_free(&mpi);
+  auto free_both = [this] {
+    MPI_Comm_free(&mpi);
+    if (ring != MPI_COMM_NULL) MPI_Comm_free(&ring);
+  };
+  if (progress::on_engine_thread()) {  // it holds the MPI guard
+    free_both();
+    return;
+  }
+  auto lock = progress::mpi_guard();
+  free_both();
 }
 
 }  // namespace sluice::comm::detail

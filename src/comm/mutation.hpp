@@ -8,13 +8,13 @@ namespace sluice::comm::detail::mutation {
 
 enum class kind {
   none,
-  post_at_enqueue,       //!< an operation starts when enqueued, not when its stream gets there (COMM-1)
-  enqueue_waits,         //!< the enqueuing call waits for the operation to complete (COMM-2)
-  one_at_a_time,         //!< the engine finishes one operation before it starts the next (COMM-3)
-  tag_zero,              //!< every message has match number 0: MPI matches them as posted (COMM-4)
-  collectives_unordered, //!< collectives start as their streams reach them (COMM-5)
-  skip_rank_checks,      //!< ranks and roots are not checked (COMM-6)
-  no_timeout,            //!< operations wait for their peers for ever (COMM-7)
+  post_at_enqueue,  //!< an operation starts when enqueued, not when its stream gets there (COMM-1)
+  enqueue_waits,    //!< the enqueuing call waits for the operation to complete (COMM-2)
+  one_at_a_time,    //!< the engine finishes one operation before it starts the next (COMM-3)
+  tag_zero,         //!< every message has match number 0: MPI matches them as posted (COMM-4)
+  collectives_unordered,  //!< collectives start as their streams reach them (COMM-5)
+  skip_rank_checks,       //!< ranks and roots are not checked (COMM-6)
+  no_timeout,             //!< operations wait for their peers for ever (COMM-7)
 };
 
 //! The mutation in force (SLUICE_COMM_MUTATION; errc::invalid_argument for an unknown name).
