@@ -12,9 +12,9 @@
 //   kernels across streams).
 // - Sends match receives per peer in enqueue order (one MPI tag).
 // - ncclCommAbort ends the operations that wait (their stream goes on) and
-//   sets the asynchronous error; a size mismatch is MPI's (the receive is
-//   truncated or short) and becomes an asynchronous error, where NCCL would
-//   wait for bytes that never come (sluice aborts it either way).
+//   sets the asynchronous error. A receive of another size than its send
+//   (MPI truncates it, or it is short) holds its stream until the abort, as
+//   NCCL's kernel would wait for bytes that never come; NCCL does not know.
 // Needs MPI_THREAD_MULTIPLE (the operations call MPI on the streams' threads).
 // Not modelled: devices (the current device is not checked), NCCL's own
 // eager or rendezvous limits, configurations, user buffer registration.
@@ -139,7 +139,8 @@ void fail(ncclComm_t c, ncclResult_t r) {
 void execute(launch& l) {
   ncclComm_t c = l.comm;
   std::vector<MPI_Request> requests;
-  std::vector<bool> cancellable;  // point-to-point (MPI cannot cancel a collective)
+  std::vector<bool> cancellable;    // point-to-point (MPI cannot cancel a collective)
+  std::vector<long long> receives;  // a receive's bytes; -1: not a receive
   for (const pending& p : l.ops) {
     const std::size_t bytes = p.count * type_size(p.type);
     MPI_Request r = MPI_REQUEST_NULL;
@@ -174,6 +175,7 @@ void execute(launch& l) {
     }
     requests.push_back(r);
     cancellable.push_back(p.k == kind::send || p.k == kind::recv);
+    receives.push_back(p.k == kind::recv ? static_cast<long long>(bytes) : -1);
   }
   std::vector<MPI_Status> statuses(requests.size());
   for (;;) {
@@ -186,9 +188,19 @@ void execute(launch& l) {
     int all = 0;
     const int code =
         MPI_Testall(static_cast<int>(requests.size()), requests.data(), &all, statuses.data());
-    if (code != MPI_SUCCESS) {
-      // A receive smaller than its send (MPI_ERR_TRUNCATE) or another error.
-      fail(c, ncclRemoteError);
+    bool stuck = code != MPI_SUCCESS;  // a receive smaller than its send (MPI_ERR_TRUNCATE)
+    if (all && !stuck)
+      for (std::size_t i = 0; i < receives.size(); ++i) {
+        int got = 0;
+        if (receives[i] >= 0 && (MPI_Get_count(&statuses[i], MPI_BYTE, &got) != MPI_SUCCESS ||
+                                 static_cast<long long>(got) != receives[i]))
+          stuck = true;  // a receive larger than its send
+      }
+    if (stuck) {
+      // NCCL's kernels would wait for the bytes that never come (or for room
+      // that is never given), and NCCL would not know: held until the abort.
+      std::unique_lock<std::mutex> lock(c->m);
+      c->cv.wait(lock, [&] { return c->aborted.load(); });
       return;
     }
     if (all) return;
