@@ -7,6 +7,7 @@
 #include <sluice/trace.hpp>
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
+#include <fstream>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -208,6 +210,19 @@ struct stream_track {
   int priority = 0;
 };
 
+//! note_span's category and arguments, by range id, until the writer draws
+//! the span (on its thread): sluice::comm's operations, few next to the
+//! operations around them.
+struct span_table {
+  std::mutex m;
+  std::unordered_map<std::uint64_t, std::pair<const char*, std::string>> spans;
+};
+
+span_table& the_spans() {
+  static auto* t = new span_table();  // never destroyed: used at exit
+  return *t;
+}
+
 //! One trace being written: the file, a thread that formats and writes the
 //! chunks handed to it, and what the end needs (tracks, counts).
 class writer {
@@ -248,10 +263,22 @@ class writer {
     return spare;
   }
 
+  //! Once written, the file is renamed to `path` (any thread).
+  void rename_at_end(const std::string& path) {
+    std::lock_guard<std::mutex> lock(path_m_);
+    final_path_ = path;
+  }
+  //! The file's name once written.
+  std::string final_path() {
+    std::lock_guard<std::mutex> lock(path_m_);
+    return final_path_.empty() ? path_ : final_path_;
+  }
+
   //! Writes what is queued, then the tracks' metadata and the end of the
   //! document, and closes the file. False if the file could not be written.
+  //! `trace_args`: JSON members of the trace's own metadata event ("sluice_trace").
   bool finish(const std::map<int, std::int64_t>& clock_error_ns, const std::string& source,
-              std::size_t* operations) {
+              const std::string& trace_args, std::size_t* operations) {
     stop();
     if (failed_) return false;
     for (const int d : devices_) {
@@ -283,11 +310,24 @@ class writer {
     }
     for (const std::uint64_t h : host_threads_)
       metadata("thread_name", host_pid, &h, "\"name\": \"host thread " + std::to_string(h) + "\"");
+    // The trace's own: where its clock's origin is on the host's steady clock,
+    // the host, and (several ranks) the rank and its clock offset.
+    {
+      std::string args = "\"origin_steady_ns\": ";
+      append_int(args, origin_);
+      args += ", " + trace_args;
+      metadata("sluice_trace", host_pid, nullptr, args);
+    }
     out_ += "\n]}\n";
     flush();
     if (file_ == nullptr) return false;  // it could not be opened
-    const bool closed = std::fclose(file_) == 0;
+    bool closed = std::fclose(file_) == 0;
     file_ = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(path_m_);
+      if (closed && !failed_ && !final_path_.empty() && final_path_ != path_)
+        closed = std::rename(path_.c_str(), final_path_.c_str()) == 0;
+    }
     if (operations != nullptr) *operations = operations_;
     return !failed_ && closed;
   }
@@ -418,28 +458,50 @@ class writer {
       }
       const std::int64_t end_ns = end->second;
       early_ends_.erase(end);
-      range_event(open_range{r.device, r.stream, r.end_ns, r.label}, end_ns);
+      range_event(open_range{r.device, r.stream, r.end_ns, r.label}, end_ns, r.range);
     } else {
       const auto b = open_ranges_.find(r.range);
       if (b == open_ranges_.end()) {
         early_ends_.emplace(r.range, r.end_ns);
         return;
       }
-      range_event(b->second, r.end_ns);
+      range_event(b->second, r.end_ns, r.range);
       open_ranges_.erase(b);
     }
   }
 
-  void range_event(const open_range& b, std::int64_t end_ns) {
+  void range_event(const open_range& b, std::int64_t end_ns, std::uint64_t id) {
+    // A span of note_span (sluice::comm): its own category and arguments.
+    const char* cat = "range";
+    std::string args;
+    {
+      auto& t = the_spans();
+      std::lock_guard<std::mutex> lock(t.m);
+      if (!t.spans.empty()) {
+        const auto it = t.spans.find(id);
+        if (it != t.spans.end()) {
+          cat = it->second.first;
+          args.swap(it->second.second);
+          t.spans.erase(it);
+        }
+      }
+    }
     next_event();
     out_ += "{\"name\": \"";
     append_escaped(out_, b.label);
-    out_ += "\", \"cat\": \"range\", \"ph\": \"X\", ";
+    out_ += "\", \"cat\": \"";
+    out_ += cat;
+    out_ += "\", \"ph\": \"X\", ";
     append_where(out_, b.device, b.stream);
     out_ += ", \"ts\": ";
     append_us(out_, b.ns, origin_);
     out_ += ", \"dur\": ";
     append_us(out_, end_ns, b.ns);
+    if (!args.empty()) {
+      out_ += ", \"args\": {";
+      out_ += args;
+      out_ += '}';
+    }
     out_ += "}";
   }
 
@@ -474,6 +536,7 @@ class writer {
     // short trace): creating or truncating the file costs the traced program
     // nothing while it runs.
     if (file_ == nullptr && !failed_) {
+      std::lock_guard<std::mutex> lock(path_m_);
       file_ = std::fopen(path_.c_str(), "w");
       failed_ = file_ == nullptr;
     }
@@ -484,7 +547,9 @@ class writer {
   }
 
   const std::int64_t origin_;
+  std::mutex path_m_;  // path_, final_path_
   std::string path_;
+  std::string final_path_;  // not empty: path_ is renamed to it once written
   std::FILE* file_ = nullptr;
   std::thread thread_;
 
@@ -525,6 +590,13 @@ struct collection {
   bool from_environment = false;
   std::map<int, std::int64_t> clock_error_ns;  // per device, from the backend's calibration
   std::string source;                          // trace::note_source
+  // SLUICE_TRACE's value, and whether its file already has the rank in its name.
+  std::string env_path;
+  bool rank_named = false;
+  // The process's rank (note_rank; the launcher's rank until then): kept
+  // from one trace to the next, as the process's rank does not change.
+  rank_info rank;
+  bool has_rank = false;
 };
 
 collection& the_collection() {
@@ -564,10 +636,17 @@ void write_at_exit() noexcept {
     path = c.path;
     from_environment = c.from_environment;
   }
+  std::string written;
+  {
+    auto& c = the_collection();
+    std::lock_guard<std::mutex> lock(c.m);
+    if (c.w != nullptr) written = c.w->final_path();
+  }
   try {
     const std::size_t n = trace_end();
     if (from_environment)
-      std::fprintf(stderr, "sluice: trace of %zu operations written (SLUICE_TRACE)\n", n);
+      std::fprintf(stderr, "sluice: trace of %zu operations written to %s (SLUICE_TRACE)\n", n,
+                   written.c_str());
     else
       std::fprintf(stderr,
                    "sluice: trace of %zu operations written to %s at exit (trace_end was not "
@@ -665,6 +744,79 @@ void note_source(const std::string& args) noexcept {
   }
 }
 
+int launcher_rank() noexcept {
+  // Open MPI, PMIx launchers, MPICH's Hydra (and Intel MPI), MVAPICH.
+  for (const char* name :
+       {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK"}) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') continue;
+    int rank = -1;
+    const char* end = v + std::char_traits<char>::length(v);
+    const auto r = std::from_chars(v, end, rank);
+    if (r.ec == std::errc() && r.ptr == end && rank >= 0) return rank;
+  }
+  return -1;
+}
+
+std::string rank_path(const std::string& path, int rank) {
+  const std::string r = std::to_string(rank);
+  if (path.find("%r") != std::string::npos) {
+    std::string out;
+    for (std::size_t i = 0; i < path.size(); ++i) {
+      if (path[i] == '%' && i + 1 < path.size() && path[i + 1] == 'r') {
+        out += r;
+        ++i;
+      } else {
+        out += path[i];
+      }
+    }
+    return out;
+  }
+  const std::size_t slash = path.rfind('/');
+  const std::size_t name = slash == std::string::npos ? 0 : slash + 1;
+  const std::size_t dot = path.rfind('.');
+  // An extension: a dot in the last name, not its first character ("dir/.trace" has none).
+  if (dot == std::string::npos || dot <= name) return path + ".rank" + r;
+  return path.substr(0, dot) + ".rank" + r + path.substr(dot);
+}
+
+std::string host_identity() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  std::string boot;
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::getline(in, boot);
+  return std::string(host) + (boot.empty() ? "" : " " + boot);
+}
+
+void note_span(std::uint64_t range, const char* cat, std::string args) noexcept {
+  try {
+    auto& t = the_spans();
+    std::lock_guard<std::mutex> lock(t.m);
+    t.spans[range] = {cat, std::move(args)};
+  } catch (...) {
+    std::fprintf(stderr, "sluice: out of memory while tracing: a span's arguments are left out\n");
+  }
+}
+
+void note_rank(const rank_info& r) noexcept {
+  auto& c = the_collection();
+  try {
+    std::lock_guard<std::mutex> lock(c.m);
+    // The first; a later one only where measured against more ranks.
+    if (!c.has_rank || c.rank.reference < 0 || (r.reference >= 0 && r.ranks > c.rank.ranks)) {
+      c.rank = r;
+      c.has_rank = true;
+    }
+    if (c.from_environment && !c.rank_named && c.w != nullptr && r.rank >= 0) {
+      c.w->rename_at_end(rank_path(c.env_path, r.rank));
+      c.rank_named = true;
+    }
+  } catch (...) {
+    std::fprintf(stderr, "sluice: out of memory while tracing: the rank is left out\n");
+  }
+}
+
 void start_from_environment() {
   const char* path = std::getenv("SLUICE_TRACE");
   if (path == nullptr || *path == '\0' || enabled()) return;
@@ -675,10 +827,37 @@ void start_from_environment() {
                path);
   return;
 #endif
-  trace_begin(path);
+  // One file per rank (docs/api.md "Tracing"): never two processes on one file.
+  // Under a launcher the rank is known now; otherwise the file has a name of
+  // this process's own (host and pid) until it is written, then the rank's
+  // name (a communicator gave the process one) or `path`.
+  const int rank = launcher_rank();
+  std::string file = path;
+  if (rank >= 0) {
+    file = rank_path(path, rank);
+  } else {
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+    file += std::string(".") + host + "." + std::to_string(getpid()) + ".part";
+  }
+  trace_begin(file);
   auto& c = the_collection();
   std::lock_guard<std::mutex> lock(c.m);
   c.from_environment = true;
+  c.env_path = path;
+  c.rank_named = rank >= 0;
+  if (rank >= 0 && !c.has_rank) {
+    c.rank.rank = rank;
+    c.has_rank = true;
+  }
+  if (rank < 0) {
+    if (c.has_rank && c.rank.rank >= 0) {
+      c.w->rename_at_end(rank_path(path, c.rank.rank));
+      c.rank_named = true;
+    } else {
+      c.w->rename_at_end(path);
+    }
+  }
 }
 
 }  // namespace trace
@@ -704,6 +883,11 @@ void trace_begin(const std::string& path) {
     c.path = path;
   }
   detail::trace::drain_buffers(nullptr);  // records of an earlier trace
+  {
+    auto& t = detail::trace::the_spans();
+    std::lock_guard<std::mutex> lock(t.m);
+    t.spans.clear();
+  }
   // The file is opened now and written while the program runs; one that
   // cannot be opened is reported by trace_end (errc::backend_failure).
   auto w = std::make_shared<detail::trace::writer>(path, detail::trace::now_ns());
@@ -754,10 +938,32 @@ std::size_t trace_end() {
     detail::trace::drain_buffers(w);
     std::map<int, std::int64_t> clock_error_ns;
     std::string source;
+    detail::trace::rank_info rank;
+    bool has_rank = false;
     {
       std::lock_guard<std::mutex> lock(c.m);
       clock_error_ns.swap(c.clock_error_ns);
       source.swap(c.source);
+      rank = c.rank;
+      has_rank = c.has_rank;
+    }
+    // The trace's own metadata: the host (same host: same steady clock), and
+    // where there is one, the rank and its clock against the reference rank's.
+    std::string trace_args = "\"host\": \"";
+    detail::trace::append_escaped(trace_args, detail::trace::host_identity());
+    trace_args += "\", \"process\": " + std::to_string(getpid());
+    if (has_rank && rank.rank >= 0) {
+      trace_args += ", \"rank\": " + std::to_string(rank.rank);
+      if (rank.ranks > 0) trace_args += ", \"ranks\": " + std::to_string(rank.ranks);
+      if (rank.reference >= 0) {
+        trace_args += ", \"clock_reference_rank\": " + std::to_string(rank.reference);
+        trace_args += std::string(", \"clock_same_host\": ") + (rank.same_host ? "true" : "false");
+        trace_args += ", \"clock_offset_ns\": " + std::to_string(rank.clock_offset_ns);
+        trace_args += ", \"clock_offset_error_ns\": " + std::to_string(rank.clock_error_ns);
+        trace_args += ", \"clock_offset_measured_ns\": " + std::to_string(rank.measured_offset_ns);
+        trace_args +=
+            ", \"clock_offset_measured_error_ns\": " + std::to_string(rank.measured_error_ns);
+      }
     }
     for (const auto& e : clock_error_ns)
       if (e.second > 100000)  // a few us on an idle machine
@@ -766,7 +972,8 @@ std::size_t trace_end() {
                      "us only (the host was busy while the trace calibrated): device and host "
                      "tracks may be off by that much against each other\n",
                      e.first, static_cast<double>(e.second) / 1000.0);
-    written = w->finish(clock_error_ns, source, &operations);
+    path = w->final_path();
+    written = w->finish(clock_error_ns, source, trace_args, &operations);
   } catch (...) {
     detail::stream_names::trace_written();
     std::lock_guard<std::mutex> lock(c.m);

@@ -92,8 +92,47 @@ void note_clock_error(int device, std::int64_t ns) noexcept;
 void note_source(const std::string& args) noexcept;
 
 //! SLUICE_TRACE=<path>: starts a trace written at process exit. Called by a
-//! backend at start-up; a second call does nothing.
+//! backend at start-up; a second call does nothing. Under an MPI launcher
+//! (launcher_rank) the file is rank_path(path, rank); otherwise it is written
+//! under a name of this process's own until the end, then renamed to `path`,
+//! or to rank_path(path, rank) once note_rank() gave the process a rank.
 void start_from_environment();
+
+//! The process's rank in MPI_COMM_WORLD as the launcher's environment gives
+//! it (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, MV2_COMM_WORLD_RANK), or -1.
+int launcher_rank() noexcept;
+
+//! SLUICE_TRACE's file for `rank`: every "%r" replaced by the rank, or, where
+//! there is none, ".rank<r>" inserted before the last name's extension
+//! ("t.json" -> "t.rank1.json", "t" -> "t.rank1").
+std::string rank_path(const std::string& path, int rank);
+
+//! A span drawn from the two markers of `range` (enqueue_trace_marker) with
+//! category `cat` and `args` (JSON members, `"key": value, ...`) instead of a
+//! trace_range's: sluice::comm's operations. Call before enqueuing the begin
+//! marker; a span whose markers are not written is dropped.
+void note_span(std::uint64_t range, const char* cat, std::string args) noexcept;
+
+//! Where this process stands among the ranks of an MPI job, written into the
+//! trace's metadata ("sluice_trace"): `sluice trace report` aligns the files
+//! of several ranks with it.
+struct rank_info {
+  int rank = -1;           // in MPI_COMM_WORLD
+  int ranks = 0;           // MPI_COMM_WORLD's size
+  int reference = -1;      // the world rank whose trace clock the offset is against
+  bool same_host = false;  // the reference runs on this host (same boot): same steady clock
+  std::int64_t clock_offset_ns = 0;     // this process's trace clock minus the reference's
+  std::int64_t clock_error_ns = 0;      // the offset is right within +- this
+  std::int64_t measured_offset_ns = 0;  // what the ping-pong measured (same host: offset 0)
+  std::int64_t measured_error_ns = 0;   // and within what (+- half its round trip)
+};
+//! Keeps the first rank_info of a trace (a later one only where it was
+//! measured against a larger communicator); gives a SLUICE_TRACE trace of a
+//! process without a launcher rank its rank_path.
+void note_rank(const rank_info& r) noexcept;
+
+//! This host's identity for "same steady clock": host name and boot id.
+std::string host_identity();
 
 //! The writer's formatting (exposed for bench/trace_writer.cpp): appends the
 //! Chrome-trace events of one record (its enqueue instant, its operation, no

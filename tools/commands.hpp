@@ -100,13 +100,15 @@ inline const command_info commands[] = {
      "else the first GPU backend (cuda, hip) that was built and has a device,\n"
      "else host.\n",
      false},
-    {"trace", "trace report <file>",
+    {"trace", "trace report <file>...",
      "overlap, idle gaps, waits and critical path of a sluice trace",
-     "usage: sluice trace report <trace.json> [--png <timeline.png>]\n"
+     "usage: sluice trace report <trace.json>... [--png <timeline.png>]\n"
      "\n"
      "Prints per-stream busy time, pairwise overlap, idle gaps, waits and the\n"
      "critical path of a trace written by sluice (SLUICE_TRACE=<file>, or\n"
-     "trace_begin / trace_end). Needs no backend.\n"
+     "trace_begin / trace_end), and sluice::comm's operations. Several files:\n"
+     "the traces of several ranks (one per rank), on one timeline, streams as\n"
+     "r<rank>/d<device>/s<id>, overlap per rank. Needs no backend.\n"
      "\n"
      "  --png FILE   also draw the timeline with gnuplot (Debian: gnuplot-nox)\n"
      "\n"

@@ -29,23 +29,33 @@ int trace_command(const std::vector<std::string>& args) {
   }
   // The options through CLI11, like every command's (arguments.hpp); the one
   // positional argument, the file, is what CLI11 leaves over.
-  std::string file, png;
+  // Several files: the traces of several ranks (SLUICE_TRACE under an MPI
+  // launcher), read into one timeline.
+  std::vector<std::string> files;
+  std::string png;
   parse_arguments(*find_command("trace"), std::vector<std::string>(args.begin() + 1, args.end()),
-                  command_options{{{"--png", &png}}, {}}, [&file](const std::string& arg) {
-                    if (arg.empty() || arg[0] == '-' || !file.empty()) return false;
-                    file = arg;
+                  command_options{{{"--png", &png}}, {}}, [&files](const std::string& arg) {
+                    if (arg.empty() || arg[0] == '-') return false;
+                    files.push_back(arg);
                     return true;
                   });
-  if (file.empty()) throw usage_error("'trace report' needs the trace file to read");
-  if (::access(file.c_str(), R_OK) != 0) {
-    const int error = errno;
-    std::cerr << "sluice trace report: cannot read " << file << ": " << std::strerror(error)
-              << "\n";
-    return 1;
-  }
+  if (files.empty()) throw usage_error("'trace report' needs the trace file to read");
+  for (const std::string& f : files)
+    if (::access(f.c_str(), R_OK) != 0) {
+      const int error = errno;
+      std::cerr << "sluice trace report: cannot read " << f << ": " << std::strerror(error) << "\n";
+      return 1;
+    }
+  std::string file = files.front();
+  for (std::size_t i = 1; i < files.size(); ++i) file += ", " + files[i];
   try {
     trace_analyzer analyzer(!png.empty());
-    read_trace_file(file, analyzer);
+    if (files.size() == 1) {
+      read_trace_file(file, analyzer);
+    } else {
+      read_rank_files(files, analyzer, nullptr);
+      file = std::to_string(files.size()) + " files (" + file + ")";
+    }
     std::cout << format_report(analyzer.finish(), file);
     if (!png.empty()) {
       analyzer.write_timeline_png(png);
@@ -54,7 +64,9 @@ int trace_command(const std::vector<std::string>& args) {
     return 0;
   } catch (const std::exception& e) {
     std::cout.flush();
-    std::cerr << "sluice trace report: " << file << ": " << e.what() << "\n";
+    // Several files: the message names the file (read_rank_files).
+    std::cerr << "sluice trace report: " << (files.size() == 1 ? file + ": " : std::string())
+              << e.what() << "\n";
     return 1;
   }
 }

@@ -423,6 +423,48 @@ class event_reader {
     const auto need = [&](bool has, const char* field, const char* what) {
       if (!has) bad(byte, std::string(what) + " without \"" + field + "\"");
     };
+    if (is(ph, "M") && has_name && is(name, "sluice_trace")) {
+      trace_metadata m;
+      m.present = true;
+      if (has_args)
+        for (const auto field : args) {
+          const std::string_view k = field.key;
+          const auto integer = [&](const char* what) {
+            std::int64_t v = 0;
+            if (field.value.get_int64().get(v))
+              bad(byte, std::string("\"args.") + what + "\" is not a whole number");
+            return v;
+          };
+          const auto small = [&](const char* what) {
+            const std::int64_t v = integer(what);
+            if (v < -1 || v > INT32_MAX)
+              bad(byte, std::string("\"args.") + what + "\" is out of range");
+            return static_cast<int>(v);
+          };
+          if (is(k, "origin_steady_ns"))
+            m.origin_steady_ns = integer("origin_steady_ns");
+          else if (is(k, "host"))
+            m.host = std::string(text(field.value, "args.host", byte));
+          else if (is(k, "rank"))
+            m.rank = small("rank");
+          else if (is(k, "ranks"))
+            m.ranks = small("ranks");
+          else if (is(k, "clock_reference_rank"))
+            m.clock_reference_rank = small("clock_reference_rank");
+          else if (is(k, "clock_offset_ns"))
+            m.clock_offset_ns = integer("clock_offset_ns");
+          else if (is(k, "clock_offset_error_ns"))
+            m.clock_offset_error_ns = integer("clock_offset_error_ns");
+          else if (is(k, "clock_same_host")) {
+            bool same = false;
+            if (field.value.get_bool().get(same))
+              bad(byte, "\"args.clock_same_host\" is not a boolean");
+            m.clock_same_host = same;
+          }
+        }
+      sink_.metadata(m);
+      return;
+    }
     if (is(ph, "M") && has_name && (is(name, "thread_name") || is(name, "process_name"))) {
       need(has_pid, "pid",
            is(name, "thread_name") ? "a thread_name event" : "a process_name event");
@@ -456,8 +498,10 @@ class event_reader {
       }
       return;
     }
-    if (!is(ph, "X") || (!is(cat, "op") && !is(cat, "range"))) return;
-    const char* what = is(cat, "op") ? "an operation (\"cat\": \"op\")" : "a trace_range";
+    if (!is(ph, "X") || (!is(cat, "op") && !is(cat, "range") && !is(cat, "comm"))) return;
+    const char* what = is(cat, "op")     ? "an operation (\"cat\": \"op\")"
+                       : is(cat, "comm") ? "a communication span (\"cat\": \"comm\")"
+                                         : "a trace_range";
     need(has_pid, "pid", what);
     need(has_tid, "tid", what);
     need(has_ts, "ts", what);
@@ -467,13 +511,22 @@ class event_reader {
       std::snprintf(text, sizeof text, "%g", dur);
       bad(byte, std::string(what) + " of negative duration (\"dur\": " + text + ")");
     }
-    if (is(cat, "range")) {
+    if (is(cat, "range") || is(cat, "comm")) {
       traced_range r;
       r.device = static_cast<int>(pid);
       r.stream = tid;
       r.name = std::string(name);
       r.start_us = ts;
       r.end_us = ts + dur;
+      r.comm = is(cat, "comm");
+      if (r.comm && has_args)
+        for (const auto field : args) {
+          const std::string_view k = field.key;
+          if (is(k, "engine"))
+            r.engine = std::string(text(field.value, "args.engine", byte));
+          else if (is(k, "bytes"))
+            r.bytes = whole(field.value, "args.bytes", byte);
+        }
       sink_.range(r);
       return;
     }
@@ -721,8 +774,142 @@ constexpr std::size_t max_drawn_ranges = 100000;
 }  // namespace
 
 std::string stream_label(int device, std::uint64_t stream, const std::string& name) {
-  return "d" + std::to_string(device) + "/s" + std::to_string(stream) +
-         (name.empty() ? "" : " " + name);
+  const int rank = rank_of_stream(stream);
+  const std::uint64_t id = stream & ((std::uint64_t{1} << rank_shift) - 1);
+  return (rank >= 0 ? "r" + std::to_string(rank) + "/" : std::string()) + "d" +
+         std::to_string(device) + "/s" + std::to_string(id) + (name.empty() ? "" : " " + name);
+}
+
+std::vector<rank_alignment> align_ranks(const std::vector<trace_metadata>& files) {
+  std::vector<rank_alignment> out(files.size());
+  std::map<int, std::size_t> seen;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    out[i].rank = files[i].rank >= 0 ? files[i].rank : static_cast<int>(i);
+    const auto [it, fresh] = seen.emplace(out[i].rank, i);
+    if (!fresh)
+      throw std::runtime_error("files " + std::to_string(it->second + 1) + " and " +
+                               std::to_string(i + 1) + " are both rank " +
+                               std::to_string(out[i].rank) + " (one file per rank)");
+    if (out[i].rank > 65534)
+      throw std::runtime_error("rank " + std::to_string(out[i].rank) + " is too large");
+  }
+  if (files.empty()) return out;
+  // The reference: the rank the offsets were measured against, if among the files.
+  std::size_t ref = 0;
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (files[i].clock_reference_rank >= 0) {
+      const auto it = seen.find(files[i].clock_reference_rank);
+      if (it != seen.end()) ref = it->second;
+      break;
+    }
+  const trace_metadata& r = files[ref];
+  std::vector<double> place(files.size());  // origin on the reference's clock, ns
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const trace_metadata& f = files[i];
+    rank_alignment& al = out[i];
+    std::int64_t offset = 0;
+    if (i == ref) {
+      al.how = "reference clock";
+    } else if (!f.host.empty() && f.host == r.host) {
+      al.how = "same host as the reference: same steady clock, exact";
+    } else if (f.clock_reference_rank >= 0 && f.clock_reference_rank == out[ref].rank) {
+      offset = f.clock_offset_ns;
+      al.error_us = static_cast<double>(f.clock_offset_error_ns) / 1000.0;
+      al.how = "clock offset measured at communicator creation";
+    } else if (!f.present || !r.present) {
+      al.how = "not aligned: a trace without sluice_trace metadata (times from its own start)";
+    } else {
+      al.how = "not aligned: another host and no clock offset against the reference's rank";
+    }
+    const bool aligned = al.how.rfind("not aligned", 0) != 0;
+    place[i] = aligned ? static_cast<double>(f.origin_steady_ns - offset) : 0.0;
+  }
+  // Unaligned files start where the reference starts.
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (out[i].how.rfind("not aligned", 0) == 0) place[i] = place[ref];
+  const double base = *std::min_element(place.begin(), place.end());
+  for (std::size_t i = 0; i < files.size(); ++i) out[i].shift_us = (place[i] - base) / 1000.0;
+  return out;
+}
+
+namespace {
+
+//! Reads only a trace's metadata.
+struct metadata_sink : trace_sink {
+  trace_metadata m;
+  void track(int, std::uint64_t, const stream_track&) override {}
+  void clock_error(int, double) override {}
+  void op(const traced_op&) override {}
+  void range(const traced_range&) override {}
+  void metadata(const trace_metadata& t) override { m = t; }
+};
+
+//! Hands one rank's events on: times shifted, streams marked with the rank.
+struct rank_sink : trace_sink {
+  trace_sink& to;
+  int rank;
+  double shift;
+  rank_sink(trace_sink& t, int r, double s) : to(t), rank(r), shift(s) {}
+  std::uint64_t id(std::uint64_t stream) const {
+    if (stream >> rank_shift != 0)
+      throw std::runtime_error("stream id " + std::to_string(stream) + " is too large to merge");
+    return merged_stream(rank, stream);
+  }
+  void track(int device, std::uint64_t stream, const stream_track& t) override {
+    to.track(device, id(stream), t);
+  }
+  void clock_error(int device, double us) override {
+    // Keyed by rank too: (rank + 1) * 1000 + device (format_report shows it).
+    to.clock_error((rank + 1) * 1000 + device, us);
+  }
+  void op(const traced_op& o) override {
+    traced_op m = o;
+    m.stream = id(o.stream);
+    if (m.waits_for_stream != 0) m.waits_for_stream = id(o.waits_for_stream);
+    m.start_us += shift;
+    m.end_us += shift;
+    to.op(m);
+  }
+  void range(const traced_range& r) override {
+    traced_range m = r;
+    m.stream = id(r.stream);
+    m.start_us += shift;
+    m.end_us += shift;
+    to.range(m);
+  }
+  void metadata(const trace_metadata& m) override { to.metadata(m); }
+};
+
+}  // namespace
+
+trace_metadata read_trace_metadata(const std::string& path) {
+  metadata_sink m;
+  read_trace_file(path, m);
+  return m.m;
+}
+
+void read_rank_files(const std::vector<std::string>& files, trace_analyzer& into,
+                     std::vector<rank_alignment>* alignment) {
+  std::vector<trace_metadata> meta;
+  for (const std::string& f : files) {
+    try {
+      meta.push_back(read_trace_metadata(f));
+    } catch (const std::exception& e) {
+      throw std::runtime_error(f + ": " + e.what());
+    }
+  }
+  std::vector<rank_alignment> al = align_ranks(meta);
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    al[i].file = files[i];
+    rank_sink sink(into, al[i].rank, al[i].shift_us);
+    try {
+      read_trace_file(files[i], sink);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(files[i] + ": " + e.what());
+    }
+  }
+  into.note_alignment(al);
+  if (alignment != nullptr) *alignment = al;
 }
 
 void read_trace_events(const trace_source& source, trace_sink& sink) {
@@ -799,6 +986,13 @@ struct range_acc {
   std::uint64_t first_index = 0;
 };
 
+struct comm_acc {
+  trace_analysis::comm_summary s;
+  int device = 0;
+  std::uint64_t stream = 0;
+  double first_start = 0;
+};
+
 }  // namespace
 
 struct trace_analyzer::state {
@@ -816,6 +1010,10 @@ struct trace_analyzer::state {
   bool any = false;
   std::map<std::pair<std::uint64_t, std::string>, std::size_t> range_index;
   std::vector<range_acc> ranges;
+  // sluice::comm's spans: per stream and name, and their intervals per rank.
+  std::map<std::pair<std::uint64_t, std::string>, std::size_t> comm_index;
+  std::vector<comm_acc> comm;
+  std::map<int, intervals> comm_spans;
   // Kernels per (stream index, name id): count, time, order of first sight.
   struct kernel_acc {
     std::size_t count = 0;
@@ -938,11 +1136,35 @@ void trace_analyzer::op(const traced_op& o) {
   s.any = true;
 }
 
+void trace_analyzer::note_alignment(const std::vector<rank_alignment>& alignment) {
+  s_->a.alignment = alignment;
+}
+
 void trace_analyzer::range(const traced_range& r) {
   state& s = *s_;
   const std::uint64_t number = s.range_count++;
   if (s.timeline && s.drawn_ranges.size() < max_drawn_ranges) s.drawn_ranges.push_back(r);
   const double d = r.end_us - r.start_us;
+  if (r.comm) {
+    // A comm operation: its own table, not the trace_ranges'.
+    const auto [it, fresh] = s.comm_index.emplace(std::make_pair(r.stream, r.name), s.comm.size());
+    if (fresh) {
+      comm_acc acc;
+      acc.device = r.device;
+      acc.stream = r.stream;
+      acc.s.name = r.name;
+      acc.s.engine = r.engine;
+      acc.first_start = r.start_us;
+      s.comm.push_back(std::move(acc));
+    }
+    comm_acc& acc = s.comm[it->second];
+    acc.first_start = std::min(acc.first_start, r.start_us);
+    ++acc.s.count;
+    acc.s.bytes += r.bytes;
+    acc.s.total_us += d;
+    s.comm_spans[rank_of_stream(r.stream)].emplace_back(r.start_us, r.end_us);
+    return;
+  }
   const auto [it, fresh] = s.range_index.emplace(std::make_pair(r.stream, r.name), s.ranges.size());
   if (fresh) {
     range_acc acc;
@@ -1078,6 +1300,8 @@ const trace_analysis& trace_analyzer::finish() {
   }
   for (std::size_t i = 0; i < a.streams.size(); ++i)
     for (std::size_t j = i + 1; j < a.streams.size(); ++j) {
+      // Several ranks: overlap within each rank (their clocks are apart).
+      if (rank_of_stream(a.streams[i].stream) != rank_of_stream(a.streams[j].stream)) continue;
       const double shorter = std::min(a.streams[i].busy_us, a.streams[j].busy_us);
       if (shorter <= 0) continue;
       overlap_pair p;
@@ -1158,6 +1382,60 @@ const trace_analysis& trace_analyzer::finish() {
     rs.stream_label = stream_label(rs.device, rs.stream, t != s.tracks.end() ? t->second.name : "");
     a.ranges.push_back(std::move(rs));
   }
+  // Comm operations per stream (the table's order) and name (by first start).
+  {
+    std::vector<const comm_acc*> listed;
+    for (const comm_acc& c : s.comm) listed.push_back(&c);
+    std::sort(listed.begin(), listed.end(), [&](const comm_acc* x, const comm_acc* y) {
+      const std::size_t ox = order(x->stream), oy = order(y->stream);
+      if (ox != oy) return ox < oy;
+      if (x->stream != y->stream) return x->stream < y->stream;
+      return x->first_start < y->first_start;
+    });
+    for (const comm_acc* c : listed) {
+      trace_analysis::comm_summary cs = c->s;
+      const auto t = s.tracks.find({c->device, c->stream});
+      cs.stream_label =
+          stream_label(c->device, c->stream, t != s.tracks.end() ? t->second.name : "");
+      a.comm.push_back(std::move(cs));
+    }
+  }
+  // Per rank: the time its comm operations were in flight, and how much of it
+  // its streams were busy (subtracting each stream's busy intervals, in order,
+  // from what is still uncovered).
+  for (auto& [rank, spans] : s.comm_spans) {
+    intervals uncovered = merged(std::move(spans));
+    trace_analysis::rank_comm rc;
+    rc.rank = rank;
+    for (const interval& x : uncovered) rc.comm_us += x.second - x.first;
+    for (std::size_t i = 0; i < s.streams.size(); ++i) {
+      if (rank_of_stream(s.streams[i]->id) != rank) continue;
+      log_reader<interval> busy(*s.file, s.streams[i]->busy);
+      intervals left;
+      std::size_t u = 0;
+      interval b;
+      bool more = busy.next(b);
+      for (; u < uncovered.size(); ++u) {
+        interval x = uncovered[u];
+        while (more && b.second <= x.first) more = busy.next(b);
+        while (more && b.first < x.second) {
+          if (b.first > x.first) left.emplace_back(x.first, b.first);
+          x.first = std::max(x.first, b.second);
+          if (x.first >= x.second) break;
+          if (b.second <= x.second)
+            more = busy.next(b);
+          else
+            break;
+        }
+        if (x.first < x.second) left.push_back(x);
+      }
+      uncovered.swap(left);
+    }
+    double still = 0;
+    for (const interval& x : uncovered) still += x.second - x.first;
+    rc.covered_us = rc.comm_us - still;
+    a.comm_overlap.push_back(rc);
+  }
   return a;
 }
 
@@ -1178,8 +1456,23 @@ std::string format_report(const trace_analysis& a, const std::string& file) {
     // Device times were mapped onto the host clock: against host functions'
     // times (host clock) they may be off by this much.
     out << "device clocks (device times on the host clock within +-):";
-    for (const auto& e : a.clock_error_us) out << " device " << e.first << " " << us(e.second);
+    for (const auto& e : a.clock_error_us) {
+      if (e.first >= 1000)  // merged traces: (rank + 1) * 1000 + device
+        out << " r" << e.first / 1000 - 1 << "/device " << e.first % 1000 << " " << us(e.second);
+      else
+        out << " device " << e.first << " " << us(e.second);
+    }
     out << "\n";
+  }
+  if (!a.alignment.empty()) {
+    out << "ranks (one timeline: each file's times moved onto the reference rank's clock):\n";
+    for (const rank_alignment& r : a.alignment) {
+      out << "  r" << r.rank << ": " << r.file << ": " << r.how;
+      if (r.error_us > 0) out << ", within +-" << us(r.error_us);
+      char shift[48];
+      std::snprintf(shift, sizeof shift, " (shifted by %.3f us)", r.shift_us);
+      out << shift << "\n";
+    }
   }
   out << "streams (busy: operations other than waits; idle: the rest of the stream's span):\n";
   for (const stream_summary& s : a.streams) {
@@ -1190,23 +1483,41 @@ std::string format_report(const trace_analysis& a, const std::string& file) {
         << pct << "), idle " << us(s.idle_us) << " (largest gap " << us(s.largest_gap_us) << "), "
         << s.waits << " waits (" << us(s.waiting_us) << ")\n";
   }
-  out << "overlap (busy time of both streams at once, % of the shorter stream's busy time):\n";
-  if (a.overlaps.empty()) out << "  (fewer than two busy streams)\n";
-  // The pairs that overlap most first; at most 20 of them.
-  std::vector<overlap_pair> pairs = a.overlaps;
-  std::stable_sort(pairs.begin(), pairs.end(), [](const overlap_pair& x, const overlap_pair& y) {
-    return x.overlap_us > y.overlap_us;
-  });
-  constexpr std::size_t shown = 20;
-  if (pairs.size() > shown) {
-    out << "  (the " << shown << " pairs with the most overlap of " << pairs.size() << ")\n";
-    pairs.resize(shown);
+  // Overlap: within each rank (a single trace: one "rank").
+  std::vector<int> ranks;
+  for (const stream_summary& st : a.streams) {
+    const int r = rank_of_stream(st.stream);
+    if (std::find(ranks.begin(), ranks.end(), r) == ranks.end()) ranks.push_back(r);
   }
-  for (const overlap_pair& p : pairs) {
-    char pct[16];
-    std::snprintf(pct, sizeof pct, "%.1f%%", p.percent_of_shorter);
-    out << "  " << label_of(a.streams[p.a]) << " x " << label_of(a.streams[p.b]) << ": "
-        << us(p.overlap_us) << " (" << pct << ")\n";
+  std::sort(ranks.begin(), ranks.end());
+  if (ranks.empty()) ranks.push_back(-1);
+  for (const int rank : ranks) {
+    const std::string indent = rank >= 0 ? "    " : "  ";
+    if (rank >= 0)
+      out << "overlap on rank " << rank
+          << " (busy time of both streams at once, % of the shorter stream's busy time):\n";
+    else
+      out << "overlap (busy time of both streams at once, % of the shorter stream's busy time):\n";
+    std::vector<overlap_pair> pairs;
+    for (const overlap_pair& p : a.overlaps)
+      if (rank_of_stream(a.streams[p.a].stream) == rank) pairs.push_back(p);
+    if (pairs.empty()) out << indent << "(fewer than two busy streams)\n";
+    // The pairs that overlap most first; at most 20 of them.
+    std::stable_sort(pairs.begin(), pairs.end(), [](const overlap_pair& x, const overlap_pair& y) {
+      return x.overlap_us > y.overlap_us;
+    });
+    constexpr std::size_t shown = 20;
+    if (pairs.size() > shown) {
+      out << indent << "(the " << shown << " pairs with the most overlap of " << pairs.size()
+          << ")\n";
+      pairs.resize(shown);
+    }
+    for (const overlap_pair& p : pairs) {
+      char pct[16];
+      std::snprintf(pct, sizeof pct, "%.1f%%", p.percent_of_shorter);
+      out << indent << label_of(a.streams[p.a]) << " x " << label_of(a.streams[p.b]) << ": "
+          << us(p.overlap_us) << " (" << pct << ")\n";
+    }
   }
   out << "critical path: " << us(a.path.length_us) << ", " << a.path.operations << " operations";
   for (std::size_t i = 0; i < a.path.per_stream.size(); ++i)
@@ -1222,6 +1533,28 @@ std::string format_report(const trace_analysis& a, const std::string& file) {
       const kernel_summary& k = a.kernels[i];
       out << "  " << k.stream_label << ": \"" << k.name << "\" " << k.count
           << (k.count == 1 ? " kernel, " : " kernels, ") << us(k.total_us) << "\n";
+    }
+  }
+  if (!a.comm.empty()) {
+    out << "communication (sluice::comm: from the stream's arrival to the done flag; per stream "
+           "and operation):\n";
+    constexpr std::size_t listed = 40;
+    if (a.comm.size() > listed)
+      out << "  (the first " << listed << " of " << a.comm.size()
+          << " stream and operation pairs)\n";
+    for (std::size_t i = 0; i < std::min(listed, a.comm.size()); ++i) {
+      const auto& c = a.comm[i];
+      out << "  " << c.stream_label << ": " << c.name << " (" << c.engine << ") " << c.count
+          << (c.count == 1 ? " operation, " : " operations, ") << c.bytes << " bytes, "
+          << us(c.total_us) << "\n";
+    }
+    for (const auto& r : a.comm_overlap) {
+      char pct[16];
+      std::snprintf(pct, sizeof pct, "%.1f%%",
+                    r.comm_us > 0 ? 100.0 * r.covered_us / r.comm_us : 0.0);
+      out << "  " << (r.rank >= 0 ? "rank " + std::to_string(r.rank) : std::string("in all"))
+          << ": communication in flight " << us(r.comm_us) << ", of which streams were busy "
+          << us(r.covered_us) << " (" << pct << ")\n";
     }
   }
   if (!a.ranges.empty()) {
@@ -1400,7 +1733,8 @@ void trace_analyzer::write_timeline_png(const std::string& png, std::size_t ever
          "notitle";
     if (!ranges.empty())
       g << ", '' index 1 using (($2+$3)/2):1:2:3:($1-0.3):($1+0.3) with boxxyerror "
-           "fs solid 0.9 border lc rgb 'white' lc rgb '#b8c8e0' title 'trace_range'";
+           "fs solid 0.9 border lc rgb 'white' lc rgb '#b8c8e0' title '"
+        << (s.comm.empty() ? "trace_range" : "trace_range, comm op") << "'";
     for (const auto& c : colors)
       g << ", NaN with boxes lc " << c.second << " title '" << gnuplot_text(c.first) << "'";
     g << "\n";

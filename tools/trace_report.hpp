@@ -39,13 +39,61 @@ using stream_tracks = std::map<std::pair<int, std::uint64_t>, stream_track>;
 
 //! One trace_range (a complete event of category "range"): from the
 //! completion of its begin marker to that of its end marker.
+//! sluice::comm's operations are spans of category "comm" (comm = true),
+//! from the stream's arrival at the operation to its done flag, with the
+//! engine and the bytes (args).
 struct traced_range {
   int device = 0;
   std::uint64_t stream = 0;
   std::string name;
   double start_us = 0;
   double end_us = 0;
+  bool comm = false;
+  std::string engine;       // comm: "mpi", "nccl"
+  std::uint64_t bytes = 0;  // comm: args.bytes
 };
+
+//! A trace's own metadata (its "sluice_trace" event; traces before it have none).
+struct trace_metadata {
+  bool present = false;
+  std::int64_t origin_steady_ns = 0;  // ts 0 on the writing host's steady clock
+  std::string host;                   // host name and boot id: same host, same clock
+  int rank = -1;                      // MPI_COMM_WORLD rank; -1: none
+  int ranks = 0;
+  int clock_reference_rank = -1;  // -1: no clock offset measured
+  bool clock_same_host = false;
+  std::int64_t clock_offset_ns = 0;  // this trace's clock minus the reference rank's
+  std::int64_t clock_offset_error_ns = 0;
+};
+
+//! Merged traces (several ranks' files): a stream's id carries its file's
+//! rank + 1 in bits 48..63, so that streams of different ranks stay apart;
+//! stream_label shows it as "r<rank>/".
+constexpr int rank_shift = 48;
+inline std::uint64_t merged_stream(int rank, std::uint64_t stream) {
+  return stream | (static_cast<std::uint64_t>(rank + 1) << rank_shift);
+}
+//! The rank of a (merged) stream id; -1: a single trace's stream.
+inline int rank_of_stream(std::uint64_t stream) {
+  return static_cast<int>(stream >> rank_shift) - 1;
+}
+
+//! How the report puts several ranks' traces on one timeline: per file, the
+//! microseconds added to its times, and how far it may be off against the
+//! reference rank's file.
+struct rank_alignment {
+  int rank = 0;
+  std::string file;  // read_rank_files fills it
+  double shift_us = 0;
+  double error_us = 0;  // +-
+  std::string how;      // "reference", "same host", "clock offset", "not aligned: ..."
+};
+//! Aligns traces with their metadata (in file order). A file without a rank
+//! gets its position; throws std::runtime_error for two files of one rank.
+//! The reference: the file of the rank the offsets were measured against,
+//! else the first. Its origin - offset is each file's place on the reference
+//! clock; the earliest becomes 0.
+std::vector<rank_alignment> align_ranks(const std::vector<trace_metadata>& files);
 
 struct stream_summary {
   int device = 0;
@@ -104,7 +152,30 @@ struct trace_analysis {
   //! Per device whose times were mapped onto the host clock (the GPU
   //! backends): the trace's `clock_error_us`, how far they may be off.
   std::map<int, double> clock_error_us;
+  //! Only between streams of one rank (merged traces: several ranks).
   std::vector<overlap_pair> overlaps;
+  //! sluice::comm's operations per stream and name (comm spans).
+  struct comm_summary {
+    std::string stream_label;
+    std::string name;
+    std::string engine;
+    std::size_t count = 0;
+    std::uint64_t bytes = 0;
+    double total_us = 0;
+  };
+  std::vector<comm_summary> comm;
+  //! Per rank with comm spans (-1: a single trace's): the time some comm
+  //! operation of the rank was in flight (the union of its spans), and how
+  //! much of it some stream of that rank was busy (not waiting) meanwhile.
+  struct rank_comm {
+    int rank = -1;
+    double comm_us = 0;
+    double covered_us = 0;
+  };
+  std::vector<rank_comm> comm_overlap;
+  //! Merged traces: each file's alignment (format_report shows it).
+  std::vector<rank_alignment> alignment;
+  std::vector<std::string> files;
   critical_path path;
   std::size_t operations = 0;
   double span_us = 0;
@@ -120,6 +191,8 @@ class trace_sink {
   virtual void clock_error(int device, double us) = 0;
   virtual void op(const traced_op& o) = 0;
   virtual void range(const traced_range& r) = 0;
+  //! The trace's "sluice_trace" metadata.
+  virtual void metadata(const trace_metadata& m) { (void)m; }
 };
 
 //! The bytes of a trace, a block at a time: fills at most `size` bytes of
@@ -164,6 +237,9 @@ class trace_analyzer : public trace_sink {
   void op(const traced_op& o) override;
   void range(const traced_range& r) override;
 
+  //! Merged traces: how the files were aligned (shown by format_report).
+  void note_alignment(const std::vector<rank_alignment>& alignment);
+
   //! The analysis of everything added so far (once).
   const trace_analysis& finish();
 
@@ -192,7 +268,17 @@ std::string stream_label(int device, std::uint64_t stream, const std::string& na
 
 std::string format_report(const trace_analysis& a, const std::string& file);
 
-//! `sluice trace report <file> [--png <out.png>]` with `args` the arguments
+//! Reads the files of several ranks into one analysis: each file is read
+//! twice (its metadata is at its end: first for the alignment, then its
+//! events, shifted onto the common timeline, streams prefixed by rank).
+//! Throws std::runtime_error naming the file.
+void read_rank_files(const std::vector<std::string>& files, trace_analyzer& into,
+                     std::vector<rank_alignment>* alignment);
+
+//! The metadata of one trace file (its "sluice_trace" event).
+trace_metadata read_trace_metadata(const std::string& path);
+
+//! `sluice trace report <file>... [--png <out.png>]` with `args` the arguments
 //! after "trace": prints the report; returns the exit code (1: unreadable or
 //! malformed file, gnuplot failed). Throws usage_error (commands.hpp) on a
 //! usage error. --help is the dispatcher's (commands.hpp).

@@ -5,11 +5,13 @@
 // flag that the engine stores when the operation is done (COMM-1..3).
 #include "engine.hpp"
 #include "mutation.hpp"
+#include "trace.hpp"
 
 #include <sluice/comm.hpp>
 #include <sluice/detail/interop.hpp>
 #include <sluice/error.hpp>
 #include <sluice/memory.hpp>
+#include <sluice/trace.hpp>
 
 #include <climits>
 #include <cstdint>
@@ -214,9 +216,71 @@ void release_unused_staging(batch& b) noexcept {
   }
 }
 
+// While a trace is collected, each stream's part of a batch is one span on
+// its track (docs/comm.md "Tracing"): from its arrival to its done flag,
+// named after the operation ("group" for a group), with the engine, the
+// peer(s), the bytes, the communicator's rank and size and the match number.
+struct span {
+  std::uint64_t id = 0;  // 0: no trace
+  std::string name;
+};
+
+void append_message(std::string& a, const message& m) {
+  switch (m.kind) {
+    case op_kind::send:
+    case op_kind::recv: a += "\"peer\": " + std::to_string(m.peer); break;
+    case op_kind::broadcast: a += "\"root\": " + std::to_string(m.peer); break;
+    default: a += "\"peer\": \"all\""; break;
+  }
+  a += ", \"bytes\": " + std::to_string(bytes_of(m));
+  if (m.kind == op_kind::send || m.kind == op_kind::recv)
+    a += ", \"match\": " + std::to_string(m.tag);
+  if (m.kind == op_kind::all_reduce) a += std::string(", \"reduce\": \"") + to_string(m.op) + '"';
+  if (m.stage_in.device != nullptr || m.stage_out.device != nullptr) a += ", \"staged\": true";
+}
+
+span open_span(const batch& b, std::size_t index) {
+  span sp;
+  std::vector<const message*> mine;
+  std::size_t bytes = 0;
+  for (const message& m : b.messages)
+    if (m.stream == index) {
+      mine.push_back(&m);
+      bytes += bytes_of(m);
+    }
+  const bool grouped = b.grouped || mine.size() != 1;
+  sp.name = grouped ? "group" : to_string(mine.front()->kind);
+  std::string a = std::string("\"engine\": \"") + to_string(b.comm->kind) +
+                  "\", \"rank\": " + std::to_string(b.comm->rank) +
+                  ", \"ranks\": " + std::to_string(b.comm->size) + ", ";
+  if (grouped) {
+    // The group's messages on this stream, each with its peer and match number.
+    a += "\"peers\": [";
+    for (std::size_t i = 0; i < mine.size(); ++i)
+      a += (i ? ", " : "") + std::to_string(mine[i]->peer);
+    a += "], \"bytes\": " + std::to_string(bytes) + ", \"messages\": [";
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      a += i ? ", {\"op\": \"" : "{\"op\": \"";
+      a += to_string(mine[i]->kind);
+      a += "\", ";
+      append_message(a, *mine[i]);
+      a += '}';
+    }
+    a += "], \"group_streams\": " + std::to_string(b.streams.size());
+  } else {
+    append_message(a, *mine.front());
+    if (b.collective != 0) a += ", \"collective\": " + std::to_string(b.collective);
+  }
+  sp.id = sluice::detail::trace::new_range_id();
+  sluice::detail::trace::note_span(sp.id, "comm", std::move(a));
+  return sp;
+}
+
 // What one stream does for a batch: copies in, tells the engine it got there
 // (its arrival flag: no host function, no thread on the way), waits for the
-// batch, copies out, and hands the staging slots back behind that.
+// batch, copies out, and hands the staging slots back behind that. A span's
+// begin marker goes just before the arrival, its end marker just after the
+// wait (both timed like any operation of the stream).
 // (nccl: host buffers, copied by a host task on the stream; a result only
 // when the batch did not fail: a failed receive leaves its buffer alone.)
 void stage_copy(stream_ref s, void* dst, const void* src, std::size_t bytes,
@@ -230,15 +294,18 @@ void stage_copy(stream_ref s, void* dst, const void* src, std::size_t bytes,
 }
 
 void enqueue_on(stream_ref s, std::size_t index, const std::vector<message>& messages,
-                const flag_lease& arrival, const std::shared_ptr<std::atomic<bool>>& host) {
+                const flag_lease& arrival, const std::shared_ptr<std::atomic<bool>>& host,
+                const span& sp) {
   for (const message& m : messages)
     if (m.stream == index && m.stage_in.device != nullptr)
       stage_copy(s, m.stage_in.pinned, m.stage_in.device, m.stage_in.bytes, host);
+  if (sp.id != 0) sluice::detail::enqueue_trace_marker(s, sp.name, true, sp.id);
   s.write_value(*arrival.flag, arrival.value);
 }
 
 void finish_on(stream_ref s, std::size_t index, const std::vector<message>& messages,
-               const std::shared_ptr<std::atomic<bool>>& host) {
+               const std::shared_ptr<std::atomic<bool>>& host, const span& sp) {
+  if (sp.id != 0) sluice::detail::enqueue_trace_marker(s, sp.name, false, sp.id);
   for (const message& m : messages)
     if (m.stream == index && m.stage_out.device != nullptr)
       stage_copy(s, m.stage_out.device, m.stage_out.pinned, m.stage_out.bytes, host);
@@ -265,22 +332,26 @@ void enqueue(std::unique_ptr<batch> b) {
   }
   std::size_t k = 0;
   std::size_t done_on = 0;  // nccl: streams that have their done flag's store
+  std::vector<span> spans(b->streams.size());
   // Enqueued on the streams and submitted in one piece: the engine sees the
   // batches of each stream in that stream's order.
   std::lock_guard<std::mutex> in_order(progress::enqueue_order());
   try {
     for (; k < b->streams.size(); ++k) {
-      enqueue_on(b->streams[k], k, b->messages, b->arrivals[k], b->failed);
+      // Tracing costs one relaxed load while no trace is collected.
+      spans[k] =
+          sluice::tracing() && !mutation::is(mutation::kind::untraced) ? open_span(*b, k) : span{};
+      enqueue_on(b->streams[k], k, b->messages, b->arrivals[k], b->failed, spans[k]);
       if (nccl) continue;
       b->streams[k].wait_value(*b->lease.flag, b->lease.value);
-      finish_on(b->streams[k], k, b->messages, b->failed);
+      finish_on(b->streams[k], k, b->messages, b->failed, spans[k]);
     }
     if (nccl) {
       nccl_enqueue(*b);
       for (; done_on < b->streams.size(); ++done_on) {
         b->streams[done_on].write_value(*b->dones[done_on].flag, b->dones[done_on].value);
         b->streams[done_on].wait_value(*b->lease.flag, b->lease.value);
-        finish_on(b->streams[done_on], done_on, b->messages, b->failed);
+        finish_on(b->streams[done_on], done_on, b->messages, b->failed, spans[done_on]);
       }
     }
   } catch (const std::exception& e) {
@@ -448,6 +519,70 @@ void recv(stream_ref s, void* buf, std::size_t bytes, int from, const communicat
 
 // --- communicator -------------------------------------------------------------
 
+namespace detail {
+namespace {
+
+// While a trace is collected on any of its ranks: this process's trace clock
+// against that of the communicator's rank 0, for `sluice trace report` to put
+// the ranks' files on one timeline (docs/comm.md "Tracing"). Ranks on rank
+// 0's host (same host name and boot) share its steady clock: offset 0, exact.
+// Others: the best of `rounds` ping-pongs with rank 0, offset = the midpoint
+// of the round trip minus rank 0's time, within +- half the round trip.
+// Collective over c (under the MPI guard).
+void measure_trace_clock(const communicator_state& c) {
+  namespace trace = sluice::detail::trace;
+  constexpr int rounds = 10;
+  constexpr int host_chars = 512;
+  trace::rank_info info;
+  MPI_Comm_rank(MPI_COMM_WORLD, &info.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &info.ranks);
+  // Rank 0's world rank and host.
+  char host[host_chars] = {};
+  int reference = info.rank;
+  const std::string mine = trace::host_identity();
+  mine.copy(host, host_chars - 1);
+  if (MPI_Bcast(&reference, 1, MPI_INT, 0, c.mpi) != MPI_SUCCESS ||
+      MPI_Bcast(host, host_chars, MPI_CHAR, 0, c.mpi) != MPI_SUCCESS)
+    return;
+  host[host_chars - 1] = '\0';
+  info.reference = reference;
+  info.same_host = mine == host;
+  std::int64_t best_rtt = -1;
+  for (int r = 1; r < c.size; ++r) {
+    if (c.rank != 0 && c.rank != r) continue;
+    for (int k = 0; k < rounds; ++k) {
+      std::int64_t t = 0;
+      if (c.rank == 0) {
+        if (MPI_Recv(&t, 1, MPI_INT64_T, r, 0, c.mpi, MPI_STATUS_IGNORE) != MPI_SUCCESS) return;
+        t = trace::now_ns();
+        if (MPI_Send(&t, 1, MPI_INT64_T, r, 0, c.mpi) != MPI_SUCCESS) return;
+      } else {
+        const std::int64_t t0 = trace::now_ns();
+        if (MPI_Send(&t, 1, MPI_INT64_T, 0, 0, c.mpi) != MPI_SUCCESS ||
+            MPI_Recv(&t, 1, MPI_INT64_T, 0, 0, c.mpi, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+          return;
+        const std::int64_t t1 = trace::now_ns();
+        if (best_rtt < 0 || t1 - t0 < best_rtt) {
+          best_rtt = t1 - t0;
+          info.measured_offset_ns = t0 + (t1 - t0) / 2 - t;
+          info.measured_error_ns = (t1 - t0 + 1) / 2;
+        }
+      }
+    }
+  }
+  if (c.rank == 0 || info.same_host) {
+    info.clock_offset_ns = 0;  // the same clock
+    info.clock_error_ns = 0;
+  } else {
+    info.clock_offset_ns = info.measured_offset_ns;
+    info.clock_error_ns = info.measured_error_ns;
+  }
+  trace::note_rank(info);
+}
+
+}  // namespace
+}  // namespace detail
+
 communicator::communicator(MPI_Comm c, sluice::device d, engine e) {
   constexpr const char* api = "sluice::comm::communicator";
   if (e != engine::automatic && e != engine::mpi && e != engine::nccl)
@@ -488,6 +623,11 @@ communicator::communicator(MPI_Comm c, sluice::device d, engine e) {
     int present = 0;
     MPI_Comm_get_attr(state->mpi, MPI_TAG_UB, &value, &present);
     if (present && value != nullptr) state->tag_limit = *static_cast<int*>(value);
+    // Whether any rank traces: then all measure the trace clocks together.
+    int traced = sluice::tracing() ? 1 : 0;
+    if (MPI_Allreduce(MPI_IN_PLACE, &traced, 1, MPI_INT, MPI_MAX, state->mpi) != MPI_SUCCESS)
+      detail::reject(errc::comm_failure, api, "MPI_Allreduce failed");
+    if (traced != 0) detail::measure_trace_clock(*state);
   }
   if (chosen == engine::nccl) detail::nccl_create(*state);  // collective, like the dup
   state->sent.assign(static_cast<std::size_t>(state->size), 0);
@@ -525,6 +665,7 @@ group::group(const communicator& c) {
   g->comm = state;
   g->b = std::make_unique<detail::batch>();
   g->b->comm = state;
+  g->b->grouped = true;
   detail::live_groups.push_back(g.get());
   state_ = std::move(g);
 }

@@ -142,6 +142,7 @@ struct batch {
   std::shared_ptr<std::atomic<bool>> failed;
   std::size_t arrived = 0;       // the engine's: streams seen there
   std::uint64_t collective = 0;  // its place among the communicator's collectives; 0: none
+  bool grouped = false;          // a group's (its trace span is named "group")
   // The engine's.
   std::chrono::steady_clock::time_point deadline{};
   std::string failure;  // empty: none

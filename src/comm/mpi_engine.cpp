@@ -161,7 +161,8 @@ kind active() {
                  {"tag_zero", kind::tag_zero},
                  {"collectives_unordered", kind::collectives_unordered},
                  {"skip_rank_checks", kind::skip_rank_checks},
-                 {"no_timeout", kind::no_timeout}};
+                 {"no_timeout", kind::no_timeout},
+                 {"untraced", kind::untraced}};
     for (const auto& n : names)
       if (std::strcmp(v, n.name) == 0) {
         std::fprintf(stderr, "sluice: SLUICE_COMM_MUTATION=%s: a COMM rule is broken on purpose\n",

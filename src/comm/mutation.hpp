@@ -15,6 +15,7 @@ enum class kind {
   collectives_unordered,  //!< collectives start as their streams reach them (COMM-5)
   skip_rank_checks,       //!< ranks and roots are not checked (COMM-6)
   no_timeout,             //!< operations wait for their peers for ever (COMM-7)
+  untraced,  //!< operations leave no span in a trace (ctest comm.<backend>.trace.mutation)
 };
 
 //! The mutation in force (SLUICE_COMM_MUTATION; errc::invalid_argument for an unknown name).

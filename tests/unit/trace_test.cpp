@@ -3,10 +3,13 @@
 // makes of it. Built into the host unit tests and, per GPU backend, into
 // sluice-trace-tests-<backend> (gpu_unit_main.cpp), where the times come from
 // timing events on the device.
+#include "trace.hpp"  // src/: rank_path, launcher_rank, note_rank
+
 #include "trace_report.hpp"
 
 #include <sluice/sluice.hpp>
 
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -720,3 +723,92 @@ TEST(Trace, ATraceNotEndedIsCompleteAfterExit) {
   EXPECT_TRUE(ends_the_document(json)) << json.substr(json.size() > 200 ? json.size() - 200 : 0);
   EXPECT_EQ(count_of(json, "\"cat\": \"op\""), 5000U);
 }
+
+namespace {
+
+// --- several ranks (issue 26): one file per rank ------------------------------------
+
+TEST(TraceRanks, TheRanksFileName) {
+  using sluice::detail::trace::rank_path;
+  EXPECT_EQ(rank_path("t.json", 1), "t.rank1.json");
+  EXPECT_EQ(rank_path("/d.x/t", 0), "/d.x/t.rank0");
+  EXPECT_EQ(rank_path("/d/.trace", 2), "/d/.trace.rank2");
+  EXPECT_EQ(rank_path("a.b.json", 3), "a.b.rank3.json");
+  EXPECT_EQ(rank_path("/d/%r/t-%r.json", 12), "/d/12/t-12.json");
+}
+
+TEST(TraceRanks, TheLaunchersRank) {
+  const char* names[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK"};
+  std::vector<std::pair<std::string, std::string>> kept;
+  for (const char* n : names)
+    if (const char* v = std::getenv(n)) kept.emplace_back(n, v);
+  for (const char* n : names) ::unsetenv(n);
+  EXPECT_EQ(sluice::detail::trace::launcher_rank(), -1);
+  ::setenv("PMI_RANK", "7", 1);
+  EXPECT_EQ(sluice::detail::trace::launcher_rank(), 7);
+  ::setenv("PMI_RANK", "7x", 1);  // not a rank
+  EXPECT_EQ(sluice::detail::trace::launcher_rank(), -1);
+  ::setenv("OMPI_COMM_WORLD_RANK", "3", 1);
+  EXPECT_EQ(sluice::detail::trace::launcher_rank(), 3);
+  for (const char* n : names) ::unsetenv(n);
+  for (const auto& k : kept) ::setenv(k.first.c_str(), k.second.c_str(), 1);
+}
+
+// SLUICE_TRACE in a process that no launcher variable names: written under a
+// name of its own, then renamed to the rank's name once a communicator gave
+// the process a rank (note_rank), with the rank in the metadata.
+void trace_with_a_late_rank(const std::string& path) {
+  for (const char* n : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "MV2_COMM_WORLD_RANK"})
+    ::unsetenv(n);
+  ::setenv("SLUICE_TRACE", path.c_str(), 1);
+  if (sluice::tracing()) sluice::trace_end();  // (none: the child starts without SLUICE_TRACE)
+  sluice::detail::trace::start_from_environment();
+  if (!sluice::tracing()) std::exit(3);
+  sluice::stream s(sluice::device(0));
+  s.host_func([] {});
+  s.synchronize();
+  sluice::detail::trace::rank_info r;
+  r.rank = 5;
+  r.ranks = 8;
+  r.reference = 0;
+  r.clock_offset_ns = 1234;
+  r.clock_error_ns = 56;
+  sluice::detail::trace::note_rank(r);
+  std::exit(0);  // the trace is written at exit
+}
+
+TEST(TraceRanks, AnEnvironmentTraceTakesTheRankGivenLater) {
+  const char* inherited = std::getenv("SLUICE_TEST_RANK_TRACE");
+  const std::string path = inherited != nullptr ? inherited : temp_path("late-rank");
+  ::setenv("SLUICE_TEST_RANK_TRACE", path.c_str(), 1);
+  const std::string ranked = sluice::detail::trace::rank_path(path, 5);
+  std::remove(path.c_str());
+  std::remove(ranked.c_str());
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(trace_with_a_late_rank(path), ::testing::ExitedWithCode(0),
+              "trace of 1 operations written to .*late-rank.rank5.json \\(SLUICE_TRACE\\)");
+  ::unsetenv("SLUICE_TEST_RANK_TRACE");
+  EXPECT_FALSE(std::ifstream(path).good()) << "the rank-less name was written";
+  const std::string json = read_file(ranked);
+  std::remove(ranked.c_str());
+  EXPECT_TRUE(ends_the_document(json)) << json;
+  EXPECT_NE(json.find("\"rank\": 5, \"ranks\": 8, \"clock_reference_rank\": 0"), std::string::npos)
+      << json;
+  EXPECT_NE(json.find("\"clock_offset_ns\": 1234, \"clock_offset_error_ns\": 56"),
+            std::string::npos)
+      << json;
+  // No file of the process's own name is left.
+  const std::string dir = path.substr(0, path.rfind('/'));
+  const std::string own = path.substr(path.rfind('/') + 1) + ".";
+  bool left = false;
+  if (auto* d = ::opendir(dir.c_str())) {
+    while (auto* e = ::readdir(d))
+      if (std::string(e->d_name).rfind(own, 0) == 0 &&
+          std::string(e->d_name).find(".part") != std::string::npos)
+        left = true;
+    ::closedir(d);
+  }
+  EXPECT_FALSE(left);
+}
+
+}  // namespace
