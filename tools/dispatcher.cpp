@@ -228,24 +228,24 @@ int dispatch(const std::string& directory, std::vector<std::string> args,
     if (bench == "p2p")
       options = {{"--max-mib", ""}, {"--trials", ""}, {"--json", ""}, {"--csv", ""}};
     else if (bench == "comm")
-      options = {{"--min-bytes", ""}, {"--max-bytes", ""}, {"--iters", ""}, {"--warmup", ""},
-                 {"--trials", ""},    {"--ops", ""},       {"--json", ""},  {"--csv", ""}};
+      options = {{"--min-bytes", ""}, {"--max-bytes", ""}, {"--iters", ""},  {"--warmup", ""},
+                 {"--trials", ""},    {"--ops", ""},       {"--engine", ""}, {"--buffers", ""},
+                 {"--json", ""},      {"--csv", ""},       {"--png", ""}};
     else
       throw usage_error("unknown bench '" + bench + "' (p2p or comm)");
     std::vector<std::pair<const char*, std::string*>> bound;
     for (auto& [option, value] : options) bound.push_back({option, &value});
-    sluice::tool::parse_arguments(
-        *command, std::vector<std::string>(rest.begin() + 1, rest.end()), {bound, {}});
+    sluice::tool::parse_arguments(*command, std::vector<std::string>(rest.begin() + 1, rest.end()),
+                                  {bound, {}});
     program = directory + "/sluice-bench-" + bench + "-" + chosen.backend;
     if (access(program.c_str(), X_OK) != 0)
       throw dispatch_error(
-          bench == "p2p"
-              ? "no P2P bench for the " + chosen.backend + " backend (" + program +
-                    " was not built; it exists for cuda and hip, built with "
-                    "-DSLUICE_ENABLE_CUDA=ON or -DSLUICE_ENABLE_HIP=ON and the benches)"
-              : "no comm bench for the " + chosen.backend + " backend (" + program +
-                    " was not built; it exists where sluice::comm was built: MPI found, "
-                    "and the benches)");
+          bench == "p2p" ? "no P2P bench for the " + chosen.backend + " backend (" + program +
+                               " was not built; it exists for cuda and hip, built with "
+                               "-DSLUICE_ENABLE_CUDA=ON or -DSLUICE_ENABLE_HIP=ON and the benches)"
+                         : "no comm bench for the " + chosen.backend + " backend (" + program +
+                               " was not built; it exists where sluice::comm was built: MPI found, "
+                               "and the benches)");
     args.clear();
     for (const auto& [option, value] : options)
       if (!value.empty()) args.push_back(std::string(option) + "=" + value);
