@@ -21,15 +21,38 @@ if(NOT MPI_CXX_FOUND)
 endif()
 message(STATUS "sluice::comm: MPI ${MPI_CXX_VERSION} (${MPI_CXX_LIBRARY_VERSION_STRING})")
 
+# The nccl engine (src/comm/engines_nccl_cuda.cpp): the CUDA backend's, when
+# nccl.h and libnccl are found (the toolkit's directory or the system's);
+# SLUICE_COMM_NCCL says whether it is built.
+set(SLUICE_COMM_NCCL OFF)
+if("cuda" IN_LIST SLUICE_BACKENDS)
+  find_path(SLUICE_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
+  find_library(SLUICE_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
+  if(SLUICE_NCCL_INCLUDE_DIR AND SLUICE_NCCL_LIBRARY)
+    set(SLUICE_COMM_NCCL ON)
+    message(STATUS "sluice::comm: the nccl engine on CUDA (${SLUICE_NCCL_LIBRARY})")
+  else()
+    message(STATUS "sluice::comm: no nccl engine (nccl.h or libnccl not found)")
+  endif()
+endif()
+
 foreach(_sluice_cb IN LISTS SLUICE_BACKENDS)
+  set(_sluice_engines ${PROJECT_SOURCE_DIR}/src/comm/engines_mpi.cpp)
+  if(_sluice_cb STREQUAL "cuda" AND SLUICE_COMM_NCCL)
+    set(_sluice_engines ${PROJECT_SOURCE_DIR}/src/comm/engines_nccl_cuda.cpp)
+  endif()
   add_library(sluice_comm_${_sluice_cb}
     ${PROJECT_SOURCE_DIR}/src/comm/comm.cpp
     ${PROJECT_SOURCE_DIR}/src/comm/mpi_engine.cpp
     ${PROJECT_SOURCE_DIR}/src/comm/ring.cpp
     ${PROJECT_SOURCE_DIR}/src/comm/staging.cpp
-    ${PROJECT_SOURCE_DIR}/src/comm/engines_mpi.cpp)
+    ${_sluice_engines})
   target_include_directories(sluice_comm_${_sluice_cb} PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(sluice_comm_${_sluice_cb} PUBLIC sluice::${_sluice_cb} MPI::MPI_CXX)
+  if(_sluice_cb STREQUAL "cuda" AND SLUICE_COMM_NCCL)
+    target_include_directories(sluice_comm_${_sluice_cb} SYSTEM PRIVATE ${SLUICE_NCCL_INCLUDE_DIR})
+    target_link_libraries(sluice_comm_${_sluice_cb} PRIVATE ${SLUICE_NCCL_LIBRARY} CUDA::cudart)
+  endif()
   set_target_properties(sluice_comm_${_sluice_cb} PROPERTIES
     EXPORT_NAME comm_${_sluice_cb} POSITION_INDEPENDENT_CODE ON)
   sluice_set_warnings(sluice_comm_${_sluice_cb})
@@ -37,3 +60,4 @@ foreach(_sluice_cb IN LISTS SLUICE_BACKENDS)
 endforeach()
 add_library(sluice::comm ALIAS sluice_comm_host)
 unset(_sluice_cb)
+unset(_sluice_engines)

@@ -16,6 +16,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <utility>
@@ -139,9 +140,20 @@ std::size_t bytes_of(const message& m) {
 
 // Device buffers go through pinned staging (the mpi engine: an MPI that cannot
 // read device memory). Leases the slots and points the message at them.
+//
+// The nccl engine the other way round: NCCL's kernels read and write memory
+// the device can address, which pageable host memory is not: host buffers go
+// through pinned staging too, copied by host tasks on the stream (a vendor
+// copy from pageable memory would wait for the stream on the calling thread).
+// "far" below: the memory the engine cannot use as it is; message::stage's
+// "device" is then the user's host buffer.
 void stage(batch& b) {
   const int size = b.comm->size;
   const int rank = b.comm->rank;
+  const bool nccl = b.comm->kind == engine::nccl;
+  auto far = [nccl](bool device_memory, const void* p, std::size_t bytes) {
+    return p != nullptr && bytes != 0 && (nccl ? !device_memory : device_memory);
+  };
   auto lease = [](message::stage& st, void* device, std::size_t bytes) {
     const staging_lease l = lease_staging(bytes);
     st = message::stage{device, l.data, bytes, l.slot};
@@ -151,13 +163,13 @@ void stage(batch& b) {
     const std::size_t bytes = bytes_of(m);
     switch (m.kind) {
       case op_kind::send:
-        if (m.in_device) m.in = lease(m.stage_in, const_cast<void*>(m.in), bytes);
+        if (far(m.in_device, m.in, bytes)) m.in = lease(m.stage_in, const_cast<void*>(m.in), bytes);
         break;
       case op_kind::recv:
-        if (m.out_device) m.out = lease(m.stage_out, m.out, bytes);
+        if (far(m.out_device, m.out, bytes)) m.out = lease(m.stage_out, m.out, bytes);
         break;
       case op_kind::broadcast:  // one buffer: in to the root, out on the others
-        if (m.out_device) {
+        if (far(m.out_device, m.out, bytes)) {
           void* device = m.out;
           message::stage& st = m.peer == rank ? m.stage_in : m.stage_out;
           m.out = lease(st, device, bytes);
@@ -165,21 +177,22 @@ void stage(batch& b) {
         }
         break;
       case op_kind::all_reduce:
-        if (m.in == m.out && m.out_device) {  // in place: one slot, in and out
+        if (m.in == m.out && far(m.out_device, m.out, bytes)) {  // in place: one slot, in and out
           void* device = m.out;
           m.out = lease(m.stage_out, device, bytes);
           m.stage_in = message::stage{device, m.out, bytes, -1};
           m.in = m.out;
         } else {
-          if (m.in_device) m.in = lease(m.stage_in, const_cast<void*>(m.in), bytes);
-          if (m.out_device) m.out = lease(m.stage_out, m.out, bytes);
+          if (far(m.in_device, m.in, bytes))
+            m.in = lease(m.stage_in, const_cast<void*>(m.in), bytes);
+          if (far(m.out_device, m.out, bytes)) m.out = lease(m.stage_out, m.out, bytes);
         }
         break;
       case op_kind::all_gather: {
         const std::size_t total = bytes * static_cast<std::size_t>(size);
         const std::size_t own = static_cast<std::size_t>(rank) * bytes;
         const bool in_place = m.in == static_cast<const char*>(m.out) + own;
-        if (m.out_device) {
+        if (far(m.out_device, m.out, total)) {
           void* device = m.out;
           m.out = lease(m.stage_out, device, total);
           if (in_place)  // this rank's slot copied into the staged output
@@ -188,7 +201,7 @@ void stage(batch& b) {
         }
         if (in_place)
           m.in = static_cast<const char*>(m.out) + own;
-        else if (m.in_device)
+        else if (far(m.in_device, m.in, bytes))
           m.in = lease(m.stage_in, const_cast<void*>(m.in), bytes);
         break;
       }
@@ -223,7 +236,7 @@ void append_message(std::string& a, const message& m) {
   if (m.kind == op_kind::send || m.kind == op_kind::recv)
     a += ", \"match\": " + std::to_string(m.tag);
   if (m.kind == op_kind::all_reduce) a += std::string(", \"reduce\": \"") + to_string(m.op) + '"';
-  if (m.in_device || m.out_device) a += ", \"staged\": true";
+  if (m.stage_in.device != nullptr || m.stage_out.device != nullptr) a += ", \"staged\": true";
 }
 
 span open_span(const batch& b, std::size_t index) {
@@ -268,21 +281,34 @@ span open_span(const batch& b, std::size_t index) {
 // batch, copies out, and hands the staging slots back behind that. A span's
 // begin marker goes just before the arrival, its end marker just after the
 // wait (both timed like any operation of the stream).
+// (nccl: host buffers, copied by a host task on the stream; a result only
+// when the batch did not fail: a failed receive leaves its buffer alone.)
+void stage_copy(stream_ref s, void* dst, const void* src, std::size_t bytes,
+                const std::shared_ptr<std::atomic<bool>>& failed) {
+  if (failed)
+    s.host_func([dst, src, bytes, failed] {
+      if (!failed->load()) std::memcpy(dst, src, bytes);
+    });
+  else
+    sluice::copy(s, dst, src, bytes);
+}
+
 void enqueue_on(stream_ref s, std::size_t index, const std::vector<message>& messages,
-                const flag_lease& arrival, const span& sp) {
+                const flag_lease& arrival, const std::shared_ptr<std::atomic<bool>>& host,
+                const span& sp) {
   for (const message& m : messages)
     if (m.stream == index && m.stage_in.device != nullptr)
-      sluice::copy(s, m.stage_in.pinned, m.stage_in.device, m.stage_in.bytes);
+      stage_copy(s, m.stage_in.pinned, m.stage_in.device, m.stage_in.bytes, host);
   if (sp.id != 0) sluice::detail::enqueue_trace_marker(s, sp.name, true, sp.id);
   s.write_value(*arrival.flag, arrival.value);
 }
 
 void finish_on(stream_ref s, std::size_t index, const std::vector<message>& messages,
-               const span& sp) {
+               const std::shared_ptr<std::atomic<bool>>& host, const span& sp) {
   if (sp.id != 0) sluice::detail::enqueue_trace_marker(s, sp.name, false, sp.id);
   for (const message& m : messages)
     if (m.stream == index && m.stage_out.device != nullptr)
-      sluice::copy(s, m.stage_out.device, m.stage_out.pinned, m.stage_out.bytes);
+      stage_copy(s, m.stage_out.device, m.stage_out.pinned, m.stage_out.bytes, host);
   for (const message& m : messages)
     if (m.stream == index) {
       release_staging_after(m.stage_in.slot, s);
@@ -297,23 +323,44 @@ void enqueue(std::unique_ptr<batch> b) {
   stage(*b);
   b->lease = lease_flag();
   for (std::size_t k = 0; k < b->streams.size(); ++k) b->arrivals.push_back(lease_flag());
+  // nccl: the NCCL calls go on the streams between their arrival and a done
+  // flag, which the engine watches (docs/comm.md "The nccl engine").
+  const bool nccl = b->comm->kind == engine::nccl;
+  if (nccl) {
+    for (std::size_t j = 0; j < b->streams.size(); ++j) b->dones.push_back(lease_flag());
+    b->failed = std::make_shared<std::atomic<bool>>(false);
+  }
   std::size_t k = 0;
+  std::size_t done_on = 0;  // nccl: streams that have their done flag's store
+  std::vector<span> spans(b->streams.size());
   // Enqueued on the streams and submitted in one piece: the engine sees the
   // batches of each stream in that stream's order.
   std::lock_guard<std::mutex> in_order(progress::enqueue_order());
   try {
     for (; k < b->streams.size(); ++k) {
       // Tracing costs one relaxed load while no trace is collected.
-      const span sp =
+      spans[k] =
           sluice::tracing() && !mutation::is(mutation::kind::untraced) ? open_span(*b, k) : span{};
-      enqueue_on(b->streams[k], k, b->messages, b->arrivals[k], sp);
+      enqueue_on(b->streams[k], k, b->messages, b->arrivals[k], b->failed, spans[k]);
+      if (nccl) continue;
       b->streams[k].wait_value(*b->lease.flag, b->lease.value);
-      finish_on(b->streams[k], k, b->messages, sp);
+      finish_on(b->streams[k], k, b->messages, b->failed, spans[k]);
+    }
+    if (nccl) {
+      nccl_enqueue(*b);
+      for (; done_on < b->streams.size(); ++done_on) {
+        b->streams[done_on].write_value(*b->dones[done_on].flag, b->dones[done_on].value);
+        b->streams[done_on].wait_value(*b->lease.flag, b->lease.value);
+        finish_on(b->streams[done_on], done_on, b->messages, b->failed, spans[done_on]);
+      }
     }
   } catch (const std::exception& e) {
+    for (std::size_t j = done_on; j < b->dones.size(); ++j)
+      b->dones[j].flag->store(b->dones[j].value);
     if (k == 0) {  // nothing the engine must answer: as if never called
       return_flag(b->lease);
       for (const flag_lease& a : b->arrivals) return_flag(a);
+      for (const flag_lease& d : b->dones) return_flag(d);
       release_unused_staging(*b);
       throw;
     }
@@ -582,6 +629,7 @@ communicator::communicator(MPI_Comm c, sluice::device d, engine e) {
       detail::reject(errc::comm_failure, api, "MPI_Allreduce failed");
     if (traced != 0) detail::measure_trace_clock(*state);
   }
+  if (chosen == engine::nccl) detail::nccl_create(*state);  // collective, like the dup
   state->sent.assign(static_cast<std::size_t>(state->size), 0);
   state->received.assign(static_cast<std::size_t>(state->size), 0);
   state_ = std::move(state);

@@ -86,10 +86,17 @@ struct message {
     int slot = -1;
   };
   stage stage_in, stage_out;
-  // The engine's (mpi: the request and whether it completed).
+  // The engine's (mpi: the request and whether it completed; nccl: the size
+  // exchange of a send or receive, below).
   MPI_Request request = MPI_REQUEST_NULL;
   std::shared_ptr<ring_all_reduce> ring;  // a large all_reduce: the ring instead of request
   bool done = false;
+  // nccl: NCCL cannot tell a receive of another size than its send, so a
+  // send's `request` tells its size (own_bytes) to the receiver, whose
+  // `size_request` learns it (peer_bytes).
+  MPI_Request size_request = MPI_REQUEST_NULL;
+  std::uint64_t own_bytes = 0;
+  std::uint64_t peer_bytes = 0;
   std::string describe() const;
 };
 
@@ -128,6 +135,11 @@ struct batch {
   // One per stream: the stream stores it when it gets there (write_value,
   // behind the work before it); the engine starts the batch once all are.
   std::vector<flag_lease> arrivals;
+  // nccl: one per stream, stored by the stream behind the batch's NCCL calls.
+  std::vector<flag_lease> dones;
+  // nccl: set by the engine before it releases the streams when the batch
+  // failed; the host tasks that copy results out of staging then copy nothing.
+  std::shared_ptr<std::atomic<bool>> failed;
   std::size_t arrived = 0;       // the engine's: streams seen there
   std::uint64_t collective = 0;  // its place among the communicator's collectives; 0: none
   bool grouped = false;          // a group's (its trace span is named "group")
@@ -164,6 +176,7 @@ class progress {
   batch* take_inbox(bool close) noexcept;  // oldest first
   bool advance_lanes(bool stop);           // true when a stream got somewhere
   bool poll(batch& b);                     // true when every message completed
+  bool poll_nccl(batch& b);
   void finish(batch* b) noexcept;
   void fail_expired(batch& b);
   void shut_down() noexcept;
@@ -197,6 +210,23 @@ class progress {
 engine default_engine() noexcept;
 bool nccl_available() noexcept;
 
+// The nccl engine's NCCL calls (engines_nccl_cuda.cpp; engines_mpi.cpp has
+// none of them: nccl_create throws errc::not_supported there).
+//! Collective over c.mpi: the ncclUniqueId broadcast, ncclCommInitRank on
+//! c.device, the connections to every peer made. Throws errc::comm_failure.
+void nccl_create(communicator_state& c);
+//! Enqueues b's NCCL calls on its streams (one NCCL group), under c.m. Never
+//! throws: a failure goes to b.failure (and no call of b was enqueued).
+void nccl_enqueue(batch& b) noexcept;
+//! The communicator's asynchronous NCCL error (ncclCommGetAsyncError), empty
+//! when none.
+std::string nccl_async_error(communicator_state& c) noexcept;
+//! ncclCommAbort (the kernels of c waiting for a peer end); later operations
+//! of c fail with `why`. Any thread; takes c.m.
+void nccl_abort(communicator_state& c, const std::string& why) noexcept;
+//! ncclCommDestroy (the communicator's destructor).
+void nccl_destroy(communicator_state& c) noexcept;
+
 //! A communicator, shared by the operations in flight on it.
 struct communicator_state {
   MPI_Comm mpi = MPI_COMM_NULL;   // sluice's duplicate
@@ -206,6 +236,10 @@ struct communicator_state {
   sluice::device device;
   engine kind = engine::mpi;
   int tag_limit = 32767;  // MPI_TAG_UB
+  // nccl: the NCCL communicator (ncclComm_t; null once aborted) and why it
+  // was aborted (both written under m, by the engine thread only).
+  void* nccl = nullptr;
+  std::string nccl_failure;
   // Enqueue order (any thread, under m).
   std::mutex m;
   std::vector<std::uint64_t> sent;      // per peer: sends enqueued so far

@@ -95,6 +95,19 @@ int post(communicator_state& c, message& m, std::uint64_t collective) {
   return MPI_ERR_OTHER;
 }
 
+// The nccl engine: NCCL carries the data (its calls are on the streams
+// already); the engine exchanges what NCCL cannot check, the size of each
+// send: the sender's `request` tells it to the receiver, whose `size_request`
+// learns it into peer_bytes (one way: a send does not wait for its receiver).
+int post_sizes(communicator_state& c, message& m) {
+  m.own_bytes = m.count;
+  if (m.kind == op_kind::send)
+    return MPI_Isend(&m.own_bytes, 1, MPI_UINT64_T, m.peer, m.tag, c.mpi, &m.request);
+  if (m.kind == op_kind::recv)
+    return MPI_Irecv(&m.peer_bytes, 1, MPI_UINT64_T, m.peer, m.tag, c.mpi, &m.size_request);
+  return MPI_SUCCESS;
+}
+
 }  // namespace
 
 const char* to_string(op_kind k) noexcept {
@@ -362,8 +375,9 @@ void progress::start(batch* b) {
   b->deadline = mutation::is(mutation::kind::no_timeout)
                     ? clock::time_point::max()
                     : clock::now() + std::chrono::seconds(timeout_s_);
+  const bool nccl = c.kind == engine::nccl;
   for (auto& m : b->messages) {
-    const int code = post(c, m, b->collective);
+    const int code = nccl ? post_sizes(c, m) : post(c, m, b->collective);
     if (code != MPI_SUCCESS) {
       b->failure = m.describe() + " could not start: " + mpi_error_string(code);
       m.done = true;
@@ -379,7 +393,54 @@ void progress::start(batch* b) {
   active_.push_back(b);
 }
 
+bool progress::poll_nccl(batch& b) {
+  auto& c = *b.comm;
+  bool all_done = true;
+  for (auto& m : b.messages) {
+    if (m.done) continue;
+    int told = 0;
+    int learned = 0;
+    int code = MPI_Test(&m.request, &told, MPI_STATUS_IGNORE);
+    if (code == MPI_SUCCESS) code = MPI_Test(&m.size_request, &learned, MPI_STATUS_IGNORE);
+    if (code != MPI_SUCCESS) {
+      if (b.failure.empty())
+        b.failure = m.describe() + ": the size exchange failed: " + mpi_error_string(code);
+      m.done = true;
+      nccl_abort(c, "rank " + std::to_string(c.rank) + ": " + b.failure);
+      continue;
+    }
+    if (!told || !learned) {
+      all_done = false;
+      continue;
+    }
+    m.done = true;
+    if (m.kind == op_kind::recv && m.peer_bytes != m.own_bytes && b.failure.empty()) {
+      b.failure = m.describe() + ": the matching send had " + std::to_string(m.peer_bytes) +
+                  " bytes (a receive must be exactly as large as its send; the NCCL "
+                  "communicator is aborted)";
+      // NCCL would wait for bytes that never come (or room that is never
+      // given): its kernels end only when the communicator is aborted.
+      nccl_abort(c, "rank " + std::to_string(c.rank) + ": " + b.failure);
+    }
+  }
+  for (const flag_lease& d : b.dones)
+    if (d.flag->load() < d.value) all_done = false;
+  if (all_done && c.nccl == nullptr && b.failure.empty())
+    // Aborted (by another operation's failure) while this one was in flight:
+    // its kernels ended, maybe without the data.
+    b.failure = "the NCCL communicator was aborted meanwhile (" + c.nccl_failure + ")";
+  if (!all_done) {
+    const std::string why = nccl_async_error(c);
+    if (!why.empty()) {
+      if (b.failure.empty()) b.failure = "NCCL failed: " + why;
+      nccl_abort(c, "rank " + std::to_string(c.rank) + ": " + why);
+    }
+  }
+  return all_done;
+}
+
 bool progress::poll(batch& b) {
+  if (b.comm->kind == engine::nccl) return poll_nccl(b);
   bool all_done = true;
   for (auto& m : b.messages) {
     if (m.done) continue;
@@ -417,24 +478,29 @@ bool progress::poll(batch& b) {
 
 void progress::fail_expired(batch& b) {
   std::string waiting;
+  const bool nccl = b.comm->kind == engine::nccl;
   for (auto& m : b.messages) {
-    if (m.done) continue;
+    if (m.done && !nccl) continue;  // nccl: every message waits for NCCL's kernel
     if (!waiting.empty()) waiting += ", ";
     waiting += m.describe();
     if (m.ring != nullptr) m.ring->cancel(cancelled_);
-    if (m.request != MPI_REQUEST_NULL) {
-      MPI_Cancel(&m.request);
-      cancelled_.push_back(m.request);  // completes later, cancelled or not; never waited for
-      m.request = MPI_REQUEST_NULL;
-    }
+    for (MPI_Request* r : {&m.request, &m.size_request})
+      if (*r != MPI_REQUEST_NULL) {
+        MPI_Cancel(r);
+        cancelled_.push_back(*r);  // completes later, cancelled or not; never waited for
+        *r = MPI_REQUEST_NULL;
+      }
     m.done = true;
   }
   if (b.failure.empty())
     b.failure =
         "no answer within SLUICE_COMM_TIMEOUT_S=" + std::to_string(timeout_s_) + " s: " + waiting;
+  // The NCCL kernels that wait for the peer end only with the communicator.
+  if (nccl) nccl_abort(*b.comm, "rank " + std::to_string(b.comm->rank) + ": " + b.failure);
 }
 
 void progress::finish(batch* b) noexcept {
+  if (!b->failure.empty() && b->failed) b->failed->store(true);
   if (!b->failure.empty()) {
     const std::string message = "sluice::comm: rank " + std::to_string(b->comm->rank) + ": " +
                                 b->describe() + ": " + b->failure;
@@ -449,6 +515,10 @@ void progress::finish(batch* b) noexcept {
   }
   b->lease.flag->store(b->lease.value);  // the streams go on
   return_flag(b->lease);
+  // A done flag that its stream has not stored yet stays out of the pool
+  // (its late store must not meet a later lease).
+  for (const flag_lease& d : b->dones)
+    if (d.flag->load() >= d.value) return_flag(d);
   delete b;
 }
 
@@ -573,6 +643,7 @@ void progress::run() {
 }
 
 communicator_state::~communicator_state() {
+  if (kind == engine::nccl) nccl_destroy(*this);
   int finalized = 1;
   MPI_Finalized(&finalized);
   if (mpi == MPI_COMM_NULL || finalized) return;

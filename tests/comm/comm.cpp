@@ -28,7 +28,7 @@ std::vector<std::int32_t> pattern_of(int rank, std::size_t n, int salt = 0) {
 // A send reads its buffer only after the work before it on its stream: a held
 // host function writes the data; the send, enqueued behind it, must send that.
 TEST_F(CommTest, COMM_1__send_reads_after_prior_work_and_recv_is_visible_after) {
-  communicator c(MPI_COMM_WORLD, device(0));
+  communicator c(MPI_COMM_WORLD, device(0), test_engine());
   const std::size_t n = 64 * 1024;  // 256 KiB: beyond MPI's eager limits
   std::vector<std::int32_t> out(n, -1), in(n, -2);
   stream s(device(0));
@@ -63,7 +63,7 @@ TEST_F(CommTest, COMM_1__send_reads_after_prior_work_and_recv_is_visible_after) 
 // GPU backends through pinned staging, for an MPI that cannot read device
 // memory): uploaded, exchanged, reduced in place, downloaded, all on one stream.
 TEST_F(CommTest, COMM_1__device_buffers_travel_in_stream_order) {
-  communicator c(MPI_COMM_WORLD, device(0));
+  communicator c(MPI_COMM_WORLD, device(0), test_engine());
   const std::size_t n = 64 * 1024;
   const std::size_t bytes = n * sizeof(std::int32_t);
   stream s(device(0));
@@ -102,7 +102,7 @@ TEST_F(CommTest, COMM_1__device_buffers_travel_in_stream_order) {
 // peer has not sent yet; the peer sends only after a barrier that this rank
 // reaches after its call returned.
 TEST_F(CommTest, COMM_2__calls_return_without_waiting_for_the_peer) {
-  communicator c(MPI_COMM_WORLD, device(0));
+  communicator c(MPI_COMM_WORLD, device(0), test_engine());
   std::int64_t value = -1;
   const std::int64_t sent = 4242 + c.rank();
   stream s(device(0)), sending(device(0));
@@ -137,7 +137,7 @@ TEST_F(CommTest, COMM_2__calls_return_without_waiting_for_the_peer) {
 // barrier; its second goes at once: the second receive (another stream)
 // completes while the first still waits.
 TEST_F(CommTest, COMM_3__a_waiting_operation_holds_only_its_own_stream) {
-  communicator c(MPI_COMM_WORLD, device(0));
+  communicator c(MPI_COMM_WORLD, device(0), test_engine());
   stream waiting(device(0)), other(device(0)), first_send(device(0)), second_send(device(0));
   std::int32_t first = -1, second = -1;
   const std::int32_t one = 100 + c.rank(), two = 200 + c.rank();
@@ -166,7 +166,7 @@ TEST_F(CommTest, COMM_3__a_waiting_operation_holds_only_its_own_stream) {
 // Sends match receives in enqueue order, not in the order their streams
 // reach them: the first send's stream is held until the second was sent.
 TEST_F(CommTest, COMM_4__sends_match_receives_in_enqueue_order) {
-  communicator c(MPI_COMM_WORLD, device(0));
+  communicator c(MPI_COMM_WORLD, device(0), test_engine());
   stream first(device(0)), second(device(0)), receiving(device(0));
   const std::int32_t a = 1000 + c.rank(), b = 2000 + c.rank();
   std::int32_t got_a = -1, got_b = -1;
@@ -187,7 +187,7 @@ TEST_F(CommTest, COMM_4__sends_match_receives_in_enqueue_order) {
 // rank receives from everyone first, then sends to everyone, with messages
 // large enough to need the receiver (rendezvous), on two streams.
 TEST_F(CommTest, COMM_4__a_group_exchange_does_not_deadlock) {
-  communicator c(MPI_COMM_WORLD, device(0));
+  communicator c(MPI_COMM_WORLD, device(0), test_engine());
   const std::size_t n = 128 * 1024;
   const int size = c.size();
   std::vector<std::vector<std::int32_t>> in(static_cast<std::size_t>(size)),
@@ -218,7 +218,7 @@ TEST_F(CommTest, COMM_4__a_group_exchange_does_not_deadlock) {
 // --- COMM-5 -------------------------------------------------------------------
 
 TEST_F(CommTest, COMM_5__collectives_give_every_rank_the_same_exact_result) {
-  communicator c(MPI_COMM_WORLD, device(0));
+  communicator c(MPI_COMM_WORLD, device(0), test_engine());
   stream s(device(0));
   const int size = c.size();
   const std::size_t n = 1000;
@@ -263,7 +263,7 @@ TEST_F(CommTest, COMM_5__collectives_give_every_rank_the_same_exact_result) {
 // another order: the first collective's stream is held until the second's
 // stream has reached its own.
 TEST_F(CommTest, COMM_5__collectives_keep_enqueue_order_across_streams) {
-  communicator c(MPI_COMM_WORLD, device(0));
+  communicator c(MPI_COMM_WORLD, device(0), test_engine());
   stream first(device(0)), second(device(0));
   std::int32_t one = 1, ten = 10 + c.rank();
   std::int32_t sum_one = 0, max_ten = 0;
@@ -285,7 +285,8 @@ TEST_F(CommTest, COMM_5__collectives_keep_enqueue_order_across_streams) {
 // send, fails with errc::comm_failure within SLUICE_COMM_TIMEOUT_S at the
 // stream's synchronize, while another stream keeps working.
 TEST_F(CommTest, COMM_7__a_peer_that_never_sends_is_a_comm_failure_within_the_timeout) {
-  communicator c(MPI_COMM_WORLD, device(0));  // its own: this test leaves 0->1 unmatched
+  communicator c(MPI_COMM_WORLD, device(0),
+                 test_engine());  // its own: this test leaves 0->1 unmatched
   stream waiting(device(0)), other(device(0));
   const int timeout = comm_timeout_s();
   if (c.rank() == 0) {
@@ -318,7 +319,7 @@ TEST_F(CommTest, COMM_7__a_peer_that_never_sends_is_a_comm_failure_within_the_ti
 
 // The failure surfaces at event::record too (like a device fault), once.
 TEST_F(CommTest, COMM_7__the_failure_surfaces_at_record_too) {
-  communicator c(MPI_COMM_WORLD, device(0));
+  communicator c(MPI_COMM_WORLD, device(0), test_engine());
   stream s(device(0));
   if (c.rank() == 0) {
     std::int32_t value = -1;
@@ -342,10 +343,11 @@ TEST_F(CommTest, COMM_7__the_failure_surfaces_at_record_too) {
 // A receive smaller or larger than the matching send: an error on the
 // receiving stream, never a silent truncation or overrun.
 TEST_F(CommTest, COMM_7__a_receive_of_another_size_than_its_send_is_an_error) {
-  communicator c(MPI_COMM_WORLD, device(0));
+  communicator c(MPI_COMM_WORLD, device(0), test_engine());
   stream s(device(0));
   std::vector<std::int32_t> big(256, 5), small(64 + 1, -1);
   // Rank r sends 256 ints to r+1 and receives 64 (then, next, 512) from r-1.
+  const auto start = clock::now();
   comm::send(s, big.data(), big.size() * sizeof(std::int32_t), next_rank(c), c);
   comm::recv(s, small.data(), 64 * sizeof(std::int32_t), previous_rank(c), c);
   try {
@@ -354,6 +356,9 @@ TEST_F(CommTest, COMM_7__a_receive_of_another_size_than_its_send_is_an_error) {
   } catch (const sluice::error& e) {
     EXPECT_EQ(e.code(), errc::comm_failure) << e.what();
   }
+  // Found out, not timed out (an engine that cannot see sizes waits for ever).
+  EXPECT_LT(clock::now() - start, std::chrono::seconds(comm_timeout_s()))
+      << "the size mismatch was reported only by the timeout";
   EXPECT_EQ(small[64], -1) << "the receive wrote past its buffer";
   std::vector<std::int32_t> large(512, -1);
   comm::send(s, big.data(), big.size() * sizeof(std::int32_t), next_rank(c), c);

@@ -4,9 +4,10 @@
 
 #include "../conformance/support.hpp"
 
-#include <mpi.h>
+#include <sluice/comm.hpp>
 
 #include <gtest/gtest.h>
+#include <mpi.h>
 
 namespace sluice::conformance {
 
@@ -22,5 +23,10 @@ class CommTest : public ::testing::Test {
 void world_barrier();
 //! SLUICE_COMM_TIMEOUT_S as the tests run it (seconds).
 int comm_timeout_s();
+//! The engine of the tests' communicators: SLUICE_COMM_ENGINE=mpi|nccl|automatic
+//! (unset: automatic), read by the tests (the library never reads it), so that
+//! one suite runs under each engine (ctest sim.comm.cuda.nccl.np2,
+//! scripts/gpu-check's comm step).
+comm::engine test_engine();
 
 }  // namespace sluice::conformance

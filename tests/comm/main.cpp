@@ -26,6 +26,19 @@ int comm_timeout_s() {
   return v != nullptr && *v != '\0' ? std::atoi(v) : 300;
 }
 
+comm::engine test_engine() {
+  static const comm::engine e = [] {
+    const char* v = std::getenv("SLUICE_COMM_ENGINE");
+    const std::string name = v != nullptr ? v : "";
+    if (name.empty() || name == "automatic") return comm::engine::automatic;
+    if (name == "mpi") return comm::engine::mpi;
+    if (name == "nccl") return comm::engine::nccl;
+    std::fprintf(stderr, "sluice-comm: SLUICE_COMM_ENGINE=%s is not mpi, nccl or automatic\n", v);
+    std::exit(2);
+  }();
+  return e;
+}
+
 void CommTest::TearDown() {
   int rank = 0;
   int size = 1;
@@ -75,6 +88,17 @@ int main(int argc, char** argv) {
       }
     };
     listeners.Append(new rank_printer(rank));
+  }
+  sluice::conformance::test_engine();  // a bad name stops every rank here
+  {
+    // Which engine the tests' communicators use (automatic: the build's pick).
+    // Collective: every rank makes it.
+    sluice::comm::communicator probe(MPI_COMM_WORLD, sluice::device(0),
+                                     sluice::conformance::test_engine());
+    if (rank == 0)
+      std::printf(
+          "sluice-comm: engine %s (SLUICE_COMM_ENGINE=%s)\n", sluice::comm::to_string(probe.kind()),
+          std::getenv("SLUICE_COMM_ENGINE") != nullptr ? std::getenv("SLUICE_COMM_ENGINE") : "");
   }
   sluice::conformance::install_watchdog();
   int result = RUN_ALL_TESTS();

@@ -23,7 +23,7 @@ struct misuse_case {
 };
 
 TEST_F(CommTest, COMM_6__bad_input_is_rejected_before_anything_is_enqueued) {
-  communicator c(MPI_COMM_WORLD, device(0));
+  communicator c(MPI_COMM_WORLD, device(0), test_engine());
   const int size = c.size();
   std::int32_t word = 1;
   std::int32_t words[8] = {};
@@ -53,14 +53,14 @@ TEST_F(CommTest, COMM_6__bad_input_is_rejected_before_anything_is_enqueued) {
        }},
       {"send with a moved-from communicator", errc::invalid_handle,
        [&](stream_ref s, communicator& cm) {
-         communicator moved(MPI_COMM_WORLD, device(0));
+         communicator moved(MPI_COMM_WORLD, device(0), test_engine());
          communicator taker(std::move(moved));
          (void)cm;
          comm::send(s, &word, 4, 0, moved);  // NOLINT(bugprone-use-after-move): the case
        }},
       {"rank() of a moved-from communicator", errc::invalid_handle,
        [&](stream_ref, communicator&) {
-         communicator moved(MPI_COMM_WORLD, device(0));
+         communicator moved(MPI_COMM_WORLD, device(0), test_engine());
          communicator taker(std::move(moved));
          (void)moved.rank();  // NOLINT(bugprone-use-after-move): the case
        }},
@@ -104,7 +104,9 @@ TEST_F(CommTest, COMM_6__bad_input_is_rejected_before_anything_is_enqueued) {
          comm::group inner(cm);
        }},
       {"a communicator of MPI_COMM_NULL", errc::invalid_argument,
-       [&](stream_ref, communicator&) { communicator bad(MPI_COMM_NULL, device(0)); }},
+       [&](stream_ref, communicator&) {
+         communicator bad(MPI_COMM_NULL, device(0), test_engine());
+       }},
       {"an unknown engine", errc::invalid_argument,
        [&](stream_ref, communicator&) {
          communicator bad(MPI_COMM_WORLD, device(0), static_cast<comm::engine>(7));

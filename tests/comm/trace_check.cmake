@@ -74,7 +74,7 @@ function(check_rank rank other)
       string(JSON bytes GET "${e}" args bytes)
       string(JSON r GET "${e}" args rank)
       string(JSON size GET "${e}" args ranks)
-      if(NOT engine STREQUAL "mpi" OR NOT bytes GREATER 0 OR NOT r EQUAL ${rank}
+      if(NOT engine MATCHES "^(mpi|nccl)$" OR NOT bytes GREATER 0 OR NOT r EQUAL ${rank}
          OR NOT size EQUAL 2 OR dur LESS 0)
         message(FATAL_ERROR "${f}: comm span ${name}: engine ${engine}, bytes ${bytes}, rank ${r}, "
                             "ranks ${size}, dur ${dur}: ${e}")
@@ -140,8 +140,8 @@ foreach(expect "trace: 2 files" "r0: .*t.rank0.json: reference clock"
         "r1: .*t.rank1.json: same host as the reference"
         "  r0/d0/s[0-9]+ halo" "  r1/d0/s[0-9]+ halo" "  r0/d0/s[0-9]+ compute" "  r1/d0/s[0-9]+ compute"
         "overlap on rank 0" "overlap on rank 1"
-        "r0/d0/s[0-9]+ halo: send \\(mpi\\) 1 operation, 4096 bytes"
-        "r1/d0/s[0-9]+ halo: recv \\(mpi\\) 1 operation, 4096 bytes"
+        "r0/d0/s[0-9]+ halo: send \\((mpi|nccl)\\) 1 operation, 4096 bytes"
+        "r1/d0/s[0-9]+ halo: recv \\((mpi|nccl)\\) 1 operation, 4096 bytes"
         "rank 0: communication in flight" "rank 1: communication in flight")
   if(NOT report MATCHES "${expect}")
     message(FATAL_ERROR "the report lacks '${expect}'")

@@ -720,6 +720,15 @@ cudaError_t sluice_sim_user_kernel(cudaStream_t h, const char* name, unsigned us
   return cudaSuccess;
 }
 
+//! Device work of another library (the simulated NCCL, sim_nccl.cpp): fn(data)
+//! runs on h's stream's own thread, in stream order, and holds the stream
+//! until it returns (as a kernel does). Not a CUDA call.
+cudaError_t sluice_sim_stream_op(cudaStream_t h, void (*fn)(void*), void* data) {
+  sim_cupti::api_call();
+  enqueue(h, [fn, data] { fn(data); });
+  return cudaSuccess;
+}
+
 cudaError_t cudaDeviceCanAccessPeer(int* can, int d, int peer) {
   if (!valid_device(d) || !valid_device(peer)) return failed(cudaErrorInvalidDevice);
   *can = d != peer ? 1 : 0;
