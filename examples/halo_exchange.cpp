@@ -3,7 +3,7 @@
 // computed on another (docs/comm.md).
 //
 //   mpirun -np N sluice-example-halo-exchange-<backend> [--cells=N] [--steps=N]
-//          [--require-overlap=P]
+//          [--require-overlap=P] [--engine=mpi|nccl|automatic]
 //
 // Each rank owns `cells` points plus one ghost on each side (fixed 0 at the
 // ends of the global domain). Per step, on rank r:
@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
   std::size_t cells = 1 << 20;
   int steps = 20;
   double require_overlap = -1;
+  comm::engine engine = comm::engine::automatic;
   bool skip_halo_wait =
       false;  // test-only (ctest ...mutation.no_halo_wait): must give a wrong result
   for (int i = 1; i < argc; ++i) {
@@ -80,13 +81,19 @@ int main(int argc, char** argv) {
       steps = std::atoi(argv[i] + 8);
     else if (a.rfind("--require-overlap=", 0) == 0)
       require_overlap = std::atof(argv[i] + 18);
+    else if (a == "--engine=mpi")
+      engine = comm::engine::mpi;
+    else if (a == "--engine=nccl")
+      engine = comm::engine::nccl;
+    else if (a == "--engine=automatic")
+      engine = comm::engine::automatic;
     else if (a == "--mutation=no_halo_wait")
       skip_halo_wait = true;
     else {
       if (rank == 0)
         std::fprintf(stderr,
                      "usage: mpirun -np N sluice-example-halo-exchange [--cells=N] [--steps=N] "
-                     "[--require-overlap=P]\n");
+                     "[--require-overlap=P] [--engine=mpi|nccl|automatic]\n");
       MPI_Finalize();
       return 1;
     }
@@ -100,7 +107,7 @@ int main(int argc, char** argv) {
     // One device per rank: rank r on device r % device_count() (on the host
     // backend SLUICE_HOST_DEVICES sets how many there are).
     const sluice::device dev(rank % sluice::device_count());
-    comm::communicator c(MPI_COMM_WORLD, dev);
+    comm::communicator c(MPI_COMM_WORLD, dev, engine);
     sluice::stream halo(dev, {sluice::priority::high, std::nullopt, "halo"});
     sluice::stream compute(dev, {sluice::priority::normal, std::nullopt, "compute"});
     // Pinned host memory: what sluice::comm takes besides device memory, and

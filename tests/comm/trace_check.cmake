@@ -128,9 +128,16 @@ endfunction()
 check_rank(0 1)
 check_rank(1 0)
 
-# (c) one timeline.
+# (c) one timeline (with its PNG where gnuplot is: the GPU machines lack it).
+find_program(GNUPLOT gnuplot)
+set(png_args)
+if(GNUPLOT)
+  set(png_args --png ${DIR}/timeline.png)
+else()
+  message("gnuplot not found: the report is checked without its PNG")
+endif()
 execute_process(
-  COMMAND ${SLUICE} trace report ${DIR}/t.rank0.json ${DIR}/t.rank1.json --png ${DIR}/timeline.png
+  COMMAND ${SLUICE} trace report ${DIR}/t.rank0.json ${DIR}/t.rank1.json ${png_args}
   RESULT_VARIABLE rc OUTPUT_VARIABLE report ERROR_VARIABLE err)
 message("--- sluice trace report (exit ${rc})\n${report}${err}")
 if(NOT rc EQUAL 0)
@@ -150,7 +157,7 @@ endforeach()
 if(report MATCHES "overlap on rank 0[^\n]*\n[^o]*r1/")
   message(FATAL_ERROR "rank 0's overlap lists a stream of rank 1")
 endif()
-if(NOT EXISTS ${DIR}/timeline.png)
+if(GNUPLOT AND NOT EXISTS ${DIR}/timeline.png)
   message(FATAL_ERROR "no timeline.png")
 endif()
 message("one timeline of both ranks: passed")
