@@ -13,6 +13,7 @@
 #include <sluice/memory.hpp>
 #include <sluice/trace.hpp>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
@@ -329,6 +330,11 @@ void enqueue(std::unique_ptr<batch> b) {
   if (nccl) {
     for (std::size_t j = 0; j < b->streams.size(); ++j) b->dones.push_back(lease_flag());
     b->failed = std::make_shared<std::atomic<bool>>(false);
+    // Only a receive waits for the engine's verdict (its size against the
+    // send's): the rest goes on as soon as NCCL is done, without a round trip
+    // through the engine thread (about 10 us per operation on 2x H100).
+    b->gated = std::any_of(b->messages.begin(), b->messages.end(),
+                           [](const message& m) { return m.kind == op_kind::recv; });
   }
   std::size_t k = 0;
   std::size_t done_on = 0;  // nccl: streams that have their done flag's store
@@ -350,7 +356,7 @@ void enqueue(std::unique_ptr<batch> b) {
       nccl_enqueue(*b);
       for (; done_on < b->streams.size(); ++done_on) {
         b->streams[done_on].write_value(*b->dones[done_on].flag, b->dones[done_on].value);
-        b->streams[done_on].wait_value(*b->lease.flag, b->lease.value);
+        if (b->gated) b->streams[done_on].wait_value(*b->lease.flag, b->lease.value);
         finish_on(b->streams[done_on], done_on, b->messages, b->failed, spans[done_on]);
       }
     }

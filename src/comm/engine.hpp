@@ -140,6 +140,12 @@ struct batch {
   // nccl: set by the engine before it releases the streams when the batch
   // failed; the host tasks that copy results out of staging then copy nothing.
   std::shared_ptr<std::atomic<bool>> failed;
+  // nccl: whether the streams wait for the engine's verdict after the NCCL
+  // calls (a batch with a receive: its size is checked against the send's
+  // before the stream goes on); false: they go on when NCCL is done, and a
+  // failure is reported on them as it is found, like a device fault.
+  bool gated = true;
+  bool reported = false;         // the engine's: the failure was reported on the streams
   std::size_t arrived = 0;       // the engine's: streams seen there
   std::uint64_t collective = 0;  // its place among the communicator's collectives; 0: none
   bool grouped = false;          // a group's (its trace span is named "group")
@@ -178,6 +184,7 @@ class progress {
   bool poll(batch& b);                     // true when every message completed
   bool poll_nccl(batch& b);
   void finish(batch* b) noexcept;
+  static void report(batch& b) noexcept;  // b.failure on b's streams, once
   void fail_expired(batch& b);
   void shut_down() noexcept;
   static int on_finalize(MPI_Comm, int, void*, void*);

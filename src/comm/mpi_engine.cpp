@@ -406,6 +406,7 @@ bool progress::poll_nccl(batch& b) {
       if (b.failure.empty())
         b.failure = m.describe() + ": the size exchange failed: " + mpi_error_string(code);
       m.done = true;
+      report(b);  // before the abort lets the stream go on
       nccl_abort(c, "rank " + std::to_string(c.rank) + ": " + b.failure);
       continue;
     }
@@ -420,6 +421,7 @@ bool progress::poll_nccl(batch& b) {
                   "communicator is aborted)";
       // NCCL would wait for bytes that never come (or room that is never
       // given): its kernels end only when the communicator is aborted.
+      report(b);
       nccl_abort(c, "rank " + std::to_string(c.rank) + ": " + b.failure);
     }
   }
@@ -433,6 +435,7 @@ bool progress::poll_nccl(batch& b) {
     const std::string why = nccl_async_error(c);
     if (!why.empty()) {
       if (b.failure.empty()) b.failure = "NCCL failed: " + why;
+      report(b);
       nccl_abort(c, "rank " + std::to_string(c.rank) + ": " + why);
     }
   }
@@ -496,23 +499,35 @@ void progress::fail_expired(batch& b) {
     b.failure =
         "no answer within SLUICE_COMM_TIMEOUT_S=" + std::to_string(timeout_s_) + " s: " + waiting;
   // The NCCL kernels that wait for the peer end only with the communicator.
-  if (nccl) nccl_abort(*b.comm, "rank " + std::to_string(b.comm->rank) + ": " + b.failure);
+  if (nccl) {
+    report(b);
+    nccl_abort(*b.comm, "rank " + std::to_string(b.comm->rank) + ": " + b.failure);
+  }
+}
+
+void progress::report(batch& b) noexcept {
+  if (b.failure.empty() || b.reported) return;
+  b.reported = true;
+  if (b.failed) b.failed->store(true);
+  std::string message;
+  try {
+    message = "sluice::comm: rank " + std::to_string(b.comm->rank) + ": " + b.describe() + ": " +
+              b.failure;
+  } catch (...) {
+    message = "sluice::comm: an operation failed (no memory to say more)";
+  }
+  for (stream_ref s : b.streams) {
+    try {
+      sluice::detail::report_stream_failure(s, errc::comm_failure, message);
+    } catch (...) {
+      // The stream is gone: nobody can ask. Nothing is lost: say it here.
+      std::fprintf(stderr, "sluice: %s (its stream was destroyed)\n", message.c_str());
+    }
+  }
 }
 
 void progress::finish(batch* b) noexcept {
-  if (!b->failure.empty() && b->failed) b->failed->store(true);
-  if (!b->failure.empty()) {
-    const std::string message = "sluice::comm: rank " + std::to_string(b->comm->rank) + ": " +
-                                b->describe() + ": " + b->failure;
-    for (stream_ref s : b->streams) {
-      try {
-        sluice::detail::report_stream_failure(s, errc::comm_failure, message);
-      } catch (...) {
-        // The stream is gone: nobody can ask. Nothing is lost: say it here.
-        std::fprintf(stderr, "sluice: %s (its stream was destroyed)\n", message.c_str());
-      }
-    }
-  }
+  report(*b);
   b->lease.flag->store(b->lease.value);  // the streams go on
   return_flag(b->lease);
   // A done flag that its stream has not stored yet stays out of the pool

@@ -145,10 +145,10 @@ if(NOT rc EQUAL 0)
 endif()
 foreach(expect "trace: 2 files" "r0: .*t.rank0.json: reference clock"
         "r1: .*t.rank1.json: same host as the reference"
-        "  r0/d0/s[0-9]+ halo" "  r1/d0/s[0-9]+ halo" "  r0/d0/s[0-9]+ compute" "  r1/d0/s[0-9]+ compute"
+        "  r0/d[0-9]+/s[0-9]+ halo" "  r1/d[0-9]+/s[0-9]+ halo" "  r0/d[0-9]+/s[0-9]+ compute" "  r1/d[0-9]+/s[0-9]+ compute"
         "overlap on rank 0" "overlap on rank 1"
-        "r0/d0/s[0-9]+ halo: send \\((mpi|nccl)\\) 1 operation, 4096 bytes"
-        "r1/d0/s[0-9]+ halo: recv \\((mpi|nccl)\\) 1 operation, 4096 bytes"
+        "r0/d[0-9]+/s[0-9]+ halo: send \\((mpi|nccl)\\) 1 operation, 4096 bytes"
+        "r1/d[0-9]+/s[0-9]+ halo: recv \\((mpi|nccl)\\) 1 operation, 4096 bytes"
         "rank 0: communication in flight" "rank 1: communication in flight")
   if(NOT report MATCHES "${expect}")
     message(FATAL_ERROR "the report lacks '${expect}'")

@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int failed = 0;
   {
-    const sluice::device d(0);
+    const sluice::device d(rank % sluice::device_count());  // one device per rank (NCCL needs it)
     sluice::comm::communicator c(MPI_COMM_WORLD, d);
     sluice::stream_options named;
     named.name = "halo";
