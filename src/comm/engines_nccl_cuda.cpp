@@ -18,6 +18,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace sluice::comm::detail {
@@ -191,14 +192,24 @@ std::string nccl_async_error(communicator_state& c) noexcept {
 }
 
 void nccl_abort(communicator_state& c, const std::string& why) noexcept {
+  ncclComm_t comm = nullptr;
   try {
     std::lock_guard<std::mutex> lock(c.m);  // no enqueue calls NCCL meanwhile
     if (c.nccl == nullptr) return;
-    ncclCommAbort(handle(c));
-    c.nccl = nullptr;
+    comm = handle(c);
+    c.nccl = nullptr;  // later operations of c fail at once
     c.nccl_failure = why;
   } catch (...) {
-    // No lock: nothing to do but leave the communicator as it is.
+    return;  // No lock: nothing to do but leave the communicator as it is.
+  }
+  // ncclCommAbort may wait for the device work of the communicator's streams,
+  // which may wait in turn for the engine (a receive's gate, stored when its
+  // batch finishes): it runs on a thread of its own, and the engine goes on
+  // finishing what the abort ends.
+  try {
+    std::thread([comm] { ncclCommAbort(comm); }).detach();
+  } catch (...) {
+    ncclCommAbort(comm);  // no thread: here, as the last resort
   }
 }
 
