@@ -80,6 +80,21 @@ function(check_rank rank other)
                             "ranks ${size}, dur ${dur}: ${e}")
       endif()
       if(name STREQUAL "send" OR name STREQUAL "recv")
+        # Which path the message took (no silent slow path): its device
+        # buffers are staged through pinned memory under the mpi engine on a
+        # GPU backend (-DGPU_BACKEND=1), direct everywhere else.
+        string(JSON staged ERROR_VARIABLE no_staged GET "${e}" args staged)
+        set(is_staged FALSE)
+        if(NOT no_staged AND staged)  # JSON true reads as ON
+          set(is_staged TRUE)
+        endif()
+        set(want_staged FALSE)
+        if(GPU_BACKEND AND engine STREQUAL "mpi")
+          set(want_staged TRUE)
+        endif()
+        if(NOT is_staged STREQUAL want_staged)
+          message(FATAL_ERROR "${f}: ${name} under ${engine}: staged ${is_staged}, expected ${want_staged}: ${e}")
+        endif()
         string(JSON peer GET "${e}" args peer)
         string(JSON match GET "${e}" args match)
         if(NOT peer EQUAL ${other} OR NOT bytes EQUAL 4096 OR NOT match EQUAL 0)

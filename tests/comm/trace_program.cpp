@@ -8,6 +8,8 @@
 #include <sluice/sluice.hpp>
 
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 int main(int argc, char** argv) {
@@ -20,7 +22,13 @@ int main(int argc, char** argv) {
   int failed = 0;
   {
     const sluice::device d(rank % sluice::device_count());  // one device per rank (NCCL needs it)
-    sluice::comm::communicator c(MPI_COMM_WORLD, d);
+    // SLUICE_COMM_ENGINE=mpi|nccl picks the engine (as for the COMM suite).
+    const char* asked = std::getenv("SLUICE_COMM_ENGINE");
+    const std::string engine_name = asked != nullptr ? asked : "";
+    const auto engine = engine_name == "mpi"    ? sluice::comm::engine::mpi
+                        : engine_name == "nccl" ? sluice::comm::engine::nccl
+                                                : sluice::comm::engine::automatic;
+    sluice::comm::communicator c(MPI_COMM_WORLD, d, engine);
     sluice::stream_options named;
     named.name = "halo";
     sluice::stream halo(d, named);
