@@ -153,7 +153,12 @@ void device_state::worker_main() {
 
 // --- running streams -----------------------------------------------------
 
-void run_stream(stream_state& s) noexcept {
+namespace {
+
+// Runs ops of s until it parks or empties, or until hand_over(s) says a
+// worker should take it (the stream then goes to the device's ready queue).
+template <class HandOver>
+void run_ops(stream_state& s, HandOver hand_over) noexcept {
   for (;;) {
     chaos::pause(chaos::site::before_op);
     if (s.head->trace != nullptr && s.head->trace->start_ns == 0) [[unlikely]]
@@ -161,11 +166,17 @@ void run_stream(stream_state& s) noexcept {
     const step r = s.head->run(s);
     if (r != step::done) return;  // parked or handed off: someone else resumes s
     if (!complete_head(s)) return;
-    if (s.dev->should_yield(s)) {
+    if (hand_over(s)) {
       s.dev->make_runnable(&s);
       return;
     }
   }
+}
+
+}  // namespace
+
+void run_stream(stream_state& s) noexcept {
+  run_ops(s, [](const stream_state& st) { return st.dev->should_yield(st); });
 }
 
 void resume_inline(stream_state& s) noexcept {
@@ -174,17 +185,8 @@ void resume_inline(stream_state& s) noexcept {
     return;
   }
   tls_resuming_inline = true;
-  for (;;) {
-    chaos::pause(chaos::site::before_op);
-    if (s.head->trace != nullptr && s.head->trace->start_ns == 0) [[unlikely]]
-      s.head->trace->start_ns = trace::now_ns();
-    if (s.head->run(s) != step::done) break;  // parked again: its flag resumes it
-    if (!complete_head(s)) break;             // emptied: let go
-    if (!s.head->runs_inline()) {
-      s.dev->make_runnable(&s);  // user work: a worker runs it
-      break;
-    }
-  }
+  // Anything but a flag op (user work) goes to a worker.
+  run_ops(s, [](const stream_state& st) { return !st.head->runs_inline(); });
   tls_resuming_inline = false;
 }
 
