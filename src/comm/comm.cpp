@@ -338,26 +338,29 @@ void enqueue(std::unique_ptr<batch> b) {
   }
   std::size_t k = 0;
   std::size_t done_on = 0;  // nccl: streams that have their done flag's store
-  std::vector<span> spans(b->streams.size());
+  // One span per stream while a trace is collected (tracing costs one relaxed
+  // load, and no allocation, while none is).
+  std::vector<span> spans;
+  if (sluice::tracing() && !mutation::is(mutation::kind::untraced)) spans.resize(b->streams.size());
+  static const span untraced{};
+  auto span_of = [&](std::size_t j) -> const span& { return spans.empty() ? untraced : spans[j]; };
   // Enqueued on the streams and submitted in one piece: the engine sees the
   // batches of each stream in that stream's order.
   std::lock_guard<std::mutex> in_order(progress::enqueue_order());
   try {
     for (; k < b->streams.size(); ++k) {
-      // Tracing costs one relaxed load while no trace is collected.
-      spans[k] =
-          sluice::tracing() && !mutation::is(mutation::kind::untraced) ? open_span(*b, k) : span{};
-      enqueue_on(b->streams[k], k, b->messages, b->arrivals[k], b->failed, spans[k]);
+      if (!spans.empty()) spans[k] = open_span(*b, k);
+      enqueue_on(b->streams[k], k, b->messages, b->arrivals[k], b->failed, span_of(k));
       if (nccl) continue;
       b->streams[k].wait_value(*b->lease.flag, b->lease.value);
-      finish_on(b->streams[k], k, b->messages, b->failed, spans[k]);
+      finish_on(b->streams[k], k, b->messages, b->failed, span_of(k));
     }
     if (nccl) {
       nccl_enqueue(*b);
       for (; done_on < b->streams.size(); ++done_on) {
         b->streams[done_on].write_value(*b->dones[done_on].flag, b->dones[done_on].value);
         if (b->gated) b->streams[done_on].wait_value(*b->lease.flag, b->lease.value);
-        finish_on(b->streams[done_on], done_on, b->messages, b->failed, spans[done_on]);
+        finish_on(b->streams[done_on], done_on, b->messages, b->failed, span_of(done_on));
       }
     }
   } catch (const std::exception& e) {

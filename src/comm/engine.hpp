@@ -35,13 +35,14 @@ std::size_t element_size(datatype t) noexcept;
 //! chunk is reduced once, in ring order, then passed on.
 class ring_all_reduce {
  public:
-  //! Copies in to out (when not in place); MPI is called from start() on.
-  ring_all_reduce(const message& m, const communicator_state& c, MPI_Comm ring, int tag_base,
-                  MPI_Datatype type);
+  //! Copies in to out (when not in place); MPI is called from start() on,
+  //! on c.ring.
+  ring_all_reduce(const message& m, const communicator_state& c, int tag_base, MPI_Datatype type);
   int start();           // an MPI error code
   int test(bool& done);  // an MPI error code; done: the result is in out
   void cancel(std::vector<MPI_Request>& cancelled);  // a timed-out one
-  int steps() const noexcept { return 2 * (size_ - 1); }
+  static int steps_for(int size) noexcept { return 2 * (size - 1); }
+  int steps() const noexcept { return steps_for(size_); }
 
  private:
   std::size_t chunk_begin(int i) const noexcept;
@@ -185,6 +186,9 @@ class progress {
   bool poll_nccl(batch& b);
   void finish(batch* b) noexcept;
   static void report(batch& b) noexcept;  // b.failure on b's streams, once
+  //! b failed under nccl: reported on its streams, then its NCCL communicator
+  //! aborted (which ends the kernels that wait for a peer) saying `why`.
+  static void fail_nccl(batch& b, const std::string& why) noexcept;
   void fail_expired(batch& b);
   void shut_down() noexcept;
   static int on_finalize(MPI_Comm, int, void*, void*);

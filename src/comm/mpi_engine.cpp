@@ -66,11 +66,11 @@ int post(communicator_state& c, message& m, std::uint64_t collective) {
   const int count = static_cast<int>(m.count);  // comm.cpp checked it fits
   if (m.kind == op_kind::all_reduce && c.size > 1 && c.ring != MPI_COMM_NULL &&
       m.count * element_size(m.type) >= ring_bytes()) {
-    const int steps = 2 * (c.size - 1);
+    const int steps = ring_all_reduce::steps_for(c.size);
     const int window = c.tag_limit / steps;  // collectives whose tags differ
     if (window >= 2) {
       const int base = static_cast<int>(collective % static_cast<std::uint64_t>(window)) * steps;
-      m.ring = std::make_shared<ring_all_reduce>(m, c, c.ring, base, mpi_type(m.type));
+      m.ring = std::make_shared<ring_all_reduce>(m, c, base, mpi_type(m.type));
       return m.ring->start();
     }
   }
@@ -83,11 +83,8 @@ int post(communicator_state& c, message& m, std::uint64_t collective) {
     case op_kind::broadcast:
       return MPI_Ibcast(m.out, count, mpi_type(m.type), m.peer, c.mpi, &m.request);
     case op_kind::all_gather: {
-      int element = 0;
-      MPI_Type_size(mpi_type(m.type), &element);
-      const void* own = static_cast<const char*>(m.out) + static_cast<std::size_t>(c.rank) *
-                                                              m.count *
-                                                              static_cast<std::size_t>(element);
+      const void* own = static_cast<const char*>(m.out) +
+                        static_cast<std::size_t>(c.rank) * m.count * element_size(m.type);
       return MPI_Iallgather(m.in == own ? MPI_IN_PLACE : m.in, count, mpi_type(m.type), m.out,
                             count, mpi_type(m.type), c.mpi, &m.request);
     }
@@ -393,6 +390,11 @@ void progress::start(batch* b) {
   active_.push_back(b);
 }
 
+void progress::fail_nccl(batch& b, const std::string& why) noexcept {
+  report(b);  // before the abort lets its streams go on
+  nccl_abort(*b.comm, "rank " + std::to_string(b.comm->rank) + ": " + why);
+}
+
 bool progress::poll_nccl(batch& b) {
   auto& c = *b.comm;
   bool all_done = true;
@@ -406,8 +408,7 @@ bool progress::poll_nccl(batch& b) {
       if (b.failure.empty())
         b.failure = m.describe() + ": the size exchange failed: " + mpi_error_string(code);
       m.done = true;
-      report(b);  // before the abort lets the stream go on
-      nccl_abort(c, "rank " + std::to_string(c.rank) + ": " + b.failure);
+      fail_nccl(b, b.failure);
       continue;
     }
     if (!told || !learned) {
@@ -421,8 +422,7 @@ bool progress::poll_nccl(batch& b) {
                   "communicator is aborted)";
       // NCCL would wait for bytes that never come (or room that is never
       // given): its kernels end only when the communicator is aborted.
-      report(b);
-      nccl_abort(c, "rank " + std::to_string(c.rank) + ": " + b.failure);
+      fail_nccl(b, b.failure);
     }
   }
   for (const flag_lease& d : b.dones)
@@ -435,8 +435,7 @@ bool progress::poll_nccl(batch& b) {
     const std::string why = nccl_async_error(c);
     if (!why.empty()) {
       if (b.failure.empty()) b.failure = "NCCL failed: " + why;
-      report(b);
-      nccl_abort(c, "rank " + std::to_string(c.rank) + ": " + why);
+      fail_nccl(b, why);
     }
   }
   return all_done;
@@ -499,10 +498,7 @@ void progress::fail_expired(batch& b) {
     b.failure =
         "no answer within SLUICE_COMM_TIMEOUT_S=" + std::to_string(timeout_s_) + " s: " + waiting;
   // The NCCL kernels that wait for the peer end only with the communicator.
-  if (nccl) {
-    report(b);
-    nccl_abort(*b.comm, "rank " + std::to_string(b.comm->rank) + ": " + b.failure);
-  }
+  if (nccl) fail_nccl(b, b.failure);
 }
 
 void progress::report(batch& b) noexcept {

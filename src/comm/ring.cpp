@@ -56,8 +56,8 @@ std::size_t element_size(datatype t) noexcept {
   return 1;
 }
 
-ring_all_reduce::ring_all_reduce(const message& m, const communicator_state& c, MPI_Comm ring,
-                                 int tag_base, MPI_Datatype type)
+ring_all_reduce::ring_all_reduce(const message& m, const communicator_state& c, int tag_base,
+                                 MPI_Datatype type)
     : out_(static_cast<char*>(m.out)),
       count_(m.count),
       element_(element_size(m.type)),
@@ -65,7 +65,7 @@ ring_all_reduce::ring_all_reduce(const message& m, const communicator_state& c, 
       op_(m.op),
       rank_(c.rank),
       size_(c.size),
-      comm_(ring),
+      comm_(c.ring),
       tag_base_(tag_base),
       mpi_type_(type) {
   if (m.in != m.out) std::memcpy(out_, m.in, count_ * element_);

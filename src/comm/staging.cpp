@@ -22,7 +22,6 @@ namespace {
 struct slot_state {
   std::unique_ptr<sluice::pinned_buffer<unsigned char>> buffer;
   std::unique_ptr<sluice::event> guard;  // recorded behind the last use; null: none yet
-  bool leased = false;
 };
 
 // Slots by size (powers of two from 4 KiB); per size, the free ones in the
@@ -59,13 +58,11 @@ staging_lease lease_staging(std::size_t bytes) {
     slot_state& s = p.slots[static_cast<std::size_t>(i)];
     if (!s.guard || s.guard->ready()) {
       waiting.pop_front();
-      s.leased = true;
       return staging_lease{s.buffer->data(), i};
     }
   }
   slot_state fresh;
   fresh.buffer = std::make_unique<sluice::pinned_buffer<unsigned char>>(size);
-  fresh.leased = true;
   p.slots.push_back(std::move(fresh));
   const int i = static_cast<int>(p.slots.size() - 1);
   return staging_lease{p.slots.back().buffer->data(), i};
@@ -79,7 +76,6 @@ void release_staging_after(int slot, stream_ref s) {
   if (!st.guard || st.guard->device() != s.device())
     st.guard = std::make_unique<sluice::event>(s.device());
   st.guard->record(s);
-  st.leased = false;
   p.free[st.buffer->size()].push_back(slot);
 }
 
@@ -88,7 +84,6 @@ void release_staging_unused(int slot) noexcept {
   auto& p = pool();
   std::lock_guard<std::mutex> lock(p.m);
   slot_state& st = p.slots[static_cast<std::size_t>(slot)];
-  st.leased = false;
   try {
     p.free[st.buffer->size()].push_front(slot);  // its guard is its last use's, if any
   } catch (...) {
