@@ -21,20 +21,37 @@ bool flag_state::wait_for(std::uint32_t v, stream_state* s) {
 void flag_state::store(std::uint32_t v) noexcept {
   value.store(v);  // seq_cst, see wait_for
   if (waiter_count.load() == 0) return;
-  std::vector<stream_state*> wake;
+  // The streams to resume: a few in place (a flag usually has one waiter;
+  // no allocation per store), the rest in a vector.
+  constexpr std::size_t inline_wakes = 4;
+  stream_state* few[inline_wakes];
+  std::size_t woken = 0;
+  std::vector<stream_state*> more;
   {
     std::lock_guard<std::mutex> lock(m);
     auto keep = waiters.begin();
     for (auto& w : waiters) {
-      if (value.load() >= w.first)
-        wake.push_back(w.second);
-      else
+      if (value.load() >= w.first) {
+        if (woken < inline_wakes) {
+          few[woken] = w.second;
+        } else {
+          try {
+            more.push_back(w.second);
+          } catch (...) {  // no memory for the list: this one stays registered
+            *keep++ = w;
+            continue;
+          }
+        }
+        ++woken;
+      } else {
         *keep++ = w;
+      }
     }
     waiters.erase(keep, waiters.end());
-    waiter_count.fetch_sub(static_cast<int>(wake.size()));
+    waiter_count.fetch_sub(static_cast<int>(woken));
   }
-  for (auto* s : wake) resume_inline(*s);
+  for (std::size_t i = 0; i < woken && i < inline_wakes; ++i) resume_inline(*few[i]);
+  for (auto* s : more) resume_inline(*s);
 }
 
 }  // namespace detail

@@ -47,7 +47,66 @@ struct wait_position_op final : op {
   seq_t target;
 };
 
-struct wait_flag_op final : op {
+//! Class-wide operator new and delete for a small op made and retired at a
+//! high rate on different threads (flag ops: enqueued by the caller, retired
+//! by whichever thread runs the stream, for sluice::comm the engine thread):
+//! freed ones go to a list that any thread pushes to (a CAS) and a thread
+//! that needs one takes whole (an exchange) into its own cache, so neither
+//! side takes a lock or meets malloc's cross-thread path. The memory is kept
+//! for later ops, never returned: the pool holds as many as were in flight
+//! at once.
+template <class T>
+struct pooled {
+  struct node {
+    node* next;
+  };
+  static std::atomic<node*>& returned() noexcept {
+    static auto* head = new std::atomic<node*>(nullptr);  // never destroyed (thread exits)
+    return *head;
+  }
+  static void push(node* first, node* last) noexcept {
+    auto& head = returned();
+    node* h = head.load(std::memory_order_relaxed);
+    do {
+      last->next = h;
+    } while (!head.compare_exchange_weak(h, first, std::memory_order_release,
+                                         std::memory_order_relaxed));
+  }
+  struct cache {
+    node* head = nullptr;
+    ~cache() {
+      if (head == nullptr) return;
+      node* last = head;
+      while (last->next != nullptr) last = last->next;
+      push(head, last);
+    }
+  };
+  static cache& local() noexcept {
+    static thread_local cache c;
+    return c;
+  }
+  static void* operator new(std::size_t bytes) {
+    static_assert(sizeof(T) >= sizeof(node), "a pooled op holds a list link");
+    if (bytes != sizeof(T)) return ::operator new(bytes);  // not T itself
+    cache& c = local();
+    if (c.head == nullptr) c.head = returned().exchange(nullptr, std::memory_order_acquire);
+    if (c.head == nullptr) return ::operator new(sizeof(T));
+    node* n = c.head;
+    c.head = n->next;
+    return n;
+  }
+  static void operator delete(void* p, std::size_t bytes) noexcept {
+    if (p == nullptr) return;
+    if (bytes != sizeof(T)) {
+      ::operator delete(p);
+      return;
+    }
+    auto* n = static_cast<node*>(p);
+    push(n, n);
+  }
+};
+
+struct wait_flag_op final : op, pooled<wait_flag_op> {
   wait_flag_op(flag_state* f, std::uint32_t v) : flag(f), value(v) { flag->add_ref(); }
   void describe(trace::record& r) const override { r.kind = "wait_value"; }
   ~wait_flag_op() override { flag->release(); }
@@ -59,7 +118,7 @@ struct wait_flag_op final : op {
   std::uint32_t value;
 };
 
-struct write_flag_op final : op {
+struct write_flag_op final : op, pooled<write_flag_op> {
   write_flag_op(flag_state* f, std::uint32_t v) : flag(f), value(v) { flag->add_ref(); }
   void describe(trace::record& r) const override { r.kind = "write_value"; }
   ~write_flag_op() override { flag->release(); }

@@ -123,7 +123,7 @@ thread_local std::vector<group_state*> live_groups;
 
 struct group_state {
   std::shared_ptr<communicator_state> comm;
-  std::unique_ptr<batch> b;  // its sends and receives; streams in first-use order
+  batch_ptr b;  // its sends and receives; streams in first-use order
 };
 
 namespace {
@@ -319,16 +319,17 @@ void finish_on(stream_ref s, std::size_t index, const std::vector<message>& mess
 
 // Puts b on its streams, then hands it to the engine, which frees it when
 // done. Nothing was enqueued when this throws before any stream has it.
-void enqueue(std::unique_ptr<batch> b) {
+void enqueue(batch_ptr b) {
   progress::get();  // the engine runs before anything is enqueued
   stage(*b);
-  b->lease = lease_flag();
-  for (std::size_t k = 0; k < b->streams.size(); ++k) b->arrivals.push_back(lease_flag());
+  b->lease = b->next_flag(0);
+  for (std::size_t k = 0; k < b->streams.size(); ++k) b->arrivals.push_back(b->next_flag(1 + k));
   // nccl: the NCCL calls go on the streams between their arrival and a done
   // flag, which the engine watches (docs/comm.md "The nccl engine").
   const bool nccl = b->comm->kind == engine::nccl;
   if (nccl) {
-    for (std::size_t j = 0; j < b->streams.size(); ++j) b->dones.push_back(lease_flag());
+    for (std::size_t j = 0; j < b->streams.size(); ++j)
+      b->dones.push_back(b->next_flag(1 + b->streams.size() + j));
     b->failed = std::make_shared<std::atomic<bool>>(false);
     // Only a receive waits for the engine's verdict (its size against the
     // send's): the rest goes on as soon as NCCL is done, without a round trip
@@ -367,11 +368,10 @@ void enqueue(std::unique_ptr<batch> b) {
     for (std::size_t j = done_on; j < b->dones.size(); ++j)
       b->dones[j].flag->store(b->dones[j].value);
     if (k == 0) {  // nothing the engine must answer: as if never called
-      return_flag(b->lease);
-      for (const flag_lease& a : b->arrivals) return_flag(a);
-      for (const flag_lease& d : b->dones) return_flag(d);
       release_unused_staging(*b);
-      throw;
+      b->arrivals.clear();  // no stream stores them: no late store to fear
+      b->dones.clear();
+      throw;  // b goes back to the pool
     }
     // Some streams have it, others not (no memory, a stream destroyed
     // meanwhile): it is released for those that have it, failed, and this
@@ -393,9 +393,9 @@ void enqueue(std::unique_ptr<batch> b) {
   progress::get().submit(b.release());
 }
 
-std::unique_ptr<batch> single(std::shared_ptr<communicator_state> c, stream_ref s, message m) {
-  auto b = std::make_unique<batch>();
-  b->comm = std::move(c);
+batch_ptr single(const std::shared_ptr<communicator_state>& c, stream_ref s, const message& m) {
+  batch_ptr b(new_batch());
+  b->comm = c;
   b->messages.push_back(m);
   b->streams.push_back(s);
   return b;
@@ -672,7 +672,7 @@ group::group(const communicator& c) {
                    "a group of this communicator already lives on this thread");
   auto g = std::make_unique<detail::group_state>();
   g->comm = state;
-  g->b = std::make_unique<detail::batch>();
+  g->b.reset(detail::new_batch());
   g->b->comm = state;
   g->b->grouped = true;
   detail::live_groups.push_back(g.get());

@@ -114,17 +114,11 @@ void release_staging_after(int slot, stream_ref s);
 //! Frees a slot never used on a stream (an operation that was not enqueued).
 void release_staging_unused(int slot) noexcept;
 
-//! A flag lent to one batch: streams wait for it to reach `value`.
+//! A flag lent to one use of a batch: streams wait for it to reach `value`.
 struct flag_lease {
   sluice::flag* flag = nullptr;
   std::uint32_t value = 0;
 };
-flag_lease lease_flag();
-//! After the flag was stored: later leases use a larger value (never reused
-//! with a smaller one, so a stream that has not reached its wait yet still
-//! passes it).
-void return_flag(flag_lease lease) noexcept;
-
 //! What the streams of one operation wait for: one message or collective, or
 //! a group's sends and receives. Started by the engine once every stream it
 //! waits on has reached it (and, for a group, once the group ended).
@@ -152,10 +146,31 @@ struct batch {
   bool grouped = false;          // a group's (its trace span is named "group")
   // The engine's.
   std::chrono::steady_clock::time_point deadline{};
-  std::string failure;  // empty: none
-  batch* next = nullptr;
+  std::string failure;    // empty: none
+  batch* next = nullptr;  // the engine's inbox; the pool's free list
   std::string describe() const;
+
+  //! The i-th flag of this use (lease: 0, arrivals: 1 .., dones: after them):
+  //! the batch's own flag i with a larger value than its last use (flags are
+  //! never reused with a smaller value, so a stream that has not reached its
+  //! wait of an earlier use yet still passes it). Throws errc::out_of_memory.
+  flag_lease next_flag(std::size_t i);
+  //! Flags this batch owns (kept across uses; never freed: a stream may still
+  //! wait on one), each with the last value leased.
+  std::vector<flag_lease> own_flags;
 };
+
+//! Batches are pooled (their vectors' capacity and their flags kept): an
+//! operation allocates nothing once as many as it needs were in flight
+//! before. Empty, reset; throws errc::out_of_memory.
+batch* new_batch();
+//! Resets b (its communicator let go, its flags that a stream may still store
+//! retired) and gives it back to the pool. Any thread; never blocks.
+void recycle(batch* b) noexcept;
+struct batch_deleter {
+  void operator()(batch* b) const noexcept { recycle(b); }
+};
+using batch_ptr = std::unique_ptr<batch, batch_deleter>;
 
 //! One process-wide engine thread carries every batch (docs/comm.md).
 class progress {
@@ -194,6 +209,7 @@ class progress {
   static int on_finalize(MPI_Comm, int, void*, void*);
 
   int timeout_s_;  // SLUICE_COMM_TIMEOUT_S: seconds an operation may wait for its peers
+  std::chrono::steady_clock::time_point now_{};  // the engine's last clock reading
   // Enqueued batches, newest first (a lock-free stack: an enqueuing thread
   // never waits for the engine); closed_inbox() once the engine stopped.
   std::atomic<batch*> inbox_{nullptr};

@@ -175,45 +175,97 @@ kind active() {
 
 }  // namespace mutation
 
-// --- the flags streams wait on ----------------------------------------------
+// --- pooled batches and their flags ------------------------------------------
+
+flag_lease batch::next_flag(std::size_t i) {
+  while (own_flags.size() <= i) own_flags.push_back(flag_lease{});
+  flag_lease& f = own_flags[i];
+  if (f.flag == nullptr || f.value == UINT32_MAX) {  // none yet, or used up: a new one
+    // The old one (used up) is retired, never freed: a stream may still wait on it.
+    f = flag_lease{new sluice::flag(0), 0};
+  }
+  ++f.value;
+  return f;
+}
 
 namespace {
 
-struct flag_pool {
-  std::mutex m;
-  std::vector<flag_lease> free;  // each: the last value used
-};
-
-flag_pool& flags() {
-  static auto* pool = new flag_pool;  // never destroyed: streams may still wait on them
-  return *pool;
+// Batches given back, newest first: any thread pushes one (a CAS), a thread
+// that needs one takes the whole list at once (an exchange) into its own
+// cache, so no pop ever races another (no ABA) and no lock is taken.
+std::atomic<batch*>& returned_batches() noexcept {
+  static auto* head = new std::atomic<batch*>(nullptr);  // never destroyed (thread exits)
+  return *head;
 }
+
+void push_returned(batch* first, batch* last) noexcept {
+  auto& head = returned_batches();
+  batch* h = head.load(std::memory_order_relaxed);
+  do {
+    last->next = h;
+  } while (
+      !head.compare_exchange_weak(h, first, std::memory_order_release, std::memory_order_relaxed));
+}
+
+// A thread's batches taken from the pool and not used yet; given back when it ends.
+struct batch_cache {
+  batch* head = nullptr;
+  ~batch_cache() {
+    if (head == nullptr) return;
+    batch* last = head;
+    while (last->next != nullptr) last = last->next;
+    push_returned(head, last);
+  }
+};
+thread_local batch_cache cached_batches;
 
 }  // namespace
 
-flag_lease lease_flag() {
-  auto& pool = flags();
-  {
-    std::lock_guard<std::mutex> lock(pool.m);
-    while (!pool.free.empty()) {
-      flag_lease lease = pool.free.back();
-      pool.free.pop_back();
-      if (lease.value == UINT32_MAX) continue;  // used up: retired (never freed)
-      ++lease.value;
-      return lease;
-    }
+batch* new_batch() {
+  auto& cache = cached_batches;
+  if (cache.head == nullptr)
+    cache.head = returned_batches().exchange(nullptr, std::memory_order_acquire);
+  if (cache.head == nullptr) {
+    auto* b = new (std::nothrow) batch;
+    if (b == nullptr)
+      throw error(errc::out_of_memory, "sluice::comm: no memory for an operation", 0,
+                  "sluice::comm");
+    return b;
   }
-  return flag_lease{new sluice::flag(0), 1};  // never freed: see flag_pool
+  batch* b = cache.head;
+  cache.head = b->next;
+  b->next = nullptr;
+  return b;
 }
 
-void return_flag(flag_lease lease) noexcept {
-  auto& pool = flags();
-  try {
-    std::lock_guard<std::mutex> lock(pool.m);
-    pool.free.push_back(lease);
-  } catch (...) {
-    // No memory to keep it: it stays allocated, unused.
-  }
+void recycle(batch* b) noexcept {
+  if (b == nullptr) return;
+  // A flag of this use that its stream has not stored yet (a done flag whose
+  // stream never got there, an arrival of a batch started early) is retired:
+  // its late store must not meet a later use's value.
+  auto retire_unstored = [b](const flag_lease& used) {
+    if (used.flag == nullptr || used.flag->load() >= used.value) return;
+    for (flag_lease& own : b->own_flags)
+      if (own.flag == used.flag) own = flag_lease{};  // never freed: see next_flag
+  };
+  for (const flag_lease& a : b->arrivals) retire_unstored(a);
+  for (const flag_lease& d : b->dones) retire_unstored(d);
+  b->comm.reset();
+  b->messages.clear();
+  b->streams.clear();
+  b->lease = flag_lease{};
+  b->arrivals.clear();
+  b->dones.clear();
+  b->failed.reset();
+  b->gated = true;
+  b->reported = false;
+  b->arrived = 0;
+  b->collective = 0;
+  b->grouped = false;
+  b->deadline = {};
+  b->failure.clear();
+  b->next = nullptr;
+  push_returned(b, b);
 }
 
 // --- the engine thread --------------------------------------------------------
@@ -302,6 +354,9 @@ void progress::submit(batch* b) noexcept {
 }
 
 batch* progress::take_inbox(bool close) noexcept {
+  // Most passes find it empty: a load, not an exchange that takes the cache
+  // line from an enqueuing thread.
+  if (!close && inbox_.load(std::memory_order_relaxed) == nullptr) return nullptr;
   batch* newest = inbox_.exchange(close ? closed_inbox() : nullptr);
   if (newest == closed_inbox()) return nullptr;
   batch* oldest = nullptr;
@@ -320,8 +375,6 @@ bool progress::advance_lanes(bool stop) {
       --waiting_batches_;
       moved = true;
       if (++b->arrived < b->arrivals.size()) continue;
-      for (const flag_lease& a : b->arrivals) return_flag(a);
-      b->arrivals.clear();
       if (stop) {
         b->failure = "MPI_Finalize was called before it could start";
         finish(b);
@@ -369,9 +422,8 @@ void progress::start(batch* b) {
     return;
   }
   auto& c = *b->comm;
-  b->deadline = mutation::is(mutation::kind::no_timeout)
-                    ? clock::time_point::max()
-                    : clock::now() + std::chrono::seconds(timeout_s_);
+  b->deadline = mutation::is(mutation::kind::no_timeout) ? clock::time_point::max()
+                                                         : now_ + std::chrono::seconds(timeout_s_);
   const bool nccl = c.kind == engine::nccl;
   for (auto& m : b->messages) {
     const int code = nccl ? post_sizes(c, m) : post(c, m, b->collective);
@@ -525,12 +577,7 @@ void progress::report(batch& b) noexcept {
 void progress::finish(batch* b) noexcept {
   report(*b);
   b->lease.flag->store(b->lease.value);  // the streams go on
-  return_flag(b->lease);
-  // A done flag that its stream has not stored yet stays out of the pool
-  // (its late store must not meet a later lease).
-  for (const flag_lease& d : b->dones)
-    if (d.flag->load() >= d.value) return_flag(d);
-  delete b;
+  recycle(b);  // with its flags (one its stream has not stored yet is retired there)
 }
 
 namespace {
@@ -541,6 +588,7 @@ bool progress::on_engine_thread() noexcept { return detail::on_engine_thread; }
 
 void progress::run() {
   detail::on_engine_thread = true;
+  now_ = clock::now();
   clock::time_point idle_since{};
   unsigned idle_passes = 0;
   unsigned deadline_passes = 0;
@@ -552,6 +600,7 @@ void progress::run() {
       sleeping_.store(true);
       cv_.wait(lock, [&] { return inbox_.load() != nullptr || stopping_.load(); });
       sleeping_.store(false);
+      now_ = clock::now();
     }
     const bool stop = stopping_.load();
     batch* incoming = take_inbox(stop);
@@ -574,13 +623,15 @@ void progress::run() {
         }
       }
       if (advance_lanes(stop)) moved = true;
-      // Deadlines are seconds: the clock is read every 32nd pass.
-      const bool check_deadlines = stop || (++deadline_passes & 31U) == 0;
-      const auto now = check_deadlines ? clock::now() : clock::time_point{};
+      // Deadlines are seconds: the clock is read every 32nd pass (and after
+      // a sleep); a batch's deadline counts from that reading.
+      const bool check_deadlines = stop || slow || (++deadline_passes & 31U) == 0;
+      if (check_deadlines) now_ = clock::now();
+      bool finished = false;
       for (std::size_t i = 0; i < active_.size();) {
         batch* b = active_[i];
         bool done = poll(*b);
-        if (!done && check_deadlines && (stop || now >= b->deadline)) {
+        if (!done && check_deadlines && (stop || now_ >= b->deadline)) {
           if (stop && b->failure.empty())
             b->failure = "MPI_Finalize was called while it was pending";
           fail_expired(*b);
@@ -591,10 +642,15 @@ void progress::run() {
           active_.pop_back();
           finish(b);
           moved = true;
+          finished = true;
         } else {
           ++i;
         }
       }
+      // A finished operation may have let its stream reach the next one (the
+      // host backend runs a stream's flag ops on the thread that stores the
+      // flag): start it in this pass.
+      if (finished && !stop) advance_lanes(false);
       for (std::size_t i = 0; i < cancelled_.size();) {
         int completed = 0;
         MPI_Test(&cancelled_[i], &completed, MPI_STATUS_IGNORE);
