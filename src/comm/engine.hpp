@@ -27,6 +27,8 @@ struct communicator_state;
 struct message;
 
 std::size_t element_size(datatype t) noexcept;
+//! acc[i] = acc[i] op in[i] for n elements of t (ring.cpp).
+void reduce(void* acc, const void* in, std::size_t n, datatype t, reduce_op op) noexcept;
 
 //! A large all_reduce as a ring of non-blocking sends and receives (ring.cpp):
 //! 2(size - 1) steps, each a send to the next rank and a receive from the
@@ -91,6 +93,9 @@ struct message {
   // exchange of a send or receive, below).
   MPI_Request request = MPI_REQUEST_NULL;
   std::shared_ptr<ring_all_reduce> ring;  // a large all_reduce: the ring instead of request
+  // A small collective as point-to-point messages (mpi_engine.cpp): its
+  // requests are the batch's `requests` (the batch holds nothing else).
+  bool small = false;
   bool done = false;
   // nccl: NCCL cannot tell a receive of another size than its send, so a
   // send's `request` tells its size (own_bytes) to the receiver, whose
@@ -158,6 +163,10 @@ struct batch {
   //! Flags this batch owns (kept across uses; never freed: a stream may still
   //! wait on one), each with the last value leased.
   std::vector<flag_lease> own_flags;
+  // A small collective's requests and, for all_reduce, every rank's input
+  // (kept across uses with the batch: no allocation per operation).
+  std::vector<MPI_Request> requests;
+  std::vector<char> scratch;
 };
 
 //! Batches are pooled (their vectors' capacity and their flags kept): an

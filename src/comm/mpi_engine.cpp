@@ -60,10 +60,87 @@ std::size_t ring_bytes() {
   return bytes;
 }
 
-// Posts one message; an MPI error code, MPI_SUCCESS when posted. `collective`:
-// its place among the communicator's collectives (the ring's tags).
-int post(communicator_state& c, message& m, std::uint64_t collective) {
-  const int count = static_cast<int>(m.count);  // comm.cpp checked it fits
+// A collective of at most this many bytes per rank, on at most
+// small_ranks ranks, goes as point-to-point messages (post_small).
+std::size_t small_bytes() {
+  static const std::size_t bytes =
+      static_cast<std::size_t>(sluice::detail::integer_from_environment(
+          "SLUICE_COMM_SMALL_BYTES", 4096, 0, std::numeric_limits<int>::max()));
+  return bytes;
+}
+constexpr int small_ranks = 16;
+
+// Small collectives as non-blocking sends and receives on c.ring, every rank
+// with every other (Open MPI's non-blocking collectives build a schedule per
+// call: several times the cost of the message at a few bytes). One tag, the
+// communicator's largest, which the ring's tags never reach: a rank's
+// collectives start in their enqueue order (order()), and MPI matches the
+// messages of one sender, tag and communicator in the order they were posted.
+// all_reduce: every rank's input gathered into b.scratch, then reduced in rank
+// order on every rank: the same bits everywhere (COMM-5).
+int post_small(communicator_state& c, batch& b, message& m) {
+  const int count = static_cast<int>(m.count);
+  const MPI_Datatype type = mpi_type(m.type);
+  const std::size_t bytes = m.count * element_size(m.type);
+  const int tag = c.tag_limit;
+  b.requests.clear();
+  m.small = true;
+  auto post_recv = [&](void* into, int from) {
+    b.requests.push_back(MPI_REQUEST_NULL);
+    return MPI_Irecv(into, count, type, from, tag, c.ring, &b.requests.back());
+  };
+  auto post_send = [&](const void* from, int to) {
+    b.requests.push_back(MPI_REQUEST_NULL);
+    return MPI_Isend(from, count, type, to, tag, c.ring, &b.requests.back());
+  };
+  // Room for every request first: push_back must not move one MPI holds.
+  b.requests.reserve(2 * static_cast<std::size_t>(c.size));
+  int code = MPI_SUCCESS;
+  switch (m.kind) {
+    case op_kind::broadcast:
+      if (c.rank != m.peer) return post_recv(m.out, m.peer);
+      for (int r = 0; r < c.size && code == MPI_SUCCESS; ++r)
+        if (r != c.rank) code = post_send(m.out, r);
+      return code;
+    case op_kind::all_gather: {
+      char* out = static_cast<char*>(m.out);
+      char* own = out + static_cast<std::size_t>(c.rank) * bytes;
+      if (m.in != own) std::memcpy(own, m.in, bytes);
+      for (int r = 0; r < c.size && code == MPI_SUCCESS; ++r)
+        if (r != c.rank) code = post_recv(out + static_cast<std::size_t>(r) * bytes, r);
+      for (int r = 0; r < c.size && code == MPI_SUCCESS; ++r)
+        if (r != c.rank) code = post_send(own, r);
+      return code;
+    }
+    case op_kind::all_reduce: {
+      b.scratch.resize(bytes * static_cast<std::size_t>(c.size));
+      char* all = b.scratch.data();
+      char* own = all + static_cast<std::size_t>(c.rank) * bytes;
+      std::memcpy(own, m.in, bytes);
+      for (int r = 0; r < c.size && code == MPI_SUCCESS; ++r)
+        if (r != c.rank) code = post_recv(all + static_cast<std::size_t>(r) * bytes, r);
+      for (int r = 0; r < c.size && code == MPI_SUCCESS; ++r)
+        if (r != c.rank) code = post_send(own, r);
+      return code;
+    }
+    default: return MPI_ERR_OTHER;
+  }
+}
+
+// The small collective m of b completed: all_reduce's reduction, in rank order.
+void finish_small(const communicator_state& c, const batch& b, message& m) noexcept {
+  if (m.kind != op_kind::all_reduce) return;
+  const std::size_t bytes = m.count * element_size(m.type);
+  const char* all = b.scratch.data();
+  std::memcpy(m.out, all, bytes);
+  for (int r = 1; r < c.size; ++r)
+    reduce(m.out, all + static_cast<std::size_t>(r) * bytes, m.count, m.type, m.op);
+}
+
+// Posts one message of b; an MPI error code, MPI_SUCCESS when posted.
+int post(communicator_state& c, batch& b, message& m) {
+  const std::uint64_t collective = b.collective;  // its place among c's collectives (tags)
+  const int count = static_cast<int>(m.count);    // comm.cpp checked it fits
   if (m.kind == op_kind::all_reduce && c.size > 1 && c.ring != MPI_COMM_NULL &&
       m.count * element_size(m.type) >= ring_bytes()) {
     const int steps = ring_all_reduce::steps_for(c.size);
@@ -74,6 +151,10 @@ int post(communicator_state& c, message& m, std::uint64_t collective) {
       return m.ring->start();
     }
   }
+  if (m.kind != op_kind::send && m.kind != op_kind::recv && b.messages.size() == 1 && c.size > 1 &&
+      c.size <= small_ranks && c.ring != MPI_COMM_NULL &&
+      m.count * element_size(m.type) <= small_bytes())
+    return post_small(c, b, m);
   switch (m.kind) {
     case op_kind::send: return MPI_Isend(m.in, count, MPI_BYTE, m.peer, m.tag, c.mpi, &m.request);
     case op_kind::recv: return MPI_Irecv(m.out, count, MPI_BYTE, m.peer, m.tag, c.mpi, &m.request);
@@ -177,11 +258,27 @@ kind active() {
 
 // --- pooled batches and their flags ------------------------------------------
 
+namespace {
+// Flags no batch uses any more, kept (never freed: a stream may still wait
+// on one, or store it late) where leak checkers see them. Rare: a flag used
+// up (2^32 uses) or one its stream never stored.
+void retire(sluice::flag* f) noexcept {
+  static auto* m = new std::mutex;
+  static auto* retired = new std::vector<sluice::flag*>;
+  try {
+    std::lock_guard<std::mutex> lock(*m);
+    retired->push_back(f);
+  } catch (...) {
+    // No memory to list it: it stays allocated, unlisted.
+  }
+}
+}  // namespace
+
 flag_lease batch::next_flag(std::size_t i) {
   while (own_flags.size() <= i) own_flags.push_back(flag_lease{});
   flag_lease& f = own_flags[i];
   if (f.flag == nullptr || f.value == UINT32_MAX) {  // none yet, or used up: a new one
-    // The old one (used up) is retired, never freed: a stream may still wait on it.
+    if (f.flag != nullptr) retire(f.flag);
     f = flag_lease{new sluice::flag(0), 0};
   }
   ++f.value;
@@ -246,7 +343,10 @@ void recycle(batch* b) noexcept {
   auto retire_unstored = [b](const flag_lease& used) {
     if (used.flag == nullptr || used.flag->load() >= used.value) return;
     for (flag_lease& own : b->own_flags)
-      if (own.flag == used.flag) own = flag_lease{};  // never freed: see next_flag
+      if (own.flag == used.flag) {
+        retire(own.flag);
+        own = flag_lease{};
+      }
   };
   for (const flag_lease& a : b->arrivals) retire_unstored(a);
   for (const flag_lease& d : b->dones) retire_unstored(d);
@@ -264,6 +364,10 @@ void recycle(batch* b) noexcept {
   b->grouped = false;
   b->deadline = {};
   b->failure.clear();
+  b->requests.clear();
+  // A small all_reduce's scratch stays with the batch while it is small (a
+  // few ranks' words); a larger one is given back.
+  if (b->scratch.capacity() > 1024) std::vector<char>().swap(b->scratch);
   b->next = nullptr;
   push_returned(b, b);
 }
@@ -426,7 +530,7 @@ void progress::start(batch* b) {
                                                          : now_ + std::chrono::seconds(timeout_s_);
   const bool nccl = c.kind == engine::nccl;
   for (auto& m : b->messages) {
-    const int code = nccl ? post_sizes(c, m) : post(c, m, b->collective);
+    const int code = nccl ? post_sizes(c, m) : post(c, *b, m);
     if (code != MPI_SUCCESS) {
       b->failure = m.describe() + " could not start: " + mpi_error_string(code);
       m.done = true;
@@ -506,6 +610,11 @@ bool progress::poll(batch& b) {
       code = m.ring->test(finished);
       completed = finished ? 1 : 0;
       status.MPI_ERROR = code;
+    } else if (m.small) {
+      code = MPI_Testall(static_cast<int>(b.requests.size()), b.requests.data(), &completed,
+                         MPI_STATUSES_IGNORE);
+      status.MPI_ERROR = code;
+      if (code == MPI_SUCCESS && completed) finish_small(*b.comm, b, m);
     } else {
       code = MPI_Test(&m.request, &completed, &status);
     }
@@ -538,6 +647,13 @@ void progress::fail_expired(batch& b) {
     if (!waiting.empty()) waiting += ", ";
     waiting += m.describe();
     if (m.ring != nullptr) m.ring->cancel(cancelled_);
+    if (m.small)
+      for (MPI_Request& r : b.requests)
+        if (r != MPI_REQUEST_NULL) {
+          MPI_Cancel(&r);
+          cancelled_.push_back(r);
+          r = MPI_REQUEST_NULL;
+        }
     for (MPI_Request* r : {&m.request, &m.size_request})
       if (*r != MPI_REQUEST_NULL) {
         MPI_Cancel(r);

@@ -29,7 +29,9 @@ void reduce_typed(T* acc, const T* in, std::size_t n, reduce_op op) {
   }
 }
 
-void reduce(void* acc, const void* in, std::size_t n, datatype t, reduce_op op) {
+}  // namespace
+
+void reduce(void* acc, const void* in, std::size_t n, datatype t, reduce_op op) noexcept {
   switch (t) {
     case datatype::int32:
       return reduce_typed(static_cast<std::int32_t*>(acc), static_cast<const std::int32_t*>(in), n,
@@ -43,8 +45,6 @@ void reduce(void* acc, const void* in, std::size_t n, datatype t, reduce_op op) 
       return reduce_typed(static_cast<double*>(acc), static_cast<const double*>(in), n, op);
   }
 }
-
-}  // namespace
 
 std::size_t element_size(datatype t) noexcept {
   switch (t) {
