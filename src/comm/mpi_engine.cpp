@@ -60,7 +60,7 @@ std::size_t ring_bytes() {
   return bytes;
 }
 
-// A collective of at most this many bytes per rank, on at most
+// A collective of at most this many bytes per rank (0: none), on at most
 // small_ranks ranks, goes as point-to-point messages (post_small).
 std::size_t small_bytes() {
   static const std::size_t bytes =
@@ -152,7 +152,7 @@ int post(communicator_state& c, batch& b, message& m) {
     }
   }
   if (m.kind != op_kind::send && m.kind != op_kind::recv && b.messages.size() == 1 && c.size > 1 &&
-      c.size <= small_ranks && c.ring != MPI_COMM_NULL &&
+      c.size <= small_ranks && c.ring != MPI_COMM_NULL && small_bytes() > 0 &&
       m.count * element_size(m.type) <= small_bytes())
     return post_small(c, b, m);
   switch (m.kind) {
