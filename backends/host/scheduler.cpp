@@ -49,6 +49,7 @@ bool spin_until(Pred pred, std::chrono::nanoseconds budget) {
 }
 
 thread_local bool tls_resuming_inline = false;
+thread_local bool tls_enqueuing_inline = false;        // the producer runs its own flag op
 thread_local stream_state* tls_host_stream = nullptr;  // set while running a host function
 thread_local seq_t tls_host_seq = 0;
 
@@ -219,7 +220,8 @@ bool complete_head(stream_state& s) noexcept {
     for (listener* l : fire) l->on_complete();
   }
   op* next = o->next.load(std::memory_order_acquire);
-  if (next == nullptr && !s.dev->should_yield(s))
+  // (Not on the producer that runs its own op: its next op cannot come meanwhile.)
+  if (next == nullptr && !tls_enqueuing_inline && !s.dev->should_yield(s))
     spin_until([&] { return (next = o->next.load(std::memory_order_acquire)) != nullptr; },
                linger_budget);
   if (next == nullptr) {
@@ -270,7 +272,17 @@ seq_t enqueue(stream_state& s, op* o) {
   }
   if (activate) {
     s.add_ref();
-    s.dev->make_runnable(&s);
+    // A flag op on an idle stream runs here, on the producer (a store or a
+    // check: never user code), like a flag op resumed by the thread that
+    // stores the flag (resume_inline): no worker wake-up per message when
+    // sluice::comm's engine keeps up with the thread that enqueues.
+    if (o->runs_inline() && !tls_resuming_inline) {
+      tls_enqueuing_inline = true;
+      resume_inline(s);
+      tls_enqueuing_inline = false;
+    } else {
+      s.dev->make_runnable(&s);
+    }
   }
   chaos::pause(chaos::site::after_enqueue);
   return seq;

@@ -716,7 +716,11 @@ void progress::run() {
   unsigned deadline_passes = 0;
   bool slow = false;  // no progress for 200 us: poll every 50 us
   for (;;) {
-    if (active_.empty() && cancelled_.empty() && waiting_batches_ == 0 &&
+    // Nothing to do: sleep, but only once 200 us passed without progress
+    // (`slow`): a thread that enqueues one operation at a time, each after
+    // the engine finished the one before, would otherwise wake it (a futex
+    // wake and a context switch) per operation.
+    if (slow && active_.empty() && cancelled_.empty() && waiting_batches_ == 0 &&
         inbox_.load() == nullptr) {
       std::unique_lock<std::mutex> lock(m_);
       sleeping_.store(true);
