@@ -61,8 +61,8 @@ struct pooled {
     node* next;
   };
   static std::atomic<node*>& returned() noexcept {
-    static auto* head = new std::atomic<node*>(nullptr);  // never destroyed (thread exits)
-    return *head;
+    static std::atomic<node*> head{nullptr};  // trivially destroyed: usable by late thread exits
+    return head;
   }
   static void push(node* first, node* last) noexcept {
     auto& head = returned();

@@ -82,7 +82,7 @@ constexpr int small_ranks = 16;
 // order on every rank: the same bits everywhere (COMM-5).
 int post_small(communicator_state& c, batch& b, message& m) {
   const int count = static_cast<int>(m.count);
-  const MPI_Datatype type = mpi_type(m.type);
+  MPI_Datatype type = mpi_type(m.type);
   const std::size_t bytes = m.count * element_size(m.type);
   const int tag = c.tag_limit;
   b.requests.clear();
@@ -269,9 +269,9 @@ namespace {
 // on one, or store it late) where leak checkers see them. Rare: a flag used
 // up (2^32 uses) or one its stream never stored.
 void retire(sluice::flag* f) noexcept {
-  static auto* m = new std::mutex;
-  static auto* retired = new std::vector<sluice::flag*>;
   try {
+    static auto* m = new std::mutex;
+    static auto* retired = new std::vector<sluice::flag*>;
     std::lock_guard<std::mutex> lock(*m);
     retired->push_back(f);
   } catch (...) {
@@ -297,8 +297,8 @@ namespace {
 // that needs one takes the whole list at once (an exchange) into its own
 // cache, so no pop ever races another (no ABA) and no lock is taken.
 std::atomic<batch*>& returned_batches() noexcept {
-  static auto* head = new std::atomic<batch*>(nullptr);  // never destroyed (thread exits)
-  return *head;
+  static std::atomic<batch*> head{nullptr};  // trivially destroyed: usable by late thread exits
+  return head;
 }
 
 void push_returned(batch* first, batch* last) noexcept {
