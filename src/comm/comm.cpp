@@ -422,6 +422,7 @@ void point_to_point(stream_ref s, message m, const std::shared_ptr<communicator_
     m.tag = mutation::is(mutation::kind::tag_zero)
                 ? 0
                 : static_cast<int>(counter % (static_cast<std::uint64_t>(c.tag_limit) + 1));
+    m.sequence = mutation::is(mutation::kind::tag_zero) ? 0 : counter;
     if (g == nullptr) {
       enqueue(single(state, s, m));  // under c.m: match numbers and enqueue order agree
     } else {

@@ -70,9 +70,10 @@ struct message {
   std::size_t count = 0;            // elements (bytes for send and recv)
   datatype type = datatype::int32;  // unused by send and recv (bytes)
   reduce_op op = reduce_op::sum;
-  int peer = -1;           // send: to; recv: from; broadcast: root
-  int tag = 0;             // send and recv: the match sequence number (COMM-4)
-  std::size_t stream = 0;  // its stream: batch::streams[stream]
+  int peer = -1;               // send: to; recv: from; broadcast: root
+  int tag = 0;                 // send and recv: the match sequence number (COMM-4)
+  std::uint64_t sequence = 0;  // send and recv: the match number before it wraps (nccl: its lane)
+  std::size_t stream = 0;      // its stream: batch::streams[stream]
   // in / out is memory only the device can address (comm.cpp's checks ask
   // the backend once; stage() copies such buffers through pinned memory).
   bool in_device = false;
@@ -235,8 +236,12 @@ std::string nccl_async_error(communicator_state& c) noexcept;
 //! ncclCommAbort (the kernels of c waiting for a peer end); later operations
 //! of c fail with `why`. Any thread; takes c.m.
 void nccl_abort(communicator_state& c, const std::string& why) noexcept;
-//! ncclCommDestroy (the communicator's destructor).
+//! ncclCommDestroy (the communicator's destructor), on a thread of its own:
+//! it may wait for device work that the caller holds.
 void nccl_destroy(communicator_state& c) noexcept;
+//! Waits up to `patience` for the aborts and destroys still running (the
+//! engine's stop, at MPI_Finalize); false when some still run.
+bool nccl_settle(std::chrono::seconds patience) noexcept;
 
 //! A communicator, shared by the operations in flight on it.
 struct communicator_state {
@@ -247,9 +252,10 @@ struct communicator_state {
   sluice::device device;
   engine kind = engine::mpi;
   int tag_limit = 32767;  // MPI_TAG_UB
-  // nccl: the NCCL communicator (ncclComm_t; null once aborted) and why it
+  // nccl: the NCCL communicators (ncclComm_t), its lanes (engines_nccl_cuda.cpp:
+  // collectives', then each direction's sends; empty once aborted), and why it
   // was aborted (both written under m, by the engine thread only).
-  void* nccl = nullptr;
+  std::vector<void*> nccl;
   std::string nccl_failure;
   // Enqueue order (any thread, under m).
   std::mutex m;

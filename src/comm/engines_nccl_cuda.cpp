@@ -16,7 +16,11 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,7 +34,40 @@ namespace {
 
 constexpr const char* api = "sluice::comm::communicator";
 
-ncclComm_t handle(const communicator_state& c) { return static_cast<ncclComm_t>(c.nccl); }
+// The lanes: NCCL runs the operations of one NCCL communicator one after
+// another in enqueue order, whatever their streams, so one NCCL communicator
+// would let an operation that waits for its peer hold every later one of the
+// sluice communicator (COMM-3) and make a send wait for receives enqueued
+// before it in the other direction. A sluice communicator therefore has 3K
+// NCCL communicators (K = SLUICE_COMM_NCCL_LANES, rank 0's, default 2): K for
+// collectives, the n-th collective on lane (n - 1) mod K; and for each of the
+// two directions (a send from the lower rank to the higher, or the other
+// way) K for point-to-point, the n-th message from a to b on lane n mod K of
+// that direction, where a's n-th send to b and b's n-th receive from a meet
+// (COMM-4). Operations hold each other only on one lane: a collective the
+// K-th after a waiting one, a message the K-th after a waiting one between
+// the same two ranks, and messages of other pairs in the same direction and
+// lane (docs/comm.md "The nccl engine").
+constexpr int default_lanes = 2;
+constexpr int max_lanes = 16;
+
+std::size_t lanes_per_kind(const communicator_state& c) { return c.nccl.size() / 3; }
+
+ncclComm_t collective_lane(const communicator_state& c, std::uint64_t collective) {
+  return static_cast<ncclComm_t>(c.nccl[(collective - 1) % lanes_per_kind(c)]);
+}
+
+// The lane of a send from `from` to `to`, the sequence-th between them.
+std::size_t p2p_lane(std::size_t k, int from, int to, std::uint64_t sequence) {
+  return k + 2 * static_cast<std::size_t>(sequence % k) + (from < to ? 0 : 1);
+}
+
+ncclComm_t message_lane(const communicator_state& c, const message& m) {
+  const std::size_t k = lanes_per_kind(c);
+  const std::size_t lane = m.kind == op_kind::send ? p2p_lane(k, c.rank, m.peer, m.sequence)
+                                                   : p2p_lane(k, m.peer, c.rank, m.sequence);
+  return static_cast<ncclComm_t>(c.nccl[lane]);
+}
 
 [[noreturn]] void fail(const std::string& why, const char* call) {
   throw error(errc::comm_failure, std::string(api) + ": " + why, 0, call);
@@ -77,12 +114,14 @@ struct on_device {
   on_device& operator=(const on_device&) = delete;
 };
 
-// One NCCL group of 1-byte sends and receives with every peer, waited for:
-// NCCL connects peers on their first send or receive, and that connection
-// waits for the peer; made here (the constructor is collective) so that no
-// later enqueue waits for a peer (COMM-2).
+// One NCCL group of 1-byte messages on every point-to-point lane, in its
+// direction, with every peer, waited for: NCCL connects peers on their first
+// send or receive, and that connection waits for the peer; made here (the
+// constructor is collective) so that no later enqueue waits for a peer
+// (COMM-2).
 void connect_peers(communicator_state& c) {
   if (c.size < 2) return;
+  const std::size_t k = lanes_per_kind(c);
   // sluice's own stream and memory: a vendor stream made here could wait for
   // the device's held streams (CUDA synchronizes at stream creation past a
   // number of live streams).
@@ -91,10 +130,16 @@ void connect_peers(communicator_state& c) {
   cudaStream_t stream = native_handle(s);
   unsigned char* base = scratch.data();
   ncclResult_t r = ncclGroupStart();
-  for (int p = 0; p < c.size && r == ncclSuccess; ++p) {
-    if (p == c.rank) continue;
-    r = ncclSend(base + p, 1, ncclUint8, p, handle(c), stream);
-    if (r == ncclSuccess) r = ncclRecv(base + c.size + p, 1, ncclUint8, p, handle(c), stream);
+  for (std::size_t lane = k; lane < 3 * k && r == ncclSuccess; ++lane) {
+    const bool upward = (lane - k) % 2 == 0;  // this lane's sends go from lower to higher ranks
+    auto comm = static_cast<ncclComm_t>(c.nccl[lane]);
+    for (int p = 0; p < c.size && r == ncclSuccess; ++p) {
+      if (p == c.rank) continue;
+      if ((c.rank < p) == upward)
+        r = ncclSend(base + p, 1, ncclUint8, p, comm, stream);
+      else
+        r = ncclRecv(base + c.size + p, 1, ncclUint8, p, comm, stream);
+    }
   }
   const ncclResult_t end = ncclGroupEnd();
   if (r == ncclSuccess) r = end;
@@ -105,34 +150,61 @@ void connect_peers(communicator_state& c) {
 }  // namespace
 
 void nccl_create(communicator_state& c) {
-  // Every rank learns whether rank 0 got an id before anyone waits in
-  // ncclCommInitRank for it.
-  ncclUniqueId id{};
-  int ok = 1;
-  if (c.rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) ok = 0;
+  // Rank 0 picks the lanes and makes their ids; every rank learns whether it
+  // got them before anyone waits in ncclCommInitRank for one.
+  int setup[2] = {1, default_lanes};  // ok, lanes per kind
+  if (c.rank == 0) {
+    if (const char* v = std::getenv("SLUICE_COMM_NCCL_LANES"); v != nullptr && *v != '\0') {
+      char* end = nullptr;
+      const long n = std::strtol(v, &end, 10);
+      setup[1] = (*end == '\0' && n >= 1 && n <= max_lanes) ? static_cast<int>(n) : 0;
+    }
+  }
+  std::vector<ncclUniqueId> ids(static_cast<std::size_t>(3 * max_lanes));
+  if (c.rank == 0 && setup[1] > 0)
+    for (int i = 0; i < 3 * setup[1] && setup[0]; ++i)
+      if (ncclGetUniqueId(&ids[static_cast<std::size_t>(i)]) != ncclSuccess) setup[0] = 0;
   {
     auto lock = progress::mpi_guard();
-    if (MPI_Bcast(&ok, 1, MPI_INT, 0, c.mpi) != MPI_SUCCESS ||
-        (ok && MPI_Bcast(&id, static_cast<int>(sizeof id), MPI_BYTE, 0, c.mpi) != MPI_SUCCESS))
-      fail("broadcasting the ncclUniqueId failed", "MPI_Bcast");
+    if (MPI_Bcast(setup, 2, MPI_INT, 0, c.mpi) != MPI_SUCCESS ||
+        (setup[0] && setup[1] > 0 &&
+         MPI_Bcast(ids.data(), static_cast<int>(3 * setup[1] * sizeof(ncclUniqueId)), MPI_BYTE, 0,
+                   c.mpi) != MPI_SUCCESS))
+      fail("broadcasting the ncclUniqueIds failed", "MPI_Bcast");
   }
-  if (!ok) fail("ncclGetUniqueId failed on rank 0", "ncclGetUniqueId");
+  if (setup[1] == 0)
+    throw error(errc::invalid_argument,
+                std::string(api) + ": SLUICE_COMM_NCCL_LANES must be a whole number from 1 to " +
+                    std::to_string(max_lanes) + " (rank 0's)",
+                0, "getenv");
+  if (!setup[0]) fail("ncclGetUniqueId failed on rank 0", "ncclGetUniqueId");
   // Every connection made now, none at an enqueue (COMM-2): NCCL's collective
   // connections at init (unless the program set NCCL_RUNTIME_CONNECT), the
   // peers' below.
   setenv("NCCL_RUNTIME_CONNECT", "0", 0);
   const on_device on(c.device.id());
-  ncclComm_t comm = nullptr;
-  const ncclResult_t r = ncclCommInitRank(&comm, c.size, id, c.rank);
-  if (r != ncclSuccess) fail("ncclCommInitRank failed: " + nccl_text(r), "ncclCommInitRank");
-  c.nccl = comm;
-  connect_peers(c);
+  for (int i = 0; i < 3 * setup[1]; ++i) {
+    ncclComm_t comm = nullptr;
+    const ncclResult_t r =
+        ncclCommInitRank(&comm, c.size, ids[static_cast<std::size_t>(i)], c.rank);
+    if (r != ncclSuccess) {
+      nccl_destroy(c);
+      fail("ncclCommInitRank failed: " + nccl_text(r), "ncclCommInitRank");
+    }
+    c.nccl.push_back(comm);
+  }
+  try {
+    connect_peers(c);
+  } catch (...) {
+    nccl_destroy(c);
+    throw;
+  }
 }
 
 void nccl_enqueue(batch& b) noexcept {
   auto& c = *b.comm;  // the caller holds c.m
-  if (c.nccl == nullptr) {
-    b.failure = "the communicator's NCCL communicator was aborted after an earlier failure (" +
+  if (c.nccl.empty()) {
+    b.failure = "the communicator's NCCL communicators were aborted after an earlier failure (" +
                 c.nccl_failure + ")";
     return;
   }
@@ -141,11 +213,28 @@ void nccl_enqueue(batch& b) noexcept {
     natives.reserve(b.streams.size());
     for (stream_ref s : b.streams) natives.push_back(native_handle(s));
     const on_device on(c.device.id());
-    ncclComm_t comm = handle(c);
+    // A group's messages by lane: NCCL may run the kernels of several NCCL
+    // communicators of one group one after another (it does not promise that
+    // they progress together); in lane order on every rank, a send's kernel
+    // never waits behind a kernel whose peer waits behind it.
+    std::vector<std::pair<ncclComm_t, const message*>> calls;
+    calls.reserve(b.messages.size());
+    for (const message& m : b.messages)
+      calls.emplace_back(m.kind == op_kind::send || m.kind == op_kind::recv
+                             ? message_lane(c, m)
+                             : collective_lane(c, b.collective),
+                         &m);
+    auto lane_index = [&c](ncclComm_t comm) {
+      return std::find(c.nccl.begin(), c.nccl.end(), static_cast<void*>(comm)) - c.nccl.begin();
+    };
+    std::stable_sort(calls.begin(), calls.end(), [&](const auto& x, const auto& y) {
+      return lane_index(x.first) < lane_index(y.first);
+    });
     ncclResult_t r = ncclGroupStart();
     const char* call = "ncclGroupStart";
-    for (const message& m : b.messages) {
+    for (const auto& [comm, mp] : calls) {
       if (r != ncclSuccess) break;
+      const message& m = *mp;
       cudaStream_t st = natives[m.stream];
       switch (m.kind) {
         case op_kind::send:
@@ -182,42 +271,91 @@ void nccl_enqueue(batch& b) noexcept {
 }
 
 std::string nccl_async_error(communicator_state& c) noexcept {
-  ncclComm_t comm = handle(c);  // only the engine thread (nccl_abort) clears it
-  if (comm == nullptr) return {};
-  ncclResult_t state = ncclSuccess;
-  const ncclResult_t r = ncclCommGetAsyncError(comm, &state);
-  if (r != ncclSuccess) return "ncclCommGetAsyncError failed: " + nccl_text(r);
-  if (state == ncclSuccess || state == ncclInProgress) return {};
-  return "ncclCommGetAsyncError: " + nccl_text(state);
+  // Only the engine thread (nccl_abort) empties c.nccl, and this is the engine's.
+  for (void* lane : c.nccl) {
+    ncclResult_t state = ncclSuccess;
+    const ncclResult_t r = ncclCommGetAsyncError(static_cast<ncclComm_t>(lane), &state);
+    if (r != ncclSuccess) return "ncclCommGetAsyncError failed: " + nccl_text(r);
+    if (state != ncclSuccess && state != ncclInProgress)
+      return "ncclCommGetAsyncError: " + nccl_text(state);
+  }
+  return {};
+}
+
+namespace {
+
+// ncclCommAbort and ncclCommDestroy may wait for device work: the
+// communicator's own (a receive's gate, stored by the engine) and, through
+// cudaFree, any stream of the device, which a caller may hold (COMM-6's cases
+// destroy a communicator while a stream waits for the test). They run on a
+// thread of their own, so that destroying a communicator does not wait (the
+// contract) and the engine goes on finishing what an abort ends.
+// Detached, and counted: MPI_Finalize (nccl_settle) waits for them, so that
+// no NCCL call is still running when the process ends.
+struct pending_calls {
+  std::mutex m;
+  std::condition_variable cv;
+  int running = 0;
+};
+pending_calls& pending() {
+  static auto* p = new pending_calls;  // never destroyed: detached threads use it
+  return *p;
+}
+
+void off_thread(std::vector<void*> lanes, ncclResult_t (*call)(ncclComm_t)) noexcept {
+  auto all = [lanes, call] {
+    for (void* lane : lanes) call(static_cast<ncclComm_t>(lane));
+  };
+  try {
+    {
+      std::lock_guard<std::mutex> lock(pending().m);
+      ++pending().running;
+    }
+    std::thread([all] {
+      all();
+      std::lock_guard<std::mutex> lock(pending().m);
+      --pending().running;
+      pending().cv.notify_all();
+    }).detach();
+  } catch (...) {
+    {
+      std::lock_guard<std::mutex> lock(pending().m);
+      --pending().running;
+    }
+    all();  // no thread: here, as the last resort
+  }
+}
+
+}  // namespace
+
+bool nccl_settle(std::chrono::seconds patience) noexcept {
+  try {
+    std::unique_lock<std::mutex> lock(pending().m);
+    return pending().cv.wait_for(lock, patience, [] { return pending().running == 0; });
+  } catch (...) {
+    return false;
+  }
 }
 
 void nccl_abort(communicator_state& c, const std::string& why) noexcept {
-  ncclComm_t comm = nullptr;
+  std::vector<void*> lanes;
   try {
     std::lock_guard<std::mutex> lock(c.m);  // no enqueue calls NCCL meanwhile
-    if (c.nccl == nullptr) return;
-    comm = handle(c);
-    c.nccl = nullptr;  // later operations of c fail at once
+    if (c.nccl.empty()) return;
+    lanes.swap(c.nccl);  // later operations of c fail at once
     c.nccl_failure = why;
   } catch (...) {
     return;  // No lock: nothing to do but leave the communicator as it is.
   }
-  // ncclCommAbort may wait for the device work of the communicator's streams,
-  // which may wait in turn for the engine (a receive's gate, stored when its
-  // batch finishes): it runs on a thread of its own, and the engine goes on
-  // finishing what the abort ends.
-  try {
-    std::thread([comm] { ncclCommAbort(comm); }).detach();
-  } catch (...) {
-    ncclCommAbort(comm);  // no thread: here, as the last resort
-  }
+  off_thread(std::move(lanes), ncclCommAbort);
 }
 
 void nccl_destroy(communicator_state& c) noexcept {
-  if (c.nccl == nullptr) return;
+  if (c.nccl.empty()) return;
   // Every operation of c is done: each batch held c until its done flags.
-  ncclCommDestroy(handle(c));
-  c.nccl = nullptr;
+  std::vector<void*> lanes;
+  lanes.swap(c.nccl);
+  off_thread(std::move(lanes), ncclCommDestroy);
 }
 
 }  // namespace sluice::comm::detail

@@ -268,6 +268,9 @@ void progress::shut_down() noexcept {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  // nccl: no NCCL call still running on a thread of its own when MPI (and
+  // then the process) ends; one that outlives the timeout is left to it.
+  nccl_settle(std::chrono::seconds(timeout_s_));
 }
 
 std::mutex& progress::enqueue_order() noexcept {
@@ -427,7 +430,7 @@ bool progress::poll_nccl(batch& b) {
   }
   for (const flag_lease& d : b.dones)
     if (d.flag->load() < d.value) all_done = false;
-  if (all_done && c.nccl == nullptr && b.failure.empty())
+  if (all_done && c.nccl.empty() && b.failure.empty())
     // Aborted (by another operation's failure) while this one was in flight:
     // its kernels ended, maybe without the data.
     b.failure = "the NCCL communicator was aborted meanwhile (" + c.nccl_failure + ")";
