@@ -4,6 +4,7 @@
 
 #include <sluice/comm.hpp>
 #include <sluice/flag.hpp>
+#include <sluice/stream.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -256,6 +257,7 @@ struct communicator_state {
   // collectives', then each direction's sends; empty once aborted), and why it
   // was aborted (both written under m, by the engine thread only).
   std::vector<void*> nccl;
+  std::unique_ptr<sluice::stream> nccl_helper;  // nccl: a batch's later lanes run there
   std::string nccl_failure;
   // Enqueue order (any thread, under m).
   std::mutex m;

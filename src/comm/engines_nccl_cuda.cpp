@@ -195,6 +195,12 @@ void nccl_create(communicator_state& c) {
   }
   try {
     connect_peers(c);
+    // The helper stream of batches over several lanes (nccl_enqueue), at
+    // the device's highest priority: it carries messages of streams of any.
+    stream_options o;
+    o.priority = priority::high;
+    o.name = "sluice::comm nccl lanes";
+    c.nccl_helper = std::make_unique<sluice::stream>(c.device, o);
   } catch (...) {
     nccl_destroy(c);
     throw;
@@ -230,40 +236,63 @@ void nccl_enqueue(batch& b) noexcept {
     std::stable_sort(calls.begin(), calls.end(), [&](const auto& x, const auto& y) {
       return lane_index(x.first) < lane_index(y.first);
     });
-    ncclResult_t r = ncclGroupStart();
+    // The calls of the batch's first lane go on their own streams; those of
+    // later lanes on the communicator's helper stream, which waits for the
+    // batch's streams first and which they wait for after: NCCL runs the
+    // kernels of two NCCL communicators on one stream one after another (a
+    // send and a receive with one peer are on two lanes, and ran at half
+    // the bandwidth on 2x H100), on two streams at once.
+    const auto first_lane = lane_index(calls.front().first);
+    const bool split =
+        c.nccl_helper != nullptr && std::any_of(calls.begin(), calls.end(), [&](const auto& x) {
+          return lane_index(x.first) != first_lane;
+        });
+    if (split)
+      for (stream_ref s : b.streams) c.nccl_helper->wait(s);
+    const cudaStream_t helper = split ? native_handle(*c.nccl_helper) : nullptr;
+    ncclResult_t r = ncclSuccess;
     const char* call = "ncclGroupStart";
-    for (const auto& [comm, mp] : calls) {
-      if (r != ncclSuccess) break;
-      const message& m = *mp;
-      cudaStream_t st = natives[m.stream];
-      switch (m.kind) {
-        case op_kind::send:
-          call = "ncclSend";
-          r = ncclSend(m.in, m.count, ncclUint8, m.peer, comm, st);
-          break;
-        case op_kind::recv:
-          call = "ncclRecv";
-          r = ncclRecv(m.out, m.count, ncclUint8, m.peer, comm, st);
-          break;
-        case op_kind::all_reduce:
-          call = "ncclAllReduce";
-          r = ncclAllReduce(m.in, m.out, m.count, nccl_type(m.type), nccl_op(m.op), comm, st);
-          break;
-        case op_kind::broadcast:
-          call = "ncclBroadcast";
-          r = ncclBroadcast(m.in, m.out, m.count, nccl_type(m.type), m.peer, comm, st);
-          break;
-        case op_kind::all_gather:
-          call = "ncclAllGather";
-          r = ncclAllGather(m.in, m.out, m.count, nccl_type(m.type), comm, st);
-          break;
+    // One NCCL group per stream set: the first lane's, then the helper's.
+    for (int part = 0; part < (split ? 2 : 1) && r == ncclSuccess; ++part) {
+      r = ncclGroupStart();
+      call = "ncclGroupStart";
+      for (const auto& [comm, mp] : calls) {
+        if (r != ncclSuccess) break;
+        const bool on_helper = split && lane_index(comm) != first_lane;
+        if (on_helper != (part == 1)) continue;
+        const message& m = *mp;
+        cudaStream_t st = on_helper ? helper : natives[m.stream];
+        switch (m.kind) {
+          case op_kind::send:
+            call = "ncclSend";
+            r = ncclSend(m.in, m.count, ncclUint8, m.peer, comm, st);
+            break;
+          case op_kind::recv:
+            call = "ncclRecv";
+            r = ncclRecv(m.out, m.count, ncclUint8, m.peer, comm, st);
+            break;
+          case op_kind::all_reduce:
+            call = "ncclAllReduce";
+            r = ncclAllReduce(m.in, m.out, m.count, nccl_type(m.type), nccl_op(m.op), comm, st);
+            break;
+          case op_kind::broadcast:
+            call = "ncclBroadcast";
+            r = ncclBroadcast(m.in, m.out, m.count, nccl_type(m.type), m.peer, comm, st);
+            break;
+          case op_kind::all_gather:
+            call = "ncclAllGather";
+            r = ncclAllGather(m.in, m.out, m.count, nccl_type(m.type), comm, st);
+            break;
+        }
+      }
+      const ncclResult_t end = ncclGroupEnd();
+      if (r == ncclSuccess && end != ncclSuccess) {
+        r = end;
+        call = "ncclGroupEnd";
       }
     }
-    const ncclResult_t end = ncclGroupEnd();
-    if (r == ncclSuccess && end != ncclSuccess) {
-      r = end;
-      call = "ncclGroupEnd";
-    }
+    if (split)
+      for (stream_ref s : b.streams) s.wait(*c.nccl_helper);
     if (r != ncclSuccess) b.failure = std::string(call) + " failed: " + nccl_text(r);
   } catch (const std::exception& e) {
     b.failure = std::string("the NCCL calls could not be made: ") + e.what();
@@ -302,27 +331,30 @@ pending_calls& pending() {
   return *p;
 }
 
+// One thread per lane: an abort or destroy may wait for the whole device
+// (cudaFree), whose kernels of another lane end only when that lane is
+// aborted too (one thread for all lanes deadlocked there on 2x H100).
 void off_thread(std::vector<void*> lanes, ncclResult_t (*call)(ncclComm_t)) noexcept {
-  auto all = [lanes, call] {
-    for (void* lane : lanes) call(static_cast<ncclComm_t>(lane));
-  };
-  try {
-    {
-      std::lock_guard<std::mutex> lock(pending().m);
-      ++pending().running;
+  for (void* lane : lanes) {
+    auto comm = static_cast<ncclComm_t>(lane);
+    try {
+      {
+        std::lock_guard<std::mutex> lock(pending().m);
+        ++pending().running;
+      }
+      std::thread([comm, call] {
+        call(comm);
+        std::lock_guard<std::mutex> lock(pending().m);
+        --pending().running;
+        pending().cv.notify_all();
+      }).detach();
+    } catch (...) {
+      {
+        std::lock_guard<std::mutex> lock(pending().m);
+        --pending().running;
+      }
+      call(comm);  // no thread: here, as the last resort
     }
-    std::thread([all] {
-      all();
-      std::lock_guard<std::mutex> lock(pending().m);
-      --pending().running;
-      pending().cv.notify_all();
-    }).detach();
-  } catch (...) {
-    {
-      std::lock_guard<std::mutex> lock(pending().m);
-      --pending().running;
-    }
-    all();  // no thread: here, as the last resort
   }
 }
 
