@@ -258,6 +258,8 @@ struct communicator_state {
   // was aborted (both written under m, by the engine thread only).
   std::vector<void*> nccl;
   std::unique_ptr<sluice::stream> nccl_helper;  // nccl: a batch's later lanes run there
+  std::uint64_t nccl_set = 0;                   // nccl: its lanes' id (kept for reuse)
+  std::vector<int> nccl_members;                // nccl: MPI_COMM_WORLD ranks, in rank order
   std::string nccl_failure;
   // Enqueue order (any thread, under m).
   std::mutex m;

@@ -149,46 +149,239 @@ void connect_peers(communicator_state& c) {
 
 }  // namespace
 
+namespace {
+
+// ncclCommAbort and ncclCommDestroy may wait for device work: the
+// communicator's own (a receive's gate, stored by the engine) and, through
+// cudaFree, any stream of the device, which a caller may hold (COMM-6's cases
+// destroy a communicator while a stream waits for the test). They run on a
+// thread of their own, so that destroying a communicator does not wait (the
+// contract) and the engine goes on finishing what an abort ends.
+// Detached, and counted: MPI_Finalize (nccl_settle) waits for them, so that
+// no NCCL call is still running when the process ends.
+struct pending_calls {
+  std::mutex m;
+  std::condition_variable cv;
+  int running = 0;
+};
+pending_calls& pending() {
+  static auto* p = new pending_calls;  // never destroyed: detached threads use it
+  return *p;
+}
+
+// One thread per lane: an abort or destroy may wait for the whole device
+// (cudaFree), whose kernels of another lane end only when that lane is
+// aborted too (one thread for all lanes deadlocked there on 2x H100).
+void off_thread(std::vector<void*> lanes, ncclResult_t (*call)(ncclComm_t)) noexcept {
+  for (void* lane : lanes) {
+    auto comm = static_cast<ncclComm_t>(lane);
+    try {
+      {
+        std::lock_guard<std::mutex> lock(pending().m);
+        ++pending().running;
+      }
+      std::thread([comm, call] {
+        call(comm);
+        std::lock_guard<std::mutex> lock(pending().m);
+        --pending().running;
+        pending().cv.notify_all();
+      }).detach();
+    } catch (...) {
+      {
+        std::lock_guard<std::mutex> lock(pending().m);
+        --pending().running;
+      }
+      call(comm);  // no thread: here, as the last resort
+    }
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Lane sets of destroyed communicators, kept for the next communicator of
+// the same ranks on the same device: ncclCommDestroy may wait for the whole
+// device (cudaFree), so a destroy while the program holds a stream waited
+// until the stream was released, and a new ncclCommInitRank meanwhile waited
+// behind it (COMM-6's moved-from cases hung on 2x H100 at 5251b73). Reused,
+// a set also spares its 3K ncclCommInitRank. Destroyed at MPI_Finalize
+// (nccl_settle), or when more than `pool_per_key` wait for one key.
+struct lane_set {
+  std::uint64_t id = 0;
+  int device = -1;
+  std::vector<int> members;  // MPI_COMM_WORLD ranks, in the communicator's order
+  std::vector<void*> lanes;
+  std::unique_ptr<sluice::stream> helper;
+  // Every message and collective of its last communicator, for the check
+  // that none is left unmatched before the set is used again.
+  std::vector<std::uint64_t> sent, received;
+  std::uint64_t collectives = 0;
+};
+constexpr std::size_t pool_per_key = 4;
+constexpr int candidates = 4;
+
+struct lane_pool {
+  std::mutex m;
+  std::vector<lane_set> sets;
+  std::uint64_t next_id = 1;
+};
+lane_pool& pool() {
+  static auto* p = new lane_pool;  // never destroyed: nccl_settle empties it
+  return *p;
+}
+
+std::vector<int> world_members(MPI_Comm comm, int size) {
+  MPI_Group group = MPI_GROUP_NULL, world = MPI_GROUP_NULL;
+  std::vector<int> mine(static_cast<std::size_t>(size)), theirs(static_cast<std::size_t>(size));
+  for (int i = 0; i < size; ++i) mine[static_cast<std::size_t>(i)] = i;
+  MPI_Comm_group(comm, &group);
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group_translate_ranks(group, size, mine.data(), world, theirs.data());
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  return theirs;
+}
+
+bool same_key(const lane_set& x, int device, const std::vector<int>& members, std::size_t lanes) {
+  return x.device == device && x.members == members && x.lanes.size() == lanes;
+}
+
+// A set kept for reuse takes every rank's word that its last communicator
+// left no message unmatched: rank a's sends to b = b's receives from a, and
+// the same collectives everywhere (else a stale message would meet the next
+// communicator's first receive).
+bool clean_everywhere(const lane_set& set, communicator_state& c) {
+  const auto n = static_cast<std::size_t>(c.size);
+  std::vector<std::uint64_t> row(2 * n + 1, 0), all((2 * n + 1) * n, 0);
+  for (std::size_t p = 0; p < n && p < set.sent.size(); ++p) {
+    row[p] = set.sent[p];
+    row[n + p] = set.received[p];
+  }
+  row[2 * n] = set.collectives;
+  {
+    auto lock = progress::mpi_guard();
+    if (MPI_Allgather(row.data(), static_cast<int>(row.size()), MPI_UINT64_T, all.data(),
+                      static_cast<int>(row.size()), MPI_UINT64_T, c.mpi) != MPI_SUCCESS)
+      fail("exchanging the NCCL lanes' message counts failed", "MPI_Allgather");
+  }
+  auto at = [&](std::size_t rank, std::size_t i) { return all[rank * (2 * n + 1) + i]; };
+  for (std::size_t a = 0; a < n; ++a) {
+    if (at(a, 2 * n) != at(0, 2 * n)) return false;
+    for (std::size_t b = 0; b < n; ++b)
+      if (a != b && at(a, b) != at(b, n + a)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 void nccl_create(communicator_state& c) {
-  // Rank 0 picks the lanes and makes their ids; every rank learns whether it
-  // got them before anyone waits in ncclCommInitRank for one.
-  int setup[2] = {1, default_lanes};  // ok, lanes per kind
+  // Rank 0 picks the lanes per kind.
+  int lanes_per = default_lanes;
   if (c.rank == 0) {
     if (const char* v = std::getenv("SLUICE_COMM_NCCL_LANES"); v != nullptr && *v != '\0') {
       char* end = nullptr;
       const long n = std::strtol(v, &end, 10);
-      setup[1] = (*end == '\0' && n >= 1 && n <= max_lanes) ? static_cast<int>(n) : 0;
+      lanes_per = (*end == '\0' && n >= 1 && n <= max_lanes) ? static_cast<int>(n) : 0;
     }
   }
-  std::vector<ncclUniqueId> ids(static_cast<std::size_t>(3 * max_lanes));
-  if (c.rank == 0 && setup[1] > 0)
-    for (int i = 0; i < 3 * setup[1] && setup[0]; ++i)
-      if (ncclGetUniqueId(&ids[static_cast<std::size_t>(i)]) != ncclSuccess) setup[0] = 0;
+  const std::vector<int> members = world_members(c.mpi, c.size);
+  c.nccl_members = members;
   {
     auto lock = progress::mpi_guard();
-    if (MPI_Bcast(setup, 2, MPI_INT, 0, c.mpi) != MPI_SUCCESS ||
-        (setup[0] && setup[1] > 0 &&
-         MPI_Bcast(ids.data(), static_cast<int>(3 * setup[1] * sizeof(ncclUniqueId)), MPI_BYTE, 0,
-                   c.mpi) != MPI_SUCCESS))
-      fail("broadcasting the ncclUniqueIds failed", "MPI_Bcast");
+    if (MPI_Bcast(&lanes_per, 1, MPI_INT, 0, c.mpi) != MPI_SUCCESS)
+      fail("broadcasting the NCCL lanes failed", "MPI_Bcast");
   }
-  if (setup[1] == 0)
+  if (lanes_per == 0)
     throw error(errc::invalid_argument,
                 std::string(api) + ": SLUICE_COMM_NCCL_LANES must be a whole number from 1 to " +
                     std::to_string(max_lanes) + " (rank 0's)",
                 0, "getenv");
+  const auto lanes = static_cast<std::size_t>(3 * lanes_per);
+  // A kept set that every rank has (the smallest id of those).
+  std::uint64_t mine[candidates] = {};
+  {
+    std::lock_guard<std::mutex> lock(pool().m);
+    int k = 0;
+    for (const lane_set& x : pool().sets)
+      if (k < candidates && same_key(x, c.device.id(), members, lanes)) mine[k++] = x.id;
+  }
+  std::vector<std::uint64_t> everyone(static_cast<std::size_t>(candidates * c.size));
+  {
+    auto lock = progress::mpi_guard();
+    if (MPI_Allgather(mine, candidates, MPI_UINT64_T, everyone.data(), candidates, MPI_UINT64_T,
+                      c.mpi) != MPI_SUCCESS)
+      fail("exchanging the kept NCCL lanes failed", "MPI_Allgather");
+  }
+  std::uint64_t chosen = 0;
+  for (std::uint64_t id : mine) {
+    if (id == 0 || (chosen != 0 && id >= chosen)) continue;
+    bool everywhere = true;
+    for (int r = 0; r < c.size && everywhere; ++r)
+      everywhere =
+          std::find(everyone.begin() + r * candidates, everyone.begin() + (r + 1) * candidates,
+                    id) != everyone.begin() + (r + 1) * candidates;
+    if (everywhere) chosen = id;
+  }
+  {  // every rank picks the same: the smallest id in every row
+    std::uint64_t lowest = chosen == 0 ? UINT64_MAX : chosen;
+    auto lock = progress::mpi_guard();
+    if (MPI_Allreduce(MPI_IN_PLACE, &lowest, 1, MPI_UINT64_T, MPI_MIN, c.mpi) != MPI_SUCCESS)
+      fail("agreeing on kept NCCL lanes failed", "MPI_Allreduce");
+    chosen = lowest == UINT64_MAX ? 0 : lowest;
+  }
+  if (chosen != 0) {
+    lane_set set;
+    {
+      std::lock_guard<std::mutex> lock(pool().m);
+      auto it = std::find_if(pool().sets.begin(), pool().sets.end(),
+                             [&](const lane_set& x) { return x.id == chosen; });
+      set = std::move(*it);
+      pool().sets.erase(it);
+    }
+    if (clean_everywhere(set, c)) {
+      c.nccl = std::move(set.lanes);
+      c.nccl_helper = std::move(set.helper);
+      c.nccl_set = set.id;
+      return;
+    }
+    off_thread(std::move(set.lanes), ncclCommDestroy);  // a message left unmatched somewhere
+  }
+  // New lanes: rank 0 makes their ids; every rank learns whether it got them
+  // before anyone waits in ncclCommInitRank for one.
+  std::vector<ncclUniqueId> ids(lanes);
+  std::uint64_t setup[2] = {1, 0};  // ok, the set's id
+  if (c.rank == 0) {
+    for (auto& id : ids)
+      if (ncclGetUniqueId(&id) != ncclSuccess) setup[0] = 0;
+    std::lock_guard<std::mutex> lock(pool().m);
+    setup[1] = pool().next_id++;
+  }
+  {
+    auto lock = progress::mpi_guard();
+    if (MPI_Bcast(setup, 2, MPI_UINT64_T, 0, c.mpi) != MPI_SUCCESS ||
+        (setup[0] && MPI_Bcast(ids.data(), static_cast<int>(lanes * sizeof(ncclUniqueId)), MPI_BYTE,
+                               0, c.mpi) != MPI_SUCCESS))
+      fail("broadcasting the ncclUniqueIds failed", "MPI_Bcast");
+  }
   if (!setup[0]) fail("ncclGetUniqueId failed on rank 0", "ncclGetUniqueId");
+  c.nccl_set = setup[1];
+  {  // ids from another rank 0 (another group) never meet this one's
+    std::lock_guard<std::mutex> lock(pool().m);
+    pool().next_id = std::max(pool().next_id, setup[1] + 1);
+  }
   // Every connection made now, none at an enqueue (COMM-2): NCCL's collective
   // connections at init (unless the program set NCCL_RUNTIME_CONNECT), the
   // peers' below.
   setenv("NCCL_RUNTIME_CONNECT", "0", 0);
   const on_device on(c.device.id());
-  for (int i = 0; i < 3 * setup[1]; ++i) {
+  for (std::size_t i = 0; i < lanes; ++i) {
     ncclComm_t comm = nullptr;
-    const ncclResult_t r =
-        ncclCommInitRank(&comm, c.size, ids[static_cast<std::size_t>(i)], c.rank);
+    const ncclResult_t r = ncclCommInitRank(&comm, c.size, ids[i], c.rank);
     if (r != ncclSuccess) {
-      nccl_destroy(c);
+      off_thread(std::move(c.nccl), ncclCommDestroy);
+      c.nccl.clear();
       fail("ncclCommInitRank failed: " + nccl_text(r), "ncclCommInitRank");
     }
     c.nccl.push_back(comm);
@@ -202,7 +395,8 @@ void nccl_create(communicator_state& c) {
     o.name = "sluice::comm nccl lanes";
     c.nccl_helper = std::make_unique<sluice::stream>(c.device, o);
   } catch (...) {
-    nccl_destroy(c);
+    off_thread(std::move(c.nccl), ncclCommDestroy);
+    c.nccl.clear();
     throw;
   }
 }
@@ -311,57 +505,14 @@ std::string nccl_async_error(communicator_state& c) noexcept {
   return {};
 }
 
-namespace {
-
-// ncclCommAbort and ncclCommDestroy may wait for device work: the
-// communicator's own (a receive's gate, stored by the engine) and, through
-// cudaFree, any stream of the device, which a caller may hold (COMM-6's cases
-// destroy a communicator while a stream waits for the test). They run on a
-// thread of their own, so that destroying a communicator does not wait (the
-// contract) and the engine goes on finishing what an abort ends.
-// Detached, and counted: MPI_Finalize (nccl_settle) waits for them, so that
-// no NCCL call is still running when the process ends.
-struct pending_calls {
-  std::mutex m;
-  std::condition_variable cv;
-  int running = 0;
-};
-pending_calls& pending() {
-  static auto* p = new pending_calls;  // never destroyed: detached threads use it
-  return *p;
-}
-
-// One thread per lane: an abort or destroy may wait for the whole device
-// (cudaFree), whose kernels of another lane end only when that lane is
-// aborted too (one thread for all lanes deadlocked there on 2x H100).
-void off_thread(std::vector<void*> lanes, ncclResult_t (*call)(ncclComm_t)) noexcept {
-  for (void* lane : lanes) {
-    auto comm = static_cast<ncclComm_t>(lane);
-    try {
-      {
-        std::lock_guard<std::mutex> lock(pending().m);
-        ++pending().running;
-      }
-      std::thread([comm, call] {
-        call(comm);
-        std::lock_guard<std::mutex> lock(pending().m);
-        --pending().running;
-        pending().cv.notify_all();
-      }).detach();
-    } catch (...) {
-      {
-        std::lock_guard<std::mutex> lock(pending().m);
-        --pending().running;
-      }
-      call(comm);  // no thread: here, as the last resort
-    }
-  }
-}
-
-}  // namespace
-
 bool nccl_settle(std::chrono::seconds patience) noexcept {
   try {
+    std::vector<lane_set> kept;
+    {
+      std::lock_guard<std::mutex> lock(pool().m);
+      kept.swap(pool().sets);
+    }
+    for (lane_set& set : kept) off_thread(std::move(set.lanes), ncclCommDestroy);
     std::unique_lock<std::mutex> lock(pending().m);
     return pending().cv.wait_for(lock, patience, [] { return pending().running == 0; });
   } catch (...) {
@@ -383,11 +534,36 @@ void nccl_abort(communicator_state& c, const std::string& why) noexcept {
 }
 
 void nccl_destroy(communicator_state& c) noexcept {
-  if (c.nccl.empty()) return;
+  if (c.nccl.empty()) return;  // none, or aborted
   // Every operation of c is done: each batch held c until its done flags.
-  std::vector<void*> lanes;
-  lanes.swap(c.nccl);
-  off_thread(std::move(lanes), ncclCommDestroy);
+  // Kept for the next communicator of these ranks (lane_set), not destroyed.
+  try {
+    lane_set set;
+    set.id = c.nccl_set;
+    set.device = c.device.id();
+    set.members = c.nccl_members;
+    set.lanes = c.nccl;
+    set.helper = std::move(c.nccl_helper);
+    set.sent = c.sent;
+    set.received = c.received;
+    set.collectives = c.collectives;
+    c.nccl.clear();
+    std::vector<void*> surplus;
+    {
+      std::lock_guard<std::mutex> lock(pool().m);
+      std::size_t same = 0;
+      for (const lane_set& x : pool().sets)
+        if (same_key(x, set.device, set.members, set.lanes.size())) ++same;
+      if (same >= pool_per_key)
+        surplus = std::move(set.lanes);
+      else
+        pool().sets.push_back(std::move(set));
+    }
+    if (!surplus.empty()) off_thread(std::move(surplus), ncclCommDestroy);
+  } catch (...) {
+    off_thread(std::move(c.nccl), ncclCommDestroy);
+    c.nccl.clear();
+  }
 }
 
 }  // namespace sluice::comm::detail

@@ -184,6 +184,7 @@ TEST_F(CommTest, COMM_4__sends_match_receives_in_enqueue_order) {
   receiving_b.synchronize();
   EXPECT_EQ(got_b, 2000 + previous_rank(c)) << "the second receive met another message";
   EXPECT_FALSE(receiving_a.ready()) << "the first receive completed before the first send";
+  world_barrier();  // no rank sends its first message before every rank looked
   g.release();
   first.synchronize();
   receiving_a.synchronize();
