@@ -49,6 +49,7 @@ class ring_all_reduce {
   std::size_t chunk_begin(int i) const noexcept;
   std::size_t chunk_count(int i) const noexcept;
   int post_step();
+  const char* in_;
   char* out_;
   std::size_t count_, element_;
   datatype type_;
