@@ -191,6 +191,54 @@ flag_pool& flags() {
 
 }  // namespace
 
+namespace {
+
+struct event_pool {
+  std::mutex m;
+  std::map<int, std::vector<sluice::event*>> free;  // by device
+};
+
+event_pool& events() {
+  static auto* pool = new event_pool;  // never destroyed: like the flags
+  return *pool;
+}
+
+bool event_ready(sluice::event* e) noexcept {
+  try {
+    return e->ready();
+  } catch (...) {
+    return true;  // its stream failed: the failure reaches it by its own way
+  }
+}
+
+}  // namespace
+
+sluice::event* lease_event(sluice::device d) {
+  auto& pool = events();
+  {
+    std::lock_guard<std::mutex> lock(pool.m);
+    auto& free = pool.free[d.id()];
+    if (!free.empty()) {
+      sluice::event* e = free.back();
+      free.pop_back();
+      return e;
+    }
+  }
+  return new sluice::event(d);  // never freed: see event_pool
+}
+
+void return_event(sluice::event* e) noexcept {
+  if (e == nullptr || !event_ready(e)) return;  // a late record's event is not reused
+  auto& pool = events();
+  try {
+    const int d = e->device().id();
+    std::lock_guard<std::mutex> lock(pool.m);
+    pool.free[d].push_back(e);
+  } catch (...) {
+    // No memory to keep it: it stays allocated, unused.
+  }
+}
+
 flag_lease lease_flag() {
   auto& pool = flags();
   {
@@ -318,13 +366,18 @@ bool progress::advance_lanes(bool stop) {
     auto& waiting = lanes_[i].waiting;
     while (!waiting.empty()) {
       auto [b, k] = waiting.front();
-      if (!stop && b->arrivals[k].flag->load() < b->arrivals[k].value) break;
+      const bool here = b->arrival_events.empty()
+                            ? b->arrivals[k].flag->load() >= b->arrivals[k].value
+                            : event_ready(b->arrival_events[k]);
+      if (!stop && !here) break;
       waiting.pop_front();
       --waiting_batches_;
       moved = true;
-      if (++b->arrived < b->arrivals.size()) continue;
+      if (++b->arrived < b->streams.size()) continue;
       for (const flag_lease& a : b->arrivals) return_flag(a);
       b->arrivals.clear();
+      for (sluice::event* e : b->arrival_events) return_event(e);
+      b->arrival_events.clear();
       if (stop) {
         b->failure = "MPI_Finalize was called before it could start";
         finish(b);
@@ -428,8 +481,8 @@ bool progress::poll_nccl(batch& b) {
       fail_nccl(b, b.failure);
     }
   }
-  for (const flag_lease& d : b.dones)
-    if (d.flag->load() < d.value) all_done = false;
+  for (sluice::event* d : b.done_events)
+    if (!event_ready(d)) all_done = false;
   if (all_done && c.nccl.empty() && b.failure.empty())
     // Aborted (by another operation's failure) while this one was in flight:
     // its kernels ended, maybe without the data.
@@ -529,10 +582,9 @@ void progress::finish(batch* b) noexcept {
   report(*b);
   b->lease.flag->store(b->lease.value);  // the streams go on
   return_flag(b->lease);
-  // A done flag that its stream has not stored yet stays out of the pool
-  // (its late store must not meet a later lease).
-  for (const flag_lease& d : b->dones)
-    if (d.flag->load() >= d.value) return_flag(d);
+  // An event whose record is still pending stays out of the pool.
+  for (sluice::event* e : b->arrival_events) return_event(e);
+  for (sluice::event* d : b->done_events) return_event(d);
   delete b;
 }
 
