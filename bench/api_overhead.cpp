@@ -430,10 +430,12 @@ std::vector<row> run_all(const run_info& info, sluice::device dev) {
       {"fill_64B", "sluice::fill", "cudaMemsetAsync", work_batch, false}, n,
       [&] { sluice::fill(s, buf.data(), 0, bytes); }, sync_sluice,
       [&] { check(cudaMemsetAsync(raw.dev, 0, bytes, raw.stream), "cudaMemsetAsync"); }, sync_raw));
-  // sluice enqueues more here (vendor callback + a stream wait until its own thread ran
-  // the function), so the round trip is measured too. Back-to-back host functions
-  // share one callback and one wait (a batch); host_func_after_fill measures the
-  // unbatched path, where other work separates each host function.
+  // sluice enqueues something else here: no vendor callback, but a signal (a stream
+  // memory write that sluice's word watcher sees) and a wait until sluice's runner
+  // thread ran the function, in one cuStreamBatchMemOp where the driver has it; so the
+  // round trip is measured too. Back-to-back host functions share one signal and one
+  // wait (a batch); host_func_after_fill measures the unbatched path, where other
+  // work separates each host function. The raw side is cudaLaunchHostFunc, always.
   rows.push_back(measure(
       {"host_func_enqueue", "s.host_func([]{})", "cudaLaunchHostFunc", work_batch, false}, n,
       [&] { s.host_func([] {}); }, sync_sluice,

@@ -245,7 +245,7 @@ struct traced_task final : host_task {
 std::unique_ptr<host_task> traced_host_task(stream_state& s, std::unique_ptr<host_task> task,
                                             const char* kind, std::size_t bytes, const char* path) {
   {
-    // Its callback and gate wait lie between the operations before and after it.
+    // Its signal and gate wait lie between the operations before and after it.
     const std::lock_guard<std::mutex> lock(s.trace.m);
     the_tracer().break_chain(s);
   }
