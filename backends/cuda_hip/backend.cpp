@@ -292,6 +292,8 @@ stream_state* engine_t::adopt(device_state& d, const native_stream& n, int nativ
   s->native = n.stream;
   s->position = n.position;
   s->queue = n.queue;
+  s->run = n.run;
+  s->path_version = 0;
   s->pool_next = nullptr;
   s->open_batch.store(nullptr, std::memory_order_relaxed);
   // A borrowed stream's owner enqueues work sluice does not see: host

@@ -214,8 +214,16 @@ struct cuda_api {
   static status stream_wait_event(stream_t s, event_t e) noexcept {
     return {cudaStreamWaitEvent(s, e, 0), "cudaStreamWaitEvent"};
   }
-  // Host functions use no vendor callback: stream_signal_then_wait below and
-  // sluice's word watcher (src/word_watch.hpp).
+  // Host functions: stream_signal_then_wait below and sluice's word watcher
+  // (src/word_watch.hpp) where the stream has a hardware queue of its own,
+  // else this callback (docs/design.md, "Which host functions use the word
+  // watcher").
+  //! Enqueues F(data) on s. CUDA runs it on one runtime thread for all streams and
+  //! forbids CUDA calls in it: sluice's F only hands over to its own threads.
+  template <void (*F)(void*)>
+  static status launch_host_func(stream_t s, void* data) noexcept {
+    return {cudaLaunchHostFunc(s, F, data), "cudaLaunchHostFunc"};
+  }
 
   // --- events -------------------------------------------------------------
   static status event_create(event_t* e, bool timing, bool blocking_sync) noexcept {

@@ -333,8 +333,20 @@ struct hip_api {
   static status stream_wait_event(stream_t s, event_t e) noexcept {
     return {hipStreamWaitEvent(s, e, 0), "hipStreamWaitEvent"};
   }
-  // Host functions use no vendor callback: stream_signal_then_wait below and
-  // sluice's word watcher (src/word_watch.hpp).
+  // Host functions: stream_signal_then_wait below and sluice's word watcher
+  // (src/word_watch.hpp) where the stream has a hardware queue of its own,
+  // else this callback (docs/design.md, "Which host functions use the word
+  // watcher").
+  //! Enqueues F(data) on s. sluice's F only hands over to its own threads.
+  // hipLaunchHostFunc is declared (hip_runtime_api.h:5321) but not exported by
+  // libamdhip64.so.5.2 (undefined reference at link): hipStreamAddCallback instead, whose
+  // callback also gets the stream and a status; the adapter drops both and always calls F
+  // (F must run to release its data and open the stream's gate).
+  template <void (*F)(void*)>
+  static status launch_host_func(stream_t s, void* data) noexcept {
+    constexpr hipStreamCallback_t adapter = [](hipStream_t, hipError_t, void* d) { F(d); };
+    return {hipStreamAddCallback(s, adapter, data, 0), "hipStreamAddCallback"};
+  }
 
   // --- events -------------------------------------------------------------
   static status event_create(event_t* e, bool timing, bool blocking_sync) noexcept {

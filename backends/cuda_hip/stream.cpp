@@ -16,6 +16,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -30,6 +32,11 @@ namespace {
 
 thread_local stream_state* tls_host_stream = nullptr;
 thread_local std::uint32_t tls_host_ticket = 0;
+thread_local const char* tls_host_path = nullptr;
+
+// Host-function batches per path since the process started (host_function_path_counts).
+std::atomic<std::uint64_t> batches_by_signal{0};
+std::atomic<std::uint64_t> batches_by_callback{0};
 
 }  // namespace
 
@@ -43,7 +50,8 @@ struct host_batch {
   stream_state* stream = nullptr;                // holds a reference until the gate is open
   std::uint32_t ticket = 0;
   std::atomic<std::uint32_t> joined{1};  // tasks ever added (changed under stream->batch_m)
-  word_watch::watch watch;               // signal >= ticket: run the batch (fire_host_batch)
+  word_watch::watch watch;      // signal >= ticket: run the batch (fire_host_batch; signal path)
+  const char* path = "signal";  // or "callback": the vendor callback hands it over (hand_over)
 };
 
 namespace {
@@ -68,6 +76,7 @@ void run_host_batch(host_batch* batch) noexcept {
     std::this_thread::yield();
   tls_host_stream = &s;
   tls_host_ticket = batch->ticket;
+  tls_host_path = batch->path;
   // The tasks are taken a queue at a time (one lock per turn, not per task:
   // the enqueuing thread joins under the same lock) and run in order; a lone
   // task is taken by itself (no queue of our own to allocate).
@@ -125,6 +134,7 @@ void run_host_batch(host_batch* batch) noexcept {
   }
   tls_host_stream = nullptr;
   tls_host_ticket = 0;
+  tls_host_path = nullptr;
   // Open the gate: the stream's device-side wait for this ticket passes.
   s.gate.host->store(batch->ticket, std::memory_order_release);
   delete batch;
@@ -135,6 +145,69 @@ void run_host_batch(host_batch* batch) noexcept {
 //! vendor's), which may block in the user's function (HOST-2) and may call
 //! sluice (HOST-3).
 void fire_host_batch(void* data) noexcept { run_host_batch(static_cast<host_batch*>(data)); }
+
+//! The vendor callback (the callback path): no vendor calls allowed here, and
+//! it runs on the vendor's one callback thread, so it only hands over (HOST-2,
+//! HOST-3).
+void hand_over(void* data) {
+  auto* batch = static_cast<host_batch*>(data);
+  try {
+    engine().host_functions.submit([batch] { run_host_batch(batch); });
+  } catch (...) {
+    run_host_batch(batch);  // no memory to hand over: run it here rather than lose it
+  }
+}
+
+//! SLUICE_HOST_FUNC_PATH: auto (unset), signal or callback; -1 for anything else.
+enum class host_path_mode { automatic, signal, callback, invalid };
+host_path_mode path_mode() noexcept {
+  static const host_path_mode mode = [] {
+    const char* v = std::getenv("SLUICE_HOST_FUNC_PATH");
+    if (v == nullptr || std::strcmp(v, "auto") == 0) return host_path_mode::automatic;
+    if (std::strcmp(v, "signal") == 0) return host_path_mode::signal;
+    if (std::strcmp(v, "callback") == 0) return host_path_mode::callback;
+    return host_path_mode::invalid;
+  }();
+  return mode;
+}
+
+//! Under s.enqueue_m, before anything is enqueued: whether a new batch on s
+//! uses the signal path (stream memory write + word watcher) rather than the
+//! vendor callback. The signal only where the stream has a hardware queue of
+//! its own (stream_pool::has_queue_of_its_own): on a shared queue, a
+//! queue-mate's gate or flag wait enqueued before the signal can hold the
+//! signal back until the host acts, and if that needs this function, never
+//! (HOST-2 failed so on 2x H100, docs/design.md "Which host functions use the
+//! word watcher"). A borrowed stream's queue is unknown: callback.
+bool use_signal_path(stream_state& s, const char* api_name, std::uint64_t* version) {
+  switch (path_mode()) {
+    case host_path_mode::signal: return true;
+    case host_path_mode::callback: return false;
+    case host_path_mode::invalid:
+      fail(errc::invalid_argument, api_name,
+           "SLUICE_HOST_FUNC_PATH must be auto, signal or callback");
+    case host_path_mode::automatic: break;
+  }
+  if (s.borrowed) return false;
+  stream_pool& pool = engine().devices[static_cast<std::size_t>(s.device)].natives;
+  *version = pool.occupancy_version();
+  if (s.path_version == *version) return s.signal_path;
+  bool settled = true;
+  const bool own = pool.has_queue_of_its_own(s.queue, s.run, &settled, version);
+  if (settled) {
+    s.path_version = *version;
+    s.signal_path = own;
+  }
+  return own;
+}
+
+//! A begun signal-path enqueue (stream_pool::begin_signal), ended on every way out.
+struct signal_enqueue {
+  stream_pool* pool = nullptr;
+  ~signal_enqueue() {
+    if (pool != nullptr) pool->end_signal();
+  }
+};
 
 }  // namespace
 
@@ -293,16 +366,31 @@ void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* 
       return;
     }
   }
+  std::uint64_t version = 0;
+  bool by_signal = use_signal_path(s, api_name, &version);
   // Before anything is enqueued: a watcher that cannot start loses nothing.
-  try {
-    word_watch::ensure_started();
-  } catch (const std::system_error& e) {
-    fail(errc::backend_failure, api_name,
-         "cannot start sluice's host-function threads: ", e.what());
+  if (by_signal) {
+    try {
+      word_watch::ensure_started();
+    } catch (const std::system_error& e) {
+      fail(errc::backend_failure, api_name,
+           "cannot start sluice's host-function threads: ", e.what());
+    }
+  }
+  // Until the signal is enqueued, no stream is handed out that could become
+  // this one's queue-mate; if one was since the decision, the callback.
+  signal_enqueue in_progress;
+  if (by_signal && path_mode() == host_path_mode::automatic) {
+    stream_pool& pool = engine().devices[static_cast<std::size_t>(s.device)].natives;
+    if (pool.begin_signal(version))
+      in_progress.pool = &pool;
+    else
+      by_signal = false;
   }
   auto batch = std::make_unique<host_batch>();
   batch->tasks.push_back(std::move(task));
   batch->stream = &s;
+  if (!by_signal) batch->path = "callback";
   // The ticket is read from here on, never from `batch`: once watched, the
   // batch may run, and be freed, before the next line.
   const std::uint32_t ticket = s.host_functions + 1;
@@ -325,6 +413,30 @@ void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* 
   // stream pool makes vendor streams meanwhile (IND-4). Only around the vendor
   // calls: a thread that makes streams may hold a lock this one waits for.
   const stream_pool::hold_scope hold(engine().devices[static_cast<std::size_t>(s.device)].natives);
+  if (!by_signal) {
+    // The callback path: the vendor's callback hands the batch to a sluice
+    // thread (hand_over); then the same gate wait.
+    const auto launched = gpu::api::launch_host_func<hand_over>(s.native, batch.get());
+    if (!launched.ok()) {
+      end_host_batch(s);
+      s.release();
+      check(launched, api_name, ": stream on device ", s.device);
+    }
+    (void)batch.release();  // owned by the callback now
+    batches_by_callback.fetch_add(1, std::memory_order_relaxed);
+    s.host_functions = ticket;
+    s.host_functions_published.store(ticket, std::memory_order_release);
+    const auto held = gpu::api::stream_wait_value(s.native, s.gate.device, ticket);
+    s.gate_enqueued.store(ticket, std::memory_order_release);  // the batch may run now
+    if (!held.ok()) {
+      // The functions still run (the callback is enqueued) but later work would
+      // not wait for them: report it, the stream is broken.
+      end_host_batch(s);
+      check(held, api_name, ": holding the stream on device ", s.device,
+            " until the host function returns");
+    }
+    return;
+  }
   const auto signalled =
       gpu::api::stream_signal_then_wait(s.native, s.signal.device, ticket, s.gate.device, ticket);
   if (signalled.nothing_enqueued) {
@@ -336,6 +448,7 @@ void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* 
   s.host_functions_published.store(ticket, std::memory_order_release);
   // The signal is enqueued: the functions run whatever happens next.
   word_watch::start(batch.release()->watch);
+  batches_by_signal.fetch_add(1, std::memory_order_relaxed);
   s.gate_enqueued.store(ticket, std::memory_order_release);  // the batch may run now
   if (!signalled.result.ok()) {
     // The functions still run (the signal is enqueued) but later work would
@@ -406,6 +519,13 @@ int device_memory_of(const void* p) noexcept {
   }
   return device;
 }
+
+host_function_paths host_function_path_counts() noexcept {
+  return {batches_by_signal.load(std::memory_order_relaxed),
+          batches_by_callback.load(std::memory_order_relaxed)};
+}
+
+const char* running_host_function_path() noexcept { return tls_host_path; }
 
 void report_stream_failure(stream_ref s, errc code, std::string message) {
   auto& st = checked(s, "sluice::detail::report_stream_failure");

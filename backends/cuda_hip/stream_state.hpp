@@ -66,6 +66,12 @@ struct stream_state {
   std::atomic<std::uint32_t> host_functions_published{0};  // for self-wait checks
   api::event_t position{};  // recorded by wait(stream_ref this), under enqueue_m
   int queue = 0;            // the pooled vendor stream's hardware queue (stream_pool.hpp)
+  std::uint64_t run = 0;    // the pool's run of creations it was made in (stream_pool.hpp)
+  // Whether a new host-function batch may use the word watcher's signal
+  // (stream.cpp, host_path): the answer, and the pool's occupancy_version it
+  // holds for (0: none yet). Under enqueue_m.
+  std::uint64_t path_version = 0;
+  bool signal_path = false;
 
   std::mutex batch_m;  // with enqueue_m, guards setting open_batch
   // The last ticket whose gate wait is enqueued: a batch runs only from then
@@ -137,5 +143,8 @@ void wait_for_stream(stream_state& s, stream_state& other, const char* api_name)
 //! Enqueues a host task on s (host_func, and copies between host buffers):
 //! ordered after earlier work, later work waits until it has run (HOST-1).
 void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* api_name);
+//! On a thread running a host-function batch: the path it came by ("signal"
+//! or "callback"); elsewhere null.
+const char* running_host_function_path() noexcept;
 
 }  // namespace sluice::detail

@@ -227,6 +227,8 @@ struct traced_task final : host_task {
       : inner(std::move(t)), r(std::move(rec)) {}
   void run() override {
     r.start_ns = trace::now_ns();
+    // A host function's span says which path brought it (signal or callback).
+    if (r.path == nullptr) r.path = running_host_function_path();
     struct stamp_end {
       trace::record& r;
       ~stamp_end() {
