@@ -25,6 +25,7 @@
 //   and cudaHostAlloc(portable|mapped) memory: nothing raw goes through sluice.
 // - Raw calls check their return code, as real callers (and sluice) do.
 // - Targets are reported, not asserted: a MISS exits 0; only errors exit non-zero.
+#include <sluice/detail/interop.hpp>
 #include <sluice/native.hpp>
 #include <sluice/sluice.hpp>
 
@@ -594,6 +595,11 @@ int main(int argc, char** argv) {
       met += r.what.targeted && r.met();
     }
     std::printf("target met by %d of %d targeted rows (reported, not asserted)\n", met, targeted);
+    // The path sluice's host functions took (docs/design.md, "Which host
+    // functions use the word watcher"): the host_func rows measure that path.
+    const auto paths = sluice::detail::host_function_path_counts();
+    std::printf("host-function batches: %llu by signal (word watcher), %llu by callback\n",
+                paths.signal, paths.callback);
 
     if (json != nullptr) {
       write_json(json, info, rows);

@@ -48,6 +48,7 @@
 //            have not all run within 10 s ends the process (exit 1). Over all,
 //            --time-limit (default 240 s) ends it with exit 3 and the part's
 //            name. A raw reference that is not measurable is not a failure.
+#include <sluice/detail/interop.hpp>
 #include <sluice/sluice.hpp>
 
 #include <cuda.h>
@@ -154,6 +155,20 @@ void print_part(const char* what, const char* part, std::size_t k, const fanout_
   else
     std::printf("%s K=%zu %s: not measurable: %s\n", what, k, part, r.why.c_str());
 }
+
+//! Which path sluice's host-function batches took since `before` (signal:
+//! the word watcher; callback: the vendor callback, where a stream shares a
+//! hardware queue: docs/design.md, "Which host functions use the word watcher").
+struct path_count {
+  sluice::detail::host_function_paths before = sluice::detail::host_function_path_counts();
+  std::string since() const {
+    const auto now = sluice::detail::host_function_path_counts();
+    char b[128];
+    std::snprintf(b, sizeof b, "host-function batches: %llu by signal, %llu by callback",
+                  now.signal - before.signal, now.callback - before.callback);
+    return b;
+  }
+};
 
 //! The bench's overall bound: past it the process prints where it was and
 //! exits 3 (no part can hang the bench; each part also has its own bound).
@@ -615,6 +630,12 @@ int main(int argc, char** argv) {
 
   if (fan > 0) {
     const auto limit = static_cast<std::size_t>(std::max(1, sluice::independent_stream_limit(dev)));
+    // Only as many sluice streams alive as a part needs: a stream that shares
+    // a hardware queue with another live one takes the vendor callback
+    // (docs/design.md, "Which host functions use the word watcher"), so the
+    // parts up to K = the limit measure the signal path and K beyond it what
+    // sluice does there (each part prints the paths its batches took).
+    while (streams.size() > std::min(fan, limit)) streams.pop_back();
     // Raw CUDA's streams after sluice's: sluice's pool keeps the streams it made.
     raw_side raw(fan, limit);
     {
@@ -660,6 +681,7 @@ int main(int argc, char** argv) {
       // bounded by 2 s: once failed on an H200 with 12 (11 started).
       phase = "blocked at once (HOST-2)";
       for (const std::size_t k : {std::min<std::size_t>({fan, limit, 12}), std::min(fan, limit)}) {
+        const path_count paths;
         constexpr int rounds = 5;
         int raw_short = 0, sluice_short = 0;
         std::size_t raw_least = k, sluice_least = k;
@@ -677,6 +699,7 @@ int main(int argc, char** argv) {
             "while the others blocked in %d rounds (fewest %zu); raw streams: all K stored their "
             "signal while every gate was closed in %d rounds (fewest %zu); 2 s each\n",
             k, rounds, rounds - sluice_short, sluice_least, rounds - raw_short, raw_least);
+        std::printf("blocked at once (HOST-2), K=%zu, sluice's %s\n", k, paths.since().c_str());
         if (sluice_short != 0) status = 1;
       }
     }
@@ -684,8 +707,11 @@ int main(int argc, char** argv) {
     std::vector<fanout_result> sl, sg, gt, la;
     for (const std::size_t k : ks) {
       phase = "fanout: sluice";
+      while (streams.size() < k) streams.emplace_back(dev);
+      const path_count paths;
       sl.push_back(sluice_fanout(streams, k, trials, 0));
       print_part("fanout", "sluice", k, sl.back());
+      std::printf("fanout K=%zu sluice: %s\n", k, paths.since().c_str());
       phase = "fanout: signal";
       sg.push_back(raw.signal(k, trials));
       print_part("fanout", "signal", k, sg.back());
@@ -733,7 +759,9 @@ int main(int argc, char** argv) {
       std::printf("%-6s %18s %18s\n", "K", "sluice", "launch");
       std::vector<fanout_result> bs, bl;
       for (const std::size_t k : ks) {
+        const path_count paths;
         bs.push_back(sluice_fanout(streams, k, block_trials, block_us));
+        std::printf("blocking K=%zu sluice: %s\n", k, paths.since().c_str());
         bl.push_back(raw.launch(k, block_trials, block_us));
         std::printf("%-6zu %s %s%s\n", k, cell(bs.back()).c_str(), cell(bl.back()).c_str(),
                     k == limit && k != 1 ? "  (independent_stream_limit)" : "");
