@@ -158,7 +158,7 @@ void hand_over(void* data) {
   }
 }
 
-//! SLUICE_HOST_FUNC_PATH: auto (unset), signal or callback; -1 for anything else.
+//! SLUICE_HOST_FUNC_PATH: auto (also unset), signal or callback; invalid for anything else.
 enum class host_path_mode { automatic, signal, callback, invalid };
 host_path_mode path_mode() noexcept {
   static const host_path_mode mode = [] {
