@@ -55,6 +55,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -111,7 +112,11 @@ struct row {
   std::string op;
   std::size_t bytes = 0;
   int iters = 0;
-  double sluice_us = 0, raw_us = 0;                           // per operation, median of trials
+  double sluice_us = 0, raw_us = 0;  // per operation, median of trials
+  // Rank 0's enqueue time per operation (first enqueue to the last call's
+  // return, before the wait), median of trials: above the whole time per
+  // operation's share, the host side bounds the loop.
+  double sluice_enqueue_us = 0, raw_enqueue_us = 0;
   double algbw = 0, busbw = 0, raw_algbw = 0, raw_busbw = 0;  // GB/s, 1e9 bytes
   bool checked = false;
 };
@@ -615,7 +620,7 @@ int main(int argc, char** argv) {
           reset();
           const int iters = iterations_for(bytes, o);
           const int warmup = o.warmup > 0 ? o.warmup : std::max(2, iters / 10);
-          std::vector<double> sluice_t, raw_t;
+          std::vector<double> sluice_t, raw_t, sluice_enq, raw_enq;
           bool ok = true;
           for (int trial = 0; trial < o.trials; ++trial) {
             // sluice: enqueue them all, then wait.
@@ -624,6 +629,8 @@ int main(int argc, char** argv) {
             MPI_Barrier(MPI_COMM_WORLD);
             auto t0 = clock_type::now();
             for (int i = 0; i < iters; ++i) sluice_op(op, s, in.data(), out.data(), count, *c);
+            sluice_enq.push_back(std::chrono::duration<double>(clock_type::now() - t0).count() /
+                                 iters);
             s.synchronize();
             sluice_t.push_back(
                 slowest(std::chrono::duration<double>(clock_type::now() - t0).count()) / iters);
@@ -635,6 +642,8 @@ int main(int argc, char** argv) {
             MPI_Barrier(MPI_COMM_WORLD);
             t0 = clock_type::now();
             for (int i = 0; i < iters; ++i) raw_op(op, r, in.data(), out.data(), count, rank, n);
+            raw_enq.push_back(std::chrono::duration<double>(clock_type::now() - t0).count() /
+                              iters);
             if (r.kind == raw_kind::nccl) r.nccl.synchronize();
             raw_t.push_back(slowest(std::chrono::duration<double>(clock_type::now() - t0).count()) /
                             iters);
@@ -647,6 +656,8 @@ int main(int argc, char** argv) {
           w.iters = iters;
           w.sluice_us = median(sluice_t) * 1e6;
           w.raw_us = median(raw_t) * 1e6;
+          w.sluice_enqueue_us = median(sluice_enq) * 1e6;
+          w.raw_enqueue_us = median(raw_enq) * 1e6;
           w.algbw = static_cast<double>(bytes) / (w.sluice_us * 1e3);
           w.raw_algbw = static_cast<double>(bytes) / (w.raw_us * 1e3);
           w.busbw = w.algbw * bus_factor(op, n);
@@ -659,6 +670,9 @@ int main(int argc, char** argv) {
                         op.c_str(), bytes, iters, w.sluice_us, w.algbw, w.busbw, w.raw_us,
                         w.raw_algbw, w.raw_busbw, w.raw_us / w.sluice_us, w.sluice_us - w.raw_us,
                         w.checked ? "ok" : "BAD");
+            if (std::getenv("SLUICE_COMMBENCH_ENQUEUE") != nullptr)
+              std::printf("# %s %zu enqueue per operation (rank 0): sluice %.2f us, raw %.2f us\n",
+                          op.c_str(), bytes, w.sluice_enqueue_us, w.raw_enqueue_us);
             std::fflush(stdout);
           }
           if (bytes > o.max_bytes / 2) break;
@@ -730,7 +744,9 @@ int main(int argc, char** argv) {
                                {"raw_busbw_GBps", w.raw_busbw},
                                {"ratio", w.raw_us / w.sluice_us},
                                {"delta_us", w.sluice_us - w.raw_us},
-                               {"data", w.checked ? "ok" : "bad"}});
+                               {"data", w.checked ? "ok" : "bad"},
+                               {"sluice_enqueue_us", w.sluice_enqueue_us},
+                               {"raw_enqueue_us", w.raw_enqueue_us}});
       std::ofstream js(o.json);
       js << doc.dump(2) << '\n';
       js.close();

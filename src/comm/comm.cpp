@@ -295,13 +295,16 @@ void stage_copy(stream_ref s, void* dst, const void* src, std::size_t bytes,
 }
 
 void enqueue_on(stream_ref s, std::size_t index, const std::vector<message>& messages,
-                const flag_lease& arrival, const std::shared_ptr<std::atomic<bool>>& host,
-                const span& sp) {
+                const flag_lease* arrival, sluice::event* arrival_event,
+                const std::shared_ptr<std::atomic<bool>>& host, const span& sp) {
   for (const message& m : messages)
     if (m.stream == index && m.stage_in.device != nullptr)
       stage_copy(s, m.stage_in.pinned, m.stage_in.device, m.stage_in.bytes, host);
   if (sp.id != 0) sluice::detail::enqueue_trace_marker(s, sp.name, true, sp.id);
-  s.write_value(*arrival.flag, arrival.value);
+  if (arrival_event != nullptr)
+    arrival_event->record(s);
+  else
+    s.write_value(*arrival->flag, arrival->value);
 }
 
 void finish_on(stream_ref s, std::size_t index, const std::vector<message>& messages,
@@ -323,13 +326,18 @@ void enqueue(batch_ptr b) {
   progress::get();  // the engine runs before anything is enqueued
   stage(*b);
   b->lease = b->next_flag(0);
-  for (std::size_t k = 0; k < b->streams.size(); ++k) b->arrivals.push_back(b->next_flag(1 + k));
-  // nccl: the NCCL calls go on the streams between their arrival and a done
-  // flag, which the engine watches (docs/comm.md "The nccl engine").
+  // nccl: the NCCL calls go on the streams between two events, their arrival
+  // and done, which the engine watches (docs/comm.md "The nccl engine"); the
+  // mpi engine: an arrival flag per stream (the batch's own).
   const bool nccl = b->comm->kind == engine::nccl;
+  for (std::size_t k = 0; k < b->streams.size(); ++k)
+    if (nccl)
+      b->arrival_events.push_back(lease_event(b->comm->device));
+    else
+      b->arrivals.push_back(b->next_flag(1 + k));
   if (nccl) {
     for (std::size_t j = 0; j < b->streams.size(); ++j)
-      b->dones.push_back(b->next_flag(1 + b->streams.size() + j));
+      b->done_events.push_back(lease_event(b->comm->device));
     b->failed = std::make_shared<std::atomic<bool>>(false);
     // Only a receive waits for the engine's verdict (its size against the
     // send's): the rest goes on as soon as NCCL is done, without a round trip
@@ -351,7 +359,8 @@ void enqueue(batch_ptr b) {
   try {
     for (; k < b->streams.size(); ++k) {
       if (!spans.empty()) spans[k] = open_span(*b, k);
-      enqueue_on(b->streams[k], k, b->messages, b->arrivals[k], b->failed, span_of(k));
+      enqueue_on(b->streams[k], k, b->messages, nccl ? nullptr : &b->arrivals[k],
+                 nccl ? b->arrival_events[k] : nullptr, b->failed, span_of(k));
       if (nccl) continue;
       b->streams[k].wait_value(*b->lease.flag, b->lease.value);
       finish_on(b->streams[k], k, b->messages, b->failed, span_of(k));
@@ -359,26 +368,25 @@ void enqueue(batch_ptr b) {
     if (nccl) {
       nccl_enqueue(*b);
       for (; done_on < b->streams.size(); ++done_on) {
-        b->streams[done_on].write_value(*b->dones[done_on].flag, b->dones[done_on].value);
+        b->done_events[done_on]->record(b->streams[done_on]);
         if (b->gated) b->streams[done_on].wait_value(*b->lease.flag, b->lease.value);
         finish_on(b->streams[done_on], done_on, b->messages, b->failed, span_of(done_on));
       }
     }
   } catch (const std::exception& e) {
-    for (std::size_t j = done_on; j < b->dones.size(); ++j)
-      b->dones[j].flag->store(b->dones[j].value);
+    // Events not recorded on a stream are ready: the engine sees those
+    // streams as there and done.
     if (k == 0) {  // nothing the engine must answer: as if never called
       release_unused_staging(*b);
       b->arrivals.clear();  // no stream stores them: no late store to fear
-      b->dones.clear();
-      throw;  // b goes back to the pool
+      throw;                // b goes back to the pool
     }
     // Some streams have it, others not (no memory, a stream destroyed
     // meanwhile): it is released for those that have it, failed, and this
     // call says why. The others never get there: their arrivals are given.
     b->failure = std::string("it could not be enqueued on every stream: ") + e.what();
     for (std::size_t j = k; j < b->arrivals.size(); ++j)
-      b->arrivals[j].flag->store(b->arrivals[j].value);
+      b->arrivals[j].flag->store(b->arrivals[j].value);  // (nccl: their events are not recorded)
     progress::get().submit(b.release());
     throw;
   }
@@ -422,6 +430,7 @@ void point_to_point(stream_ref s, message m, const std::shared_ptr<communicator_
     m.tag = mutation::is(mutation::kind::tag_zero)
                 ? 0
                 : static_cast<int>(counter % (static_cast<std::uint64_t>(c.tag_limit) + 1));
+    m.sequence = mutation::is(mutation::kind::tag_zero) ? 0 : counter;
     if (g == nullptr) {
       enqueue(single(state, s, m));  // under c.m: match numbers and enqueue order agree
     } else {

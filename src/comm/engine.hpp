@@ -3,7 +3,9 @@
 #pragma once
 
 #include <sluice/comm.hpp>
+#include <sluice/event.hpp>
 #include <sluice/flag.hpp>
+#include <sluice/stream.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -27,8 +29,9 @@ struct communicator_state;
 struct message;
 
 std::size_t element_size(datatype t) noexcept;
-//! acc[i] = acc[i] op in[i] for n elements of t (ring.cpp).
-void reduce(void* acc, const void* in, std::size_t n, datatype t, reduce_op op) noexcept;
+//! out[i] = a[i] op b[i] for n elements of t (ring.cpp; out may be a).
+void reduce(void* out, const void* a, const void* b, std::size_t n, datatype t,
+            reduce_op op) noexcept;
 
 //! A large all_reduce as a ring of non-blocking sends and receives (ring.cpp):
 //! 2(size - 1) steps, each a send to the next rank and a receive from the
@@ -50,6 +53,7 @@ class ring_all_reduce {
   std::size_t chunk_begin(int i) const noexcept;
   std::size_t chunk_count(int i) const noexcept;
   int post_step();
+  const char* in_;
   char* out_;
   std::size_t count_, element_;
   datatype type_;
@@ -72,9 +76,10 @@ struct message {
   std::size_t count = 0;            // elements (bytes for send and recv)
   datatype type = datatype::int32;  // unused by send and recv (bytes)
   reduce_op op = reduce_op::sum;
-  int peer = -1;           // send: to; recv: from; broadcast: root
-  int tag = 0;             // send and recv: the match sequence number (COMM-4)
-  std::size_t stream = 0;  // its stream: batch::streams[stream]
+  int peer = -1;               // send: to; recv: from; broadcast: root
+  int tag = 0;                 // send and recv: the match sequence number (COMM-4)
+  std::uint64_t sequence = 0;  // send and recv: the match number before it wraps (nccl: its lane)
+  std::size_t stream = 0;      // its stream: batch::streams[stream]
   // in / out is memory only the device can address (comm.cpp's checks ask
   // the backend once; stage() copies such buffers through pinned memory).
   bool in_device = false;
@@ -124,6 +129,15 @@ struct flag_lease {
   sluice::flag* flag = nullptr;
   std::uint32_t value = 0;
 };
+//! nccl: events that mark where a stream got (its arrival, its NCCL calls
+//! done), instead of stream memory writes of flags: two stream memory
+//! operations around each NCCL kernel cost about 8 us of device time per
+//! operation on 2x H100, an event record next to nothing. Per device, reused
+//! once ready (an event never recorded is ready).
+sluice::event* lease_event(sluice::device d);
+//! Back to the pool if ready, else left alone (never reused).
+void return_event(sluice::event* e) noexcept;
+
 //! What the streams of one operation wait for: one message or collective, or
 //! a group's sends and receives. Started by the engine once every stream it
 //! waits on has reached it (and, for a group, once the group ended).
@@ -135,8 +149,10 @@ struct batch {
   // One per stream: the stream stores it when it gets there (write_value,
   // behind the work before it); the engine starts the batch once all are.
   std::vector<flag_lease> arrivals;
-  // nccl: one per stream, stored by the stream behind the batch's NCCL calls.
-  std::vector<flag_lease> dones;
+  // nccl: one event per stream instead of `arrivals` (recorded before the
+  // batch's NCCL calls), and one recorded behind them (lease_event).
+  std::vector<sluice::event*> arrival_events;
+  std::vector<sluice::event*> done_events;
   // nccl: set by the engine before it releases the streams when the batch
   // failed; the host tasks that copy results out of staging then copy nothing.
   std::shared_ptr<std::atomic<bool>> failed;
@@ -155,7 +171,7 @@ struct batch {
   batch* next = nullptr;  // the engine's inbox; the pool's free list
   std::string describe() const;
 
-  //! The i-th flag of this use (lease: 0, arrivals: 1 .., dones: after them):
+  //! The i-th flag of this use (lease: 0, arrivals: 1 ..):
   //! the batch's own flag i with a larger value than its last use (flags are
   //! never reused with a smaller value, so a stream that has not reached its
   //! wait of an earlier use yet still passes it). Throws errc::out_of_memory.
@@ -260,8 +276,12 @@ std::string nccl_async_error(communicator_state& c) noexcept;
 //! ncclCommAbort (the kernels of c waiting for a peer end); later operations
 //! of c fail with `why`. Any thread; takes c.m.
 void nccl_abort(communicator_state& c, const std::string& why) noexcept;
-//! ncclCommDestroy (the communicator's destructor).
+//! ncclCommDestroy (the communicator's destructor), on a thread of its own:
+//! it may wait for device work that the caller holds.
 void nccl_destroy(communicator_state& c) noexcept;
+//! Waits up to `patience` for the aborts and destroys still running (the
+//! engine's stop, at MPI_Finalize); false when some still run.
+bool nccl_settle(std::chrono::seconds patience) noexcept;
 
 //! A communicator, shared by the operations in flight on it.
 struct communicator_state {
@@ -272,9 +292,13 @@ struct communicator_state {
   sluice::device device;
   engine kind = engine::mpi;
   int tag_limit = 32767;  // MPI_TAG_UB
-  // nccl: the NCCL communicator (ncclComm_t; null once aborted) and why it
+  // nccl: the NCCL communicators (ncclComm_t), its lanes (engines_nccl_cuda.cpp:
+  // collectives', then each direction's sends; empty once aborted), and why it
   // was aborted (both written under m, by the engine thread only).
-  void* nccl = nullptr;
+  std::vector<void*> nccl;
+  std::unique_ptr<sluice::stream> nccl_helper;  // nccl: a batch's later lanes run there
+  std::uint64_t nccl_set = 0;                   // nccl: its lanes' id (kept for reuse)
+  std::vector<int> nccl_members;                // nccl: MPI_COMM_WORLD ranks, in rank order
   std::string nccl_failure;
   // Enqueue order (any thread, under m).
   std::mutex m;

@@ -17,5 +17,6 @@ void nccl_enqueue(batch& b) noexcept { b.failure = "the nccl engine is not in th
 std::string nccl_async_error(communicator_state&) noexcept { return {}; }
 void nccl_abort(communicator_state&, const std::string&) noexcept {}
 void nccl_destroy(communicator_state&) noexcept {}
+bool nccl_settle(std::chrono::seconds) noexcept { return true; }
 
 }  // namespace sluice::comm::detail

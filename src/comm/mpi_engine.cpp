@@ -137,7 +137,7 @@ void finish_small(const communicator_state& c, const batch& b, message& m) noexc
   const char* all = b.scratch.data();
   std::memcpy(m.out, all, bytes);
   for (int r = 1; r < c.size; ++r)
-    reduce(m.out, all + static_cast<std::size_t>(r) * bytes, m.count, m.type, m.op);
+    reduce(m.out, m.out, all + static_cast<std::size_t>(r) * bytes, m.count, m.type, m.op);
 }
 
 // Posts one message of b; an MPI error code, MPI_SUCCESS when posted.
@@ -324,6 +324,54 @@ thread_local batch_cache cached_batches;
 
 }  // namespace
 
+namespace {
+
+struct event_pool {
+  std::mutex m;
+  std::map<int, std::vector<sluice::event*>> free;  // by device
+};
+
+event_pool& events() {
+  static auto* pool = new event_pool;  // never destroyed: like the flags
+  return *pool;
+}
+
+bool event_ready(sluice::event* e) noexcept {
+  try {
+    return e->ready();
+  } catch (...) {
+    return true;  // its stream failed: the failure reaches it by its own way
+  }
+}
+
+}  // namespace
+
+sluice::event* lease_event(sluice::device d) {
+  auto& pool = events();
+  {
+    std::lock_guard<std::mutex> lock(pool.m);
+    auto& free = pool.free[d.id()];
+    if (!free.empty()) {
+      sluice::event* e = free.back();
+      free.pop_back();
+      return e;
+    }
+  }
+  return new sluice::event(d);  // never freed: see event_pool
+}
+
+void return_event(sluice::event* e) noexcept {
+  if (e == nullptr || !event_ready(e)) return;  // a late record's event is not reused
+  auto& pool = events();
+  try {
+    const int d = e->device().id();
+    std::lock_guard<std::mutex> lock(pool.m);
+    pool.free[d].push_back(e);
+  } catch (...) {
+    // No memory to keep it: it stays allocated, unused.
+  }
+}
+
 batch* new_batch() {
   auto& cache = cached_batches;
   if (cache.head == nullptr)
@@ -355,13 +403,16 @@ void recycle(batch* b) noexcept {
       }
   };
   for (const flag_lease& a : b->arrivals) retire_unstored(a);
-  for (const flag_lease& d : b->dones) retire_unstored(d);
+  // An event whose record is still pending stays out of the pool.
+  for (sluice::event* e : b->arrival_events) return_event(e);
+  for (sluice::event* d : b->done_events) return_event(d);
+  b->arrival_events.clear();
+  b->done_events.clear();
   b->comm.reset();
   b->messages.clear();
   b->streams.clear();
   b->lease = flag_lease{};
   b->arrivals.clear();
-  b->dones.clear();
   b->failed.reset();
   b->gated = true;
   b->reported = false;
@@ -430,6 +481,9 @@ void progress::shut_down() noexcept {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+  // nccl: no NCCL call still running on a thread of its own when MPI (and
+  // then the process) ends; one that outlives the timeout is left to it.
+  nccl_settle(std::chrono::seconds(timeout_s_));
 }
 
 std::mutex& progress::enqueue_order() noexcept {
@@ -480,11 +534,16 @@ bool progress::advance_lanes(bool stop) {
     auto& waiting = lanes_[i].waiting;
     while (!waiting.empty()) {
       auto [b, k] = waiting.front();
-      if (!stop && b->arrivals[k].flag->load() < b->arrivals[k].value) break;
+      const bool here = b->arrival_events.empty()
+                            ? b->arrivals[k].flag->load() >= b->arrivals[k].value
+                            : event_ready(b->arrival_events[k]);
+      if (!stop && !here) break;
       waiting.pop_front();
       --waiting_batches_;
       moved = true;
-      if (++b->arrived < b->arrivals.size()) continue;
+      if (++b->arrived < b->streams.size()) continue;
+      for (sluice::event* e : b->arrival_events) return_event(e);
+      b->arrival_events.clear();
       if (stop) {
         b->failure = "MPI_Finalize was called before it could start";
         finish(b);
@@ -587,9 +646,9 @@ bool progress::poll_nccl(batch& b) {
       fail_nccl(b, b.failure);
     }
   }
-  for (const flag_lease& d : b.dones)
-    if (d.flag->load() < d.value) all_done = false;
-  if (all_done && c.nccl == nullptr && b.failure.empty())
+  for (sluice::event* d : b.done_events)
+    if (!event_ready(d)) all_done = false;
+  if (all_done && c.nccl.empty() && b.failure.empty())
     // Aborted (by another operation's failure) while this one was in flight:
     // its kernels ended, maybe without the data.
     b.failure = "the NCCL communicator was aborted meanwhile (" + c.nccl_failure + ")";

@@ -11,38 +11,43 @@ namespace sluice::comm::detail {
 
 namespace {
 
+// out = a op b (out may be a): the chunk's own input and what came from the
+// left, in one pass (no copy of the input into the output first).
 template <class T>
-void reduce_typed(T* acc, const T* in, std::size_t n, reduce_op op) {
+void reduce_typed(T* out, const T* a, const T* b, std::size_t n, reduce_op op) {
   switch (op) {
     case reduce_op::sum:
-      for (std::size_t i = 0; i < n; ++i) acc[i] += in[i];
+      for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
       return;
     case reduce_op::prod:
-      for (std::size_t i = 0; i < n; ++i) acc[i] *= in[i];
+      for (std::size_t i = 0; i < n; ++i) out[i] = a[i] * b[i];
       return;
     case reduce_op::min:
-      for (std::size_t i = 0; i < n; ++i) acc[i] = std::min(acc[i], in[i]);
+      for (std::size_t i = 0; i < n; ++i) out[i] = std::min(a[i], b[i]);
       return;
     case reduce_op::max:
-      for (std::size_t i = 0; i < n; ++i) acc[i] = std::max(acc[i], in[i]);
+      for (std::size_t i = 0; i < n; ++i) out[i] = std::max(a[i], b[i]);
       return;
   }
 }
 
 }  // namespace
 
-void reduce(void* acc, const void* in, std::size_t n, datatype t, reduce_op op) noexcept {
+void reduce(void* out, const void* a, const void* b, std::size_t n, datatype t,
+            reduce_op op) noexcept {
   switch (t) {
     case datatype::int32:
-      return reduce_typed(static_cast<std::int32_t*>(acc), static_cast<const std::int32_t*>(in), n,
-                          op);
+      return reduce_typed(static_cast<std::int32_t*>(out), static_cast<const std::int32_t*>(a),
+                          static_cast<const std::int32_t*>(b), n, op);
     case datatype::int64:
-      return reduce_typed(static_cast<std::int64_t*>(acc), static_cast<const std::int64_t*>(in), n,
-                          op);
+      return reduce_typed(static_cast<std::int64_t*>(out), static_cast<const std::int64_t*>(a),
+                          static_cast<const std::int64_t*>(b), n, op);
     case datatype::float32:
-      return reduce_typed(static_cast<float*>(acc), static_cast<const float*>(in), n, op);
+      return reduce_typed(static_cast<float*>(out), static_cast<const float*>(a),
+                          static_cast<const float*>(b), n, op);
     case datatype::float64:
-      return reduce_typed(static_cast<double*>(acc), static_cast<const double*>(in), n, op);
+      return reduce_typed(static_cast<double*>(out), static_cast<const double*>(a),
+                          static_cast<const double*>(b), n, op);
   }
 }
 
@@ -58,7 +63,8 @@ std::size_t element_size(datatype t) noexcept {
 
 ring_all_reduce::ring_all_reduce(const message& m, const communicator_state& c, int tag_base,
                                  MPI_Datatype type)
-    : out_(static_cast<char*>(m.out)),
+    : in_(static_cast<const char*>(m.in)),
+      out_(static_cast<char*>(m.out)),
       count_(m.count),
       element_(element_size(m.type)),
       type_(m.type),
@@ -68,7 +74,9 @@ ring_all_reduce::ring_all_reduce(const message& m, const communicator_state& c, 
       comm_(c.ring),
       tag_base_(tag_base),
       mpi_type_(type) {
-  if (m.in != m.out) std::memcpy(out_, m.in, count_ * element_);
+  // Every chunk of out is written by the ring (reduced here, or received in
+  // the all-gather); one rank alone copies.
+  if (size_ < 2 && m.in != m.out) std::memcpy(out_, m.in, count_ * element_);
   std::size_t largest = 0;
   for (int i = 0; i < size_; ++i) largest = std::max(largest, chunk_count(i));
   scratch_.resize(largest * element_);
@@ -96,7 +104,10 @@ int ring_all_reduce::post_step() {
   int code = MPI_Irecv(into, static_cast<int>(chunk_count(recv_chunk_)), mpi_type_, left,
                        tag_base_ + s, comm_, &requests_[0]);
   if (code != MPI_SUCCESS) return code;
-  code = MPI_Isend(out_ + chunk_begin(send_chunk) * element_,
+  // The first step sends this rank's own input; later ones what it reduced
+  // or received.
+  const char* from = s == 0 ? in_ : out_;
+  code = MPI_Isend(from + chunk_begin(send_chunk) * element_,
                    static_cast<int>(chunk_count(send_chunk)), mpi_type_, right, tag_base_ + s,
                    comm_, &requests_[1]);
   return code;
@@ -115,8 +126,8 @@ int ring_all_reduce::test(bool& done) {
   if (code != MPI_SUCCESS) return code;
   if (!completed) return MPI_SUCCESS;
   if (step_ < size_ - 1)
-    reduce(out_ + chunk_begin(recv_chunk_) * element_, scratch_.data(), chunk_count(recv_chunk_),
-           type_, op_);
+    reduce(out_ + chunk_begin(recv_chunk_) * element_, in_ + chunk_begin(recv_chunk_) * element_,
+           scratch_.data(), chunk_count(recv_chunk_), type_, op_);
   ++step_;
   if (step_ == steps()) {
     done = true;

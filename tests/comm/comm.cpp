@@ -106,9 +106,7 @@ TEST_F(CommTest, COMM_2__calls_return_without_waiting_for_the_peer) {
   std::int64_t value = -1;
   const std::int64_t sent = 4242 + c.rank();
   stream s(device(0)), sending(device(0));
-  background_call call([&] {
-    comm::recv(s, &value, sizeof value, previous_rank(c), c);
-  });
+  background_call call([&] { comm::recv(s, &value, sizeof value, previous_rank(c), c); });
   EXPECT_TRUE(eventually([&] { return call.done(); }))
       << "comm::recv did not return while its peer had not sent";
   call.finish();
@@ -164,23 +162,54 @@ TEST_F(CommTest, COMM_3__a_waiting_operation_holds_only_its_own_stream) {
 // --- COMM-4 -------------------------------------------------------------------
 
 // Sends match receives in enqueue order, not in the order their streams
-// reach them: the first send's stream is held until the second was sent.
+// reach them: the first send's stream is held until the second message was
+// received. The two receives are on streams of their own (the second's
+// stream goes there only after the first's did), so that nothing needs a send
+// to complete before its receive is reached (NCCL's sends wait for their
+// receives; MPI buffers small ones).
 TEST_F(CommTest, COMM_4__sends_match_receives_in_enqueue_order) {
   communicator c(MPI_COMM_WORLD, device(0), test_engine());
-  stream first(device(0)), second(device(0)), receiving(device(0));
+  stream first(device(0)), second(device(0)), receiving_a(device(0)), receiving_b(device(0));
   const std::int32_t a = 1000 + c.rank(), b = 2000 + c.rank();
   std::int32_t got_a = -1, got_b = -1;
   gate g{first};
   comm::send(first, &a, sizeof a, next_rank(c), c);
   comm::send(second, &b, sizeof b, next_rank(c), c);
-  comm::recv(receiving, &got_a, sizeof got_a, previous_rank(c), c);
-  comm::recv(receiving, &got_b, sizeof got_b, previous_rank(c), c);
-  second.synchronize();  // the later send has gone (its peer receives... in order)
+  event a_reached(device(0));
+  a_reached.record(receiving_a);
+  comm::recv(receiving_a, &got_a, sizeof got_a, previous_rank(c), c);
+  receiving_b.wait(a_reached);
+  comm::recv(receiving_b, &got_b, sizeof got_b, previous_rank(c), c);
+  second.synchronize();  // the later send has gone, the earlier one not
+  receiving_b.synchronize();
+  EXPECT_EQ(got_b, 2000 + previous_rank(c)) << "the second receive met another message";
+  EXPECT_FALSE(receiving_a.ready()) << "the first receive completed before the first send";
+  world_barrier();  // no rank sends its first message before every rank looked
   g.release();
   first.synchronize();
-  receiving.synchronize();
+  receiving_a.synchronize();
   EXPECT_EQ(got_a, 1000 + previous_rank(c)) << "the first receive met the second send";
-  EXPECT_EQ(got_b, 2000 + previous_rank(c));
+}
+
+// The other side: receives match sends in enqueue order, not in the order
+// their streams reach them: the first receive's stream is held, the second's
+// is not (a receive that took the first message to arrive would get a).
+TEST_F(CommTest, COMM_4__receives_match_sends_in_enqueue_order) {
+  communicator c(MPI_COMM_WORLD, device(0), test_engine());
+  stream sending(device(0)), receiving_a(device(0)), receiving_b(device(0));
+  const std::int32_t a = 3000 + c.rank(), b = 4000 + c.rank();
+  std::int32_t got_a = -1, got_b = -1;
+  gate g{receiving_a};
+  comm::send(sending, &a, sizeof a, next_rank(c), c);
+  comm::send(sending, &b, sizeof b, next_rank(c), c);
+  comm::recv(receiving_a, &got_a, sizeof got_a, previous_rank(c), c);
+  comm::recv(receiving_b, &got_b, sizeof got_b, previous_rank(c), c);
+  g.release();
+  sending.synchronize();
+  receiving_a.synchronize();
+  receiving_b.synchronize();
+  EXPECT_EQ(got_a, 3000 + previous_rank(c)) << "the first receive met another message";
+  EXPECT_EQ(got_b, 4000 + previous_rank(c)) << "the second receive met the first send";
 }
 
 // A group's exchange does not deadlock whatever the order inside it: every
@@ -244,12 +273,14 @@ TEST_F(CommTest, COMM_5__collectives_give_every_rank_the_same_exact_result) {
     ASSERT_EQ(root_data[i], 9);
   }
   for (int r = 0; r < size; ++r)
-    EXPECT_TRUE(std::equal(mine.begin(), mine.end(), gathered.begin() + static_cast<long>(r) * static_cast<long>(n)) ==
+    EXPECT_TRUE(std::equal(mine.begin(), mine.end(),
+                           gathered.begin() + static_cast<long>(r) * static_cast<long>(n)) ==
                 (r == c.rank()))
         << "slot " << r;
   for (int r = 0; r < size; ++r) {
     const auto theirs = pattern_of(r, n);
-    EXPECT_TRUE(std::equal(theirs.begin(), theirs.end(), gathered.begin() + static_cast<long>(r) * static_cast<long>(n)))
+    EXPECT_TRUE(std::equal(theirs.begin(), theirs.end(),
+                           gathered.begin() + static_cast<long>(r) * static_cast<long>(n)))
         << "all_gather's slot of rank " << r;
   }
   // The floating-point sum is the same bits on every rank.
@@ -259,19 +290,26 @@ TEST_F(CommTest, COMM_5__collectives_give_every_rank_the_same_exact_result) {
       << "all_reduce gave this rank other bits than rank 0";
 }
 
-// Collectives start in enqueue order even when their streams get there in
-// another order: the first collective's stream is held until the second's
-// stream has reached its own.
+// Collectives match in enqueue order even when their streams get there in
+// another order, and in different orders on different ranks: even ranks hold
+// the first collective's stream, odd ranks the second's, until every rank has
+// enqueued both (a rank that started the collective its stream reached first
+// would meet another rank's other collective: a sum against a max).
 TEST_F(CommTest, COMM_5__collectives_keep_enqueue_order_across_streams) {
   communicator c(MPI_COMM_WORLD, device(0), test_engine());
   stream first(device(0)), second(device(0));
   std::int32_t one = 1, ten = 10 + c.rank();
   std::int32_t sum_one = 0, max_ten = 0;
-  gate g{first};
+  const bool even = c.rank() % 2 == 0;
+  gate g{even ? first : second};
   comm::all_reduce(first, &one, &sum_one, 1, reduce_op::sum, c);
   comm::all_reduce(second, &ten, &max_ten, 1, reduce_op::max, c);
-  EXPECT_TRUE(stays_false([&] { return second.ready(); }))
-      << "the second collective completed before the first had started";
+  // Meanwhile the collective of the stream not held got there: it cannot
+  // complete, its match on the other ranks is held.
+  stream& free_one = even ? second : first;
+  EXPECT_TRUE(stays_false([&] { return free_one.ready(); }))
+      << "a collective completed while its match on another rank was held";
+  world_barrier();
   g.release();
   first.synchronize();
   second.synchronize();
@@ -325,15 +363,17 @@ TEST_F(CommTest, COMM_7__the_failure_surfaces_at_record_too) {
     std::int32_t value = -1;
     comm::recv(s, &value, sizeof value, 1, c);
     sluice::event e(device(0));
-    EXPECT_TRUE(eventually([&] {
-      try {
-        e.record(s);
-        return false;
-      } catch (const sluice::error& err) {
-        EXPECT_EQ(err.code(), errc::comm_failure) << err.what();
-        return true;
-      }
-    }, std::chrono::seconds(comm_timeout_s() + 10)))
+    EXPECT_TRUE(eventually(
+        [&] {
+          try {
+            e.record(s);
+            return false;
+          } catch (const sluice::error& err) {
+            EXPECT_EQ(err.code(), errc::comm_failure) << err.what();
+            return true;
+          }
+        },
+        std::chrono::seconds(comm_timeout_s() + 10)))
         << "event::record never reported the failed receive";
     EXPECT_NO_THROW(s.synchronize());
   }

@@ -8,6 +8,8 @@
 #include <sluice/comm.hpp>
 
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 
 namespace sluice::conformance {
@@ -54,8 +56,9 @@ TEST_F(CommTest, COMM_6__bad_input_is_rejected_before_anything_is_enqueued) {
       {"send with a moved-from communicator", errc::invalid_handle,
        [&](stream_ref s, communicator& cm) {
          communicator moved(MPI_COMM_WORLD, device(0), test_engine());
+         if (std::getenv("SLUICE_COMM_TEST_PROGRESS") != nullptr)
+           std::fprintf(stderr, "rank %d: COMM-6 a communicator made\n", cm.rank());
          communicator taker(std::move(moved));
-         (void)cm;
          comm::send(s, &word, 4, 0, moved);  // NOLINT(bugprone-use-after-move): the case
        }},
       {"rank() of a moved-from communicator", errc::invalid_handle,
@@ -116,7 +119,11 @@ TEST_F(CommTest, COMM_6__bad_input_is_rejected_before_anything_is_enqueued) {
   // where the test runs it (ctest: SLUICE_HOST_DEVICES=2).
   ASSERT_GE(device_count(), 2) << "COMM-6 needs two devices (SLUICE_HOST_DEVICES=2 on host)";
   int checked = 0;
+  // SLUICE_COMM_TEST_PROGRESS=1: each case's start and end on stderr (where a
+  // run hangs, the last case named is the one).
+  const bool progress = std::getenv("SLUICE_COMM_TEST_PROGRESS") != nullptr;
   for (const auto& m : cases) {
+    if (progress) std::fprintf(stderr, "rank %d: COMM-6 case '%s'\n", c.rank(), m.name);
     stream s(device(0));
     gate g{s};
     try {
@@ -128,6 +135,7 @@ TEST_F(CommTest, COMM_6__bad_input_is_rejected_before_anything_is_enqueued) {
     } catch (const std::exception& e) {
       ADD_FAILURE() << m.name << ": threw a " << typeid(e).name() << " instead: " << e.what();
     }
+    if (progress) std::fprintf(stderr, "rank %d: COMM-6 case '%s' returned\n", c.rank(), m.name);
     EXPECT_FALSE(s.ready()) << m.name << ": the gate's hold is gone";
     g.release();
     EXPECT_TRUE(eventually([&] { return s.ready(); }))
