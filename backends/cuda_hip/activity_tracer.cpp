@@ -13,10 +13,7 @@ namespace sluice::detail {
 
 namespace {
 
-//! Kinds whose work is device activity: without one, the operation is left out.
-bool device_kind(std::string_view k) {
-  return k == "copy" || k == "fill" || k == "copy_peer" || k == "copy_peer_batch" || k == "kernel";
-}
+bool device_kind(std::string_view k) { return activity_device_kind(k); }
 
 bool is_wait(std::string_view k) { return k == "wait" || k == "wait_value"; }
 
@@ -104,9 +101,13 @@ bool activity_tracer::begin(activity_source* source, std::string* why) {
   return true;
 }
 
-std::uint64_t activity_tracer::open(activity_source** pushed) noexcept {
+bool activity_device_kind(std::string_view k) noexcept {
+  return k == "copy" || k == "fill" || k == "copy_peer" || k == "copy_peer_batch" || k == "kernel";
+}
+
+std::uint64_t activity_tracer::open(activity_source** pushed, bool push) noexcept {
   const std::uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
-  *pushed = source_.load(std::memory_order_relaxed);
+  *pushed = push ? source_.load(std::memory_order_relaxed) : nullptr;
   if (*pushed != nullptr) (*pushed)->push(id);
   return id;
 }
@@ -147,6 +148,7 @@ activity_summary activity_tracer::end(std::vector<trace::record>* out) {
     streams.swap(streams_);
   }
   sum.dropped = batch.dropped;
+  sum.settings = std::move(batch.settings);
   sum.activities = batch.activities.size();
   sum.correlations = batch.correlations.size();
   sum.clock_error_ns = clock_error();

@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -50,6 +51,7 @@ struct activity_batch {
   //! Vendor correlation id -> the external id pushed around its API call.
   std::vector<std::pair<std::uint32_t, std::uint64_t>> correlations;
   std::uint64_t dropped = 0;  // records the source says it lost
+  std::string settings;       // JSON members for the trace's source note (may be empty)
 };
 
 //! The vendor's activity interface, reduced to what the tracer needs
@@ -85,7 +87,12 @@ struct activity_summary {
   std::uint64_t activities = 0;     // device activities the source handed over
   std::uint64_t correlations = 0;   // external-correlation records among them
   std::int64_t clock_error_ns = 0;  // +- of the source-to-host clock mapping
+  std::string settings;             // the source's (activity_batch::settings)
 };
+
+//! Kinds of operation whose work is device activity (kernels, copies, fills):
+//! only these push an external id; without an activity they are left out.
+bool activity_device_kind(std::string_view kind) noexcept;
 
 class activity_tracer {
  public:
@@ -94,12 +101,13 @@ class activity_tracer {
   bool begin(activity_source* source, std::string* why);
   bool active() const noexcept { return source_.load(std::memory_order_relaxed) != nullptr; }
 
-  //! Around the vendor call of one operation: open() pushes a new id
-  //! (*pushed: the source it was pushed to, or null); close() pops it there
+  //! Around the vendor call of one operation: open() takes a new id and,
+  //! with `push` (a device kind), pushes it (*pushed: the source it was
+  //! pushed to, or null); close() pops it there
   //! (even after the trace ended: the thread's stack stays balanced) and
   //! keeps the record if its trace is still collected; abandon() pops it (the
   //! operation threw before it was enqueued).
-  std::uint64_t open(activity_source** pushed) noexcept;
+  std::uint64_t open(activity_source** pushed, bool push = true) noexcept;
   void close(std::uint64_t id, activity_source* pushed, trace::record&& r);
   static void abandon(activity_source* pushed) noexcept;
 

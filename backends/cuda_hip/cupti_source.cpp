@@ -18,6 +18,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #ifndef SLUICE_CUPTI_SONAME
@@ -46,7 +47,103 @@ struct cupti_table {
   decltype(&cuptiGetStreamIdEx) stream_id = nullptr;
   decltype(&cuptiGetTimestamp) timestamp = nullptr;
   decltype(&cuptiGetResultString) result_string = nullptr;
+  // Optional (CUPTI 12.x and later): API records of chosen calls only.
+  decltype(&cuptiActivityEnableRuntimeApi) enable_runtime_api = nullptr;
+  decltype(&cuptiActivityEnableDriverApi) enable_driver_api = nullptr;
 };
+
+// The runtime calls through which sluice enqueues device work (cuda_api.hpp,
+// sm_copy.cu's launches, and the kernels of sluice::kokkos): an external
+// correlation record names an API record, so these need theirs; every
+// other runtime call (event records, waits, queries: most of an enqueue-bound
+// program's calls) is left without one. SLUICE_CUPTI_API_RECORDS=all
+// enables CUPTI_ACTIVITY_KIND_RUNTIME instead (every call's record).
+constexpr CUpti_CallbackId enqueue_calls[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_v12080,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_ptsz_v12080,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_v13000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_ptsz_v13000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+};
+constexpr CUpti_CallbackId enqueue_driver_calls[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
+    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
+};
+
+// Activity buffers are handed to CUPTI from a pool of buffers allocated and
+// touched once (the first trace_begin), not allocated when CUPTI asks for
+// one: CUPTI asks on the thread that makes the first recorded call of a
+// trace, and a fresh 8 MiB buffer's page faults were the likely part of the
+// 0.6 ms that the first traced call cost on 2x H100 (bench/trace_cost,
+// fill_64B_first_call, 3a6691e). SLUICE_CUPTI_BUFFERS=N: buffers prepared
+// (default 2; 0: allocated when asked, as before).
+class buffer_pool {
+ public:
+  void prepare(std::size_t n) {
+    std::lock_guard<std::mutex> lock(m_);
+    while (free_.size() < n && made_ < n) {
+      auto* b = static_cast<uint8_t*>(std::aligned_alloc(8, buffer_bytes));
+      if (b == nullptr) return;
+      std::memset(b, 0, buffer_bytes);  // fault the pages in now
+      free_.push_back(b);
+      ++made_;
+    }
+  }
+  uint8_t* get() {
+    {
+      std::lock_guard<std::mutex> lock(m_);
+      if (!free_.empty()) {
+        uint8_t* b = free_.back();
+        free_.pop_back();
+        return b;
+      }
+      ++asked_beyond_;
+    }
+    return static_cast<uint8_t*>(std::aligned_alloc(8, buffer_bytes));
+  }
+  void put(uint8_t* b) {
+    std::lock_guard<std::mutex> lock(m_);
+    if (made_ > 0 && free_.size() < made_) {
+      free_.push_back(b);
+      return;
+    }
+    std::free(b);
+  }
+  //! Buffers CUPTI asked for while none was prepared (since the last call).
+  std::uint64_t take_asked_beyond() {
+    std::lock_guard<std::mutex> lock(m_);
+    return std::exchange(asked_beyond_, 0);
+  }
+
+ private:
+  std::mutex m_;
+  std::vector<uint8_t*> free_;
+  std::size_t made_ = 0;
+  std::uint64_t asked_beyond_ = 0;
+};
+
+buffer_pool& buffers() {
+  static auto* p = new buffer_pool();  // never destroyed: CUPTI may hand buffers back at exit
+  return *p;
+}
+
+std::size_t env_count(const char* name, std::size_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(v, &end, 10);
+  return end != v && *end == '\0' ? static_cast<std::size_t>(n) : fallback;
+}
 
 template <class F>
 bool find(void* lib, const char* name, F* f, std::string* missing) {
@@ -107,6 +204,9 @@ class cupti_source final : public activity_source {
     find(lib, "cuptiGetStreamIdEx", &t.stream_id, &missing);
     find(lib, "cuptiGetTimestamp", &t.timestamp, &missing);
     find(lib, "cuptiGetResultString", &t.result_string, &missing);
+    std::string optional;
+    find(lib, "cuptiActivityEnableRuntimeApi", &t.enable_runtime_api, &optional);
+    find(lib, "cuptiActivityEnableDriverApi", &t.enable_driver_api, &optional);
     if (!missing.empty()) {
       *why = "the loaded libcupti lacks " + missing;
       dlclose(lib);
@@ -138,25 +238,46 @@ class cupti_source final : public activity_source {
       batch_ = activity_batch{};
     }
     enabled_.clear();
-    for (const CUpti_ActivityKind k :
-         // An external-correlation record names the correlation id of a
-         // runtime or driver API record (CUpti_ActivityExternalCorrelation);
-         // the first GPU run (9c718d1), with no API kind enabled, tied no
-         // activity to a sluice operation: the runtime's API records are
-         // enabled (and dropped in add()). sluice enqueues device work
-         // through the runtime only (cuda_api.hpp), so the driver's are not.
-         {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-          CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-          CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET}) {
+    api_calls_.clear();
+    buffers().prepare(env_count("SLUICE_CUPTI_BUFFERS", 2));
+    const char* api = std::getenv("SLUICE_CUPTI_API_RECORDS");
+    const bool all_api =
+        (api != nullptr && std::strcmp(api, "all") == 0) || t_.enable_runtime_api == nullptr;
+    std::vector<CUpti_ActivityKind> kinds = {
+        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+        CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
+    // An external-correlation record names the correlation id of a runtime
+    // or driver API record (CUpti_ActivityExternalCorrelation); the first GPU
+    // run (9c718d1), with no API record enabled, tied no activity to a
+    // sluice operation. The API records are dropped in add().
+    if (all_api) kinds.insert(kinds.begin(), CUPTI_ACTIVITY_KIND_RUNTIME);
+    for (const CUpti_ActivityKind k : kinds) {
       r = t_.enable(k);
       if (r != CUPTI_SUCCESS) {
         *why = "cuptiActivityEnable(" + std::to_string(static_cast<int>(k)) + "): " + text(r);
-        for (const auto e : enabled_) t_.disable(e);
-        enabled_.clear();
-        t_.unsubscribe(subscriber_);
+        stop_recording();
         return false;
       }
       enabled_.push_back(k);
+    }
+    api_records_ = all_api ? "all runtime calls" : "the calls that enqueue device work";
+    if (!all_api) {
+      for (const CUpti_CallbackId c : enqueue_calls)
+        if (t_.enable_runtime_api(c, 1) == CUPTI_SUCCESS) api_calls_.emplace_back(c, false);
+      if (t_.enable_driver_api != nullptr)
+        for (const CUpti_CallbackId c : enqueue_driver_calls)
+          if (t_.enable_driver_api(c, 1) == CUPTI_SUCCESS) api_calls_.emplace_back(c, true);
+      if (api_calls_.empty()) {
+        // No call could be chosen: every runtime call's record, as before.
+        r = t_.enable(CUPTI_ACTIVITY_KIND_RUNTIME);
+        if (r != CUPTI_SUCCESS) {
+          *why = "cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME): " + text(r);
+          stop_recording();
+          return false;
+        }
+        enabled_.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
+        api_records_ = "all runtime calls (no call could be chosen)";
+      }
     }
     return true;
   }
@@ -179,13 +300,14 @@ class cupti_source final : public activity_source {
     // Forced: buffers with records not complete come back too (those are
     // skipped: trace_end waits for nothing).
     t_.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    for (const auto e : enabled_) t_.disable(e);
-    enabled_.clear();
+    stop_recording();
     t_.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    t_.unsubscribe(subscriber_);
     std::lock_guard<std::mutex> lock(m_);
     *out = std::move(batch_);
     batch_ = activity_batch{};
+    out->settings = "\"cupti_api_records\": \"" + api_records_ +
+                    "\", \"cupti_buffers_allocated_in_trace\": " +
+                    std::to_string(buffers().take_asked_beyond());
   }
 
   static cupti_source* the;
@@ -200,8 +322,22 @@ class cupti_source final : public activity_source {
 
   static void CUPTIAPI no_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
 
+  //! Disables what start() enabled and unsubscribes.
+  void stop_recording() {
+    for (const auto e : enabled_) t_.disable(e);
+    enabled_.clear();
+    for (const auto& [c, driver] : api_calls_) {
+      if (driver)
+        t_.enable_driver_api(c, 0);
+      else
+        t_.enable_runtime_api(c, 0);
+    }
+    api_calls_.clear();
+    t_.unsubscribe(subscriber_);
+  }
+
   static void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
-    *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, buffer_bytes));
+    *buffer = buffers().get();
     *size = *buffer != nullptr ? buffer_bytes : 0;
     *max_records = 0;  // as many as fit
   }
@@ -209,7 +345,7 @@ class cupti_source final : public activity_source {
   static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer,
                                         size_t /*size*/, size_t valid) {
     if (the != nullptr) the->take(ctx, stream, buffer, valid);
-    std::free(buffer);
+    buffers().put(buffer);
   }
 
   //! On CUPTI's thread (or the flushing one): the buffer's records, copied.
@@ -273,6 +409,8 @@ class cupti_source final : public activity_source {
   CUpti_SubscriberHandle subscriber_{};
   bool registered_ = false;
   std::vector<CUpti_ActivityKind> enabled_;
+  std::vector<std::pair<CUpti_CallbackId, bool>> api_calls_;  // (cbid, driver) enabled
+  std::string api_records_;
   std::mutex m_;  // batch_
   activity_batch batch_;
 };

@@ -80,7 +80,10 @@ traced_op_state* begin_activity(activity_tracer& at, stream_state& s, const char
   st->r = new_record(s, kind, bytes);
   st->activity = true;
   add_activity_stream(at, s);
-  st->activity_id = at.open(&st->pushed);
+  // An operation with no device work of its own (an event record, a wait, a
+  // flag operation, a marker) needs no external id: it is placed from its
+  // stream's other operations (activity_tracer.hpp).
+  st->activity_id = at.open(&st->pushed, activity_device_kind(kind));
   return st.release();
 }
 
@@ -257,18 +260,15 @@ std::unique_ptr<host_task> traced_host_task(stream_state& s, std::unique_ptr<hos
 bool trace_supported() noexcept { return true; }
 
 bool trace_backend_begin() {
-  // SLUICE_TRACE_SOURCE: events (also when unset), or cupti (the activity
-  // source where it loads and starts, else events with a note saying why).
+  // SLUICE_TRACE_SOURCE: cupti (also when unset: the activity source where
+  // it loads and starts, else events with a note saying why), or events.
   constexpr const char* api_name = "sluice::trace_begin";
   const char* v = std::getenv("SLUICE_TRACE_SOURCE");
   const std::string asked = v != nullptr ? v : "";
   if (!asked.empty() && asked != "events" && asked != "cupti")
     fail(errc::invalid_argument, api_name, "SLUICE_TRACE_SOURCE=", asked,
          " is neither \"events\" nor \"cupti\"");
-  if (asked != "cupti") {
-    // The default stays timing events until the CUPTI source has been shown
-    // right on a GPU (issue 21: its first GPU run tied no activity to sluice's
-    // operations; the fix is tested on the simulated runtime only).
+  if (asked == "events") {
     trace::note_source("\"trace_source\": \"events\"");
     return false;
   }
@@ -312,7 +312,8 @@ void trace_backend_collect() {
         ", \"activities_off_sluice_streams\": " + std::to_string(sum.foreign) +
         ", \"cupti_activities\": " + std::to_string(sum.activities) +
         ", \"cupti_correlations\": " + std::to_string(sum.correlations) +
-        ", \"clock_error_ns\": " + std::to_string(sum.clock_error_ns));
+        ", \"clock_error_ns\": " + std::to_string(sum.clock_error_ns) +
+        (sum.settings.empty() ? std::string() : ", " + sum.settings));
     if (sum.dropped != 0 || sum.left_out != 0)
       std::fprintf(stderr,
                    "sluice: trace: CUPTI dropped %llu activity records; %llu device operations "

@@ -439,7 +439,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t h) {
   return cudaSuccess;
 }
 cudaError_t cudaStreamWaitEvent(cudaStream_t h, cudaEvent_t e, unsigned int) {
-  sim_cupti::api_call();
+  sim_cupti::api_call(sim_cupti::cbid::stream_wait_event);
   std::shared_ptr<capture> c;
   {
     std::lock_guard<std::mutex> lock(mu());
@@ -450,7 +450,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t h, cudaEvent_t e, unsigned int) {
   return cudaSuccess;
 }
 cudaError_t cudaLaunchHostFunc(cudaStream_t h, cudaHostFn_t fn, void* data) {
-  sim_cupti::api_call();
+  sim_cupti::api_call(sim_cupti::cbid::launch_host_func);
   enqueue(h, [fn, data] {
     auto done = std::make_shared<bool>(false);
     {
@@ -479,7 +479,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
   return cudaSuccess;
 }
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t h) {
-  sim_cupti::api_call();
+  sim_cupti::api_call(sim_cupti::cbid::event_record);
   auto c = std::make_shared<capture>();
   {
     std::lock_guard<std::mutex> lock(mu());
@@ -603,10 +603,10 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
 
 namespace {
 //! A copy that touches pageable memory returns once it is done (as CUDA's do).
-cudaError_t copy(void* dst, const void* src, size_t n, cudaStream_t h,
+cudaError_t copy(void* dst, const void* src, size_t n, cudaStream_t h, int cbid,
                  sim_cupti::activity what = sim_cupti::activity::copy) {
   std::shared_ptr<stream_model> s;
-  const std::uint32_t c = sim_cupti::api_call();
+  const std::uint32_t c = sim_cupti::api_call(cbid);
   const auto on = stream_of(h);
   const std::uint32_t sid = on->id;
   const int device = on->device;
@@ -626,13 +626,13 @@ cudaError_t copy(void* dst, const void* src, size_t n, cudaStream_t h,
 //! host" (CUDA runtime API, "API synchronization behavior"). The calling thread waits until the
 //! stream has run its earlier work, copies, and only then lets the stream go on to later work.
 //! A stream held until the host writes a word holds the caller too (seen on 2x H200).
-cudaError_t copy_on_caller(void* dst, const void* src, size_t n, cudaStream_t h) {
+cudaError_t copy_on_caller(void* dst, const void* src, size_t n, cudaStream_t h, int cbid) {
   struct handoff {
     bool reached = false, copied = false;  // under mu()
   };
   auto x = std::make_shared<handoff>();
   std::shared_ptr<stream_model> s;
-  const std::uint32_t c = sim_cupti::api_call();
+  const std::uint32_t c = sim_cupti::api_call(cbid);
   const std::uint64_t at = enqueue(
       h,
       [x] {
@@ -659,13 +659,14 @@ cudaError_t copy_on_caller(void* dst, const void* src, size_t n, cudaStream_t h)
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind, cudaStream_t h) {
   if (pool_memory_out_of_reach(dst) || pool_memory_out_of_reach(src))
     return failed(cudaErrorInvalidValue);
-  if (host_memory(dst) && host_memory(src)) return copy_on_caller(dst, src, n, h);
-  return copy(dst, src, n, h);
+  constexpr int cbid = sim_cupti::cbid::memcpy_async;
+  if (host_memory(dst) && host_memory(src)) return copy_on_caller(dst, src, n, h, cbid);
+  return copy(dst, src, n, h, cbid);
 }
 cudaError_t cudaMemcpyPeerAsync(void* dst, int, const void* src, int, size_t n, cudaStream_t h) {
   // Device memory at both ends: no host-to-host rule. Pool memory of a device neither current nor
   // granted was copied without error on 2x H200 (PEER-2 at 9911caf): no pool access check.
-  return copy(dst, src, n, h, sim_cupti::activity::copy_peer);
+  return copy(dst, src, n, h, sim_cupti::cbid::memcpy_peer_async, sim_cupti::activity::copy_peer);
 }
 //! One operation on the stream that does every copy (CUDA: "the batch as a whole executes in
 //! stream order"); device memory only here, as sluice's copy_peer_batch uses it.
@@ -678,7 +679,7 @@ cudaError_t cudaMemcpyBatchAsync(void* const* dsts, const void* const* srcs, con
   std::vector<void*> d(dsts, dsts + count);
   std::vector<const void*> s(srcs, srcs + count);
   std::vector<size_t> n(sizes, sizes + count);
-  const std::uint32_t c = sim_cupti::api_call();
+  const std::uint32_t c = sim_cupti::api_call(sim_cupti::cbid::memcpy_batch_async);
   const auto on = stream_of(h);
   enqueue(h, [d = std::move(d), s = std::move(s), n = std::move(n), c, sid = on->id,
               device = on->device] {
@@ -692,7 +693,7 @@ cudaError_t cudaMemcpyBatchAsync(void* const* dsts, const void* const* srcs, con
   return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void* dst, int value, size_t n, cudaStream_t h) {
-  const std::uint32_t c = sim_cupti::api_call();
+  const std::uint32_t c = sim_cupti::api_call(sim_cupti::cbid::memset_async);
   const auto on = stream_of(h);
   enqueue(h, [=, sid = on->id, device = on->device] {
     const std::uint64_t t0 = sim_cupti::now();
@@ -706,7 +707,7 @@ cudaError_t cudaMemsetAsync(void* dst, int value, size_t n, cudaStream_t h) {
 //! CUPTI reports as a kernel named `name` (mangled, as CUPTI gives it), taking
 //! `us` microseconds of host time. Not a CUDA call: tests look it up with dlsym.
 cudaError_t sluice_sim_user_kernel(cudaStream_t h, const char* name, unsigned us) {
-  const std::uint32_t c = sim_cupti::api_call();
+  const std::uint32_t c = sim_cupti::api_call(sim_cupti::cbid::launch_kernel);
   const auto on = stream_of(h);
   std::string kept(name != nullptr ? name : "");
   enqueue(h, [c, sid = on->id, device = on->device, kept, us] {
@@ -724,7 +725,7 @@ cudaError_t sluice_sim_user_kernel(cudaStream_t h, const char* name, unsigned us
 //! runs on h's stream's own thread, in stream order, and holds the stream
 //! until it returns (as a kernel does). Not a CUDA call.
 cudaError_t sluice_sim_stream_op(cudaStream_t h, void (*fn)(void*), void* data) {
-  sim_cupti::api_call();
+  sim_cupti::api_call(sim_cupti::cbid::launch_kernel);
   enqueue(h, [fn, data] { fn(data); });
   return cudaSuccess;
 }

@@ -8,6 +8,9 @@
 // CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (another tool holds CUPTI).
 // SLUICE_SIM_CUPTI_DROP=N: the first N device activities of each recording
 // are dropped and counted (cuptiActivityGetNumDroppedRecords).
+// cuptiActivityEnableRuntimeApi: API records (and the external-correlation
+// records that name them) for the enabled calls only, as CUPTI documents it;
+// CUPTI_ACTIVITY_KIND_RUNTIME: for every call.
 #include "sim_cupti.hpp"
 
 #include <cupti.h>
@@ -23,12 +26,26 @@
 
 namespace {
 
+static_assert(sim_cupti::cbid::memcpy_async == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020);
+static_assert(sim_cupti::cbid::memset_async == CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020);
+static_assert(sim_cupti::cbid::event_record == CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020);
+static_assert(sim_cupti::cbid::stream_wait_event ==
+              CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020);
+static_assert(sim_cupti::cbid::memcpy_peer_async ==
+              CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyPeerAsync_v4000);
+static_assert(sim_cupti::cbid::launch_kernel == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+static_assert(sim_cupti::cbid::launch_host_func ==
+              CUPTI_RUNTIME_TRACE_CBID_cudaLaunchHostFunc_v10000);
+static_assert(sim_cupti::cbid::memcpy_batch_async ==
+              CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyBatchAsync_v13000);
+
 struct state {
   std::mutex m;
   bool subscribed = false;
   CUpti_BuffersCallbackRequestFunc request = nullptr;
   CUpti_BuffersCallbackCompleteFunc complete = nullptr;
   std::set<int> enabled;
+  std::set<int> runtime_api;                        // cuptiActivityEnableRuntimeApi's calls
   std::vector<std::vector<unsigned char>> records;  // not yet handed over
   std::uint64_t dropped = 0;
   std::uint64_t to_drop = 0;
@@ -78,12 +95,12 @@ std::uint64_t now() noexcept {
                                         .count());
 }
 
-std::uint32_t api_call() noexcept {
+std::uint32_t api_call(int cbid) noexcept {
   auto& s = st();
   if (!s.recording.load()) return 0;
   const std::uint32_t c = s.next_correlation.fetch_add(1);
   std::lock_guard<std::mutex> lock(s.m);
-  if (s.enabled.count(CUPTI_ACTIVITY_KIND_RUNTIME) == 0)
+  if (s.enabled.count(CUPTI_ACTIVITY_KIND_RUNTIME) == 0 && s.runtime_api.count(cbid) == 0)
     return c;  // no API record, no external one
   if (s.enabled.count(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) != 0)
     for (int k = 0; k < CUPTI_EXTERNAL_CORRELATION_KIND_SIZE; ++k)
@@ -97,6 +114,7 @@ std::uint32_t api_call() noexcept {
       }
   CUpti_ActivityAPI a{};
   a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+  a.cbid = static_cast<CUpti_CallbackId>(cbid);
   a.start = a.end = now();
   a.correlationId = c;
   keep_locked(a);
@@ -206,7 +224,21 @@ CUptiResult cuptiActivityDisable(CUpti_ActivityKind k) {
   auto& s = st();
   std::lock_guard<std::mutex> lock(s.m);
   s.enabled.erase(k);
-  if (s.enabled.empty()) s.recording.store(false);
+  if (s.enabled.empty() && s.runtime_api.empty()) s.recording.store(false);
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable) {
+  auto& s = st();
+  std::lock_guard<std::mutex> lock(s.m);
+  if (s.request == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
+  if (enable != 0) {
+    s.runtime_api.insert(static_cast<int>(cbid));
+    s.recording.store(true);
+  } else {
+    s.runtime_api.erase(static_cast<int>(cbid));
+    if (s.enabled.empty() && s.runtime_api.empty()) s.recording.store(false);
+  }
   return CUPTI_SUCCESS;
 }
 

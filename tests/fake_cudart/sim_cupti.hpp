@@ -4,8 +4,9 @@
 // model's copies, fills and test kernels (sluice_sim_user_kernel), stamped on
 // the host's realtime clock (as CUPTI's are), and external-correlation records
 // for the runtime calls made while an external id is pushed, each with the
-// runtime API record it names (only while the runtime API kind is enabled:
-// CUPTI ties external ids to API records).
+// runtime API record it names (only while the runtime API kind is enabled,
+// or the call's own API through cuptiActivityEnableRuntimeApi: CUPTI ties
+// external ids to API records).
 #pragma once
 
 #include <cstddef>
@@ -15,8 +16,22 @@ namespace sim_cupti {
 
 enum class activity { kernel, copy, copy_peer, fill };
 
-//! A runtime call that may enqueue work: its correlation id (0 while nothing is recorded).
-std::uint32_t api_call() noexcept;
+//! The runtime calls' CUPTI callback ids (cupti_runtime_cbid.h; sim_cupti.cpp
+//! checks them against it: this header is also built without CUPTI's).
+namespace cbid {
+constexpr int memcpy_async = 41;
+constexpr int memset_async = 51;
+constexpr int event_record = 135;
+constexpr int stream_wait_event = 147;
+constexpr int memcpy_peer_async = 161;
+constexpr int launch_kernel = 211;
+constexpr int launch_host_func = 284;
+constexpr int memcpy_batch_async = 509;
+}  // namespace cbid
+
+//! A runtime call that may enqueue work, `cbid` its CUPTI runtime callback id
+//! (cupti_runtime_cbid.h): its correlation id (0 while nothing is recorded).
+std::uint32_t api_call(int cbid) noexcept;
 //! The timestamp of the activities (ns).
 std::uint64_t now() noexcept;
 //! Device work of the call `correlation` ran on stream `stream` from start to end.

@@ -3,7 +3,7 @@
 #include "sim_cupti.hpp"
 
 namespace sim_cupti {
-std::uint32_t api_call() noexcept { return 0; }
+std::uint32_t api_call(int) noexcept { return 0; }
 std::uint64_t now() noexcept { return 0; }
 void ran(activity, std::uint32_t, std::uint32_t, int, std::uint64_t, std::uint64_t, std::uint64_t,
          const char*) noexcept {}
