@@ -159,6 +159,11 @@ int main(int argc, char** argv) {
   // the same 0.7-0.8 ms to every traced batch whatever its call count).
   rows.push_back(run.enqueue_row(
       "fill_64B_first_call", 1, [&] { sluice::fill(a, small.data(), 1, 64); }, sync_a));
+  // The same with an event record, which enqueues no device work: whether
+  // that once-per-trace cost comes with the first device work or with the
+  // first traced call of any kind.
+  rows.push_back(run.enqueue_row(
+      "record_first_call", 1, [&] { e.record(a); }, sync_a));
   // Two streams, 16 steps: fill a chunk on a, record, b waits, copy it on b.
   const std::size_t chunk = bytes / 16;
   rows.push_back(run.workload_row("pipeline_16_steps", [&] {

@@ -47,17 +47,22 @@ struct cupti_table {
   decltype(&cuptiGetStreamIdEx) stream_id = nullptr;
   decltype(&cuptiGetTimestamp) timestamp = nullptr;
   decltype(&cuptiGetResultString) result_string = nullptr;
-  // Optional (CUPTI 12.x and later): API records of chosen calls only.
-  decltype(&cuptiActivityEnableRuntimeApi) enable_runtime_api = nullptr;
-  decltype(&cuptiActivityEnableDriverApi) enable_driver_api = nullptr;
+  decltype(&cuptiEnableCallback) enable_callback = nullptr;
 };
 
-// The runtime calls through which sluice enqueues device work (cuda_api.hpp,
-// sm_copy.cu's launches, and the kernels of sluice::kokkos): an external
-// correlation record names an API record, so these need theirs; every
-// other runtime call (event records, waits, queries: most of an enqueue-bound
-// program's calls) is left without one. SLUICE_CUPTI_API_RECORDS=all
-// enables CUPTI_ACTIVITY_KIND_RUNTIME instead (every call's record).
+// How an activity is tied to the sluice operation that enqueued it. By
+// default (SLUICE_CUPTI_CORRELATION=callbacks) CUPTI calls sluice back at the
+// entry of each runtime call that enqueues device work (the list below:
+// cuda_api.hpp's calls, sm_copy.cu's launches, the kernels of
+// sluice::kokkos), and the callback notes that call's correlation id against
+// the operation the calling thread is enqueuing (push/pop set it, a
+// thread-local: no CUPTI call); every other runtime call (event records,
+// waits, queries) costs CUPTI nothing. SLUICE_CUPTI_CORRELATION=external:
+// CUPTI's external correlation ids instead, which need the API record of every
+// runtime call (CUPTI_ACTIVITY_KIND_RUNTIME): 2x H200 at d41d73b, API records
+// of the enqueuing calls only (cuptiActivityEnableRuntimeApi) gave no
+// external-correlation record at all, and with every call's record an event
+// record cost 2.4x untraced against 1.6x without (bench/trace_cost).
 constexpr CUpti_CallbackId enqueue_calls[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
     CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
@@ -75,18 +80,21 @@ constexpr CUpti_CallbackId enqueue_calls[] = {
     CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
     CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
 };
-constexpr CUpti_CallbackId enqueue_driver_calls[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync,
-    CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz,
-};
+
+//! The operation the calling thread is enqueuing (callbacks mode): its id,
+//! and the one it interrupted (push/pop nest).
+thread_local std::uint64_t current_op = 0;
+thread_local std::vector<std::uint64_t> outer_ops;
 
 // Activity buffers are handed to CUPTI from a pool of buffers allocated and
 // touched once (the first trace_begin), not allocated when CUPTI asks for
 // one: CUPTI asks on the thread that makes the first recorded call of a
 // trace, and a fresh 8 MiB buffer's page faults were the likely part of the
 // 0.6 ms that the first traced call cost on 2x H100 (bench/trace_cost,
-// fill_64B_first_call, 3a6691e). SLUICE_CUPTI_BUFFERS=N: buffers prepared
-// (default 2; 0: allocated when asked, as before).
+// fill_64B_first_call, 3a6691e); it was not (2x H200, d41d73b: 0.58 ms with
+// the pool, 0.64 ms without), but the pool keeps the allocation off the
+// enqueuing thread. SLUICE_CUPTI_BUFFERS=N: buffers prepared (default 2; 0:
+// allocated when asked, as before).
 class buffer_pool {
  public:
   void prepare(std::size_t n) {
@@ -205,8 +213,7 @@ class cupti_source final : public activity_source {
     find(lib, "cuptiGetTimestamp", &t.timestamp, &missing);
     find(lib, "cuptiGetResultString", &t.result_string, &missing);
     std::string optional;
-    find(lib, "cuptiActivityEnableRuntimeApi", &t.enable_runtime_api, &optional);
-    find(lib, "cuptiActivityEnableDriverApi", &t.enable_driver_api, &optional);
+    find(lib, "cuptiEnableCallback", &t.enable_callback, &optional);
     if (!missing.empty()) {
       *why = "the loaded libcupti lacks " + missing;
       dlclose(lib);
@@ -217,7 +224,7 @@ class cupti_source final : public activity_source {
 
   bool start(std::string* why) override {
     // A second subscriber is refused: another tool holds CUPTI.
-    CUptiResult r = t_.subscribe(&subscriber_, &no_callback, nullptr);
+    CUptiResult r = t_.subscribe(&subscriber_, &api_callback, this);
     if (r != CUPTI_SUCCESS) {
       *why = r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
                  ? "CUPTI is already in use by another tool (cuptiSubscribe: " + text(r) + ")"
@@ -238,19 +245,22 @@ class cupti_source final : public activity_source {
       batch_ = activity_batch{};
     }
     enabled_.clear();
-    api_calls_.clear();
+    callbacks_.clear();
     buffers().prepare(env_count("SLUICE_CUPTI_BUFFERS", 2));
-    const char* api = std::getenv("SLUICE_CUPTI_API_RECORDS");
-    const bool all_api =
-        (api != nullptr && std::strcmp(api, "all") == 0) || t_.enable_runtime_api == nullptr;
+    const char* mode = std::getenv("SLUICE_CUPTI_CORRELATION");
+    external_ =
+        (mode != nullptr && std::strcmp(mode, "external") == 0) || t_.enable_callback == nullptr;
     std::vector<CUpti_ActivityKind> kinds = {
-        CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-        CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
+        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+        CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
     // An external-correlation record names the correlation id of a runtime
-    // or driver API record (CUpti_ActivityExternalCorrelation); the first GPU
-    // run (9c718d1), with no API record enabled, tied no activity to a
-    // sluice operation. The API records are dropped in add().
-    if (all_api) kinds.insert(kinds.begin(), CUPTI_ACTIVITY_KIND_RUNTIME);
+    // or driver API record (CUpti_ActivityExternalCorrelation): the first GPU
+    // run (9c718d1), with no API kind enabled, tied no activity to a sluice
+    // operation. The API records are dropped in add().
+    if (external_) {
+      kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
+      kinds.push_back(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+    }
     for (const CUpti_ActivityKind k : kinds) {
       r = t_.enable(k);
       if (r != CUPTI_SUCCESS) {
@@ -260,32 +270,44 @@ class cupti_source final : public activity_source {
       }
       enabled_.push_back(k);
     }
-    api_records_ = all_api ? "all runtime calls" : "the calls that enqueue device work";
-    if (!all_api) {
-      for (const CUpti_CallbackId c : enqueue_calls)
-        if (t_.enable_runtime_api(c, 1) == CUPTI_SUCCESS) api_calls_.emplace_back(c, false);
-      if (t_.enable_driver_api != nullptr)
-        for (const CUpti_CallbackId c : enqueue_driver_calls)
-          if (t_.enable_driver_api(c, 1) == CUPTI_SUCCESS) api_calls_.emplace_back(c, true);
-      if (api_calls_.empty()) {
-        // No call could be chosen: every runtime call's record, as before.
-        r = t_.enable(CUPTI_ACTIVITY_KIND_RUNTIME);
-        if (r != CUPTI_SUCCESS) {
-          *why = "cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME): " + text(r);
-          stop_recording();
-          return false;
-        }
-        enabled_.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
-        api_records_ = "all runtime calls (no call could be chosen)";
+    if (!external_) {
+      for (const CUpti_CallbackId c : enqueue_calls) {
+        r = t_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, c);
+        if (r == CUPTI_SUCCESS) callbacks_.push_back(c);
+      }
+      if (callbacks_.empty()) {
+        *why = "cuptiEnableCallback: " + text(r);
+        stop_recording();
+        return false;
       }
     }
     return true;
   }
 
-  void push(std::uint64_t external) noexcept override { t_.push(sluice_kind, external); }
+  void push(std::uint64_t external) noexcept override {
+    if (external_) {
+      t_.push(sluice_kind, external);
+      return;
+    }
+    if (current_op != 0) {
+      try {
+        outer_ops.push_back(current_op);
+      } catch (...) {  // out of memory: the outer operation's later calls go untied
+      }
+    }
+    current_op = external;
+  }
   void pop() noexcept override {
-    std::uint64_t last = 0;
-    t_.pop(sluice_kind, &last);
+    if (external_) {
+      std::uint64_t last = 0;
+      t_.pop(sluice_kind, &last);
+      return;
+    }
+    current_op = 0;
+    if (!outer_ops.empty()) {
+      current_op = outer_ops.back();
+      outer_ops.pop_back();
+    }
   }
   bool stream_id(void* native, std::uint32_t* id) noexcept override {
     return t_.stream_id(nullptr, static_cast<CUstream>(native), 0, id) == CUPTI_SUCCESS;
@@ -305,7 +327,9 @@ class cupti_source final : public activity_source {
     std::lock_guard<std::mutex> lock(m_);
     *out = std::move(batch_);
     batch_ = activity_batch{};
-    out->settings = "\"cupti_api_records\": \"" + api_records_ +
+    out->settings = std::string("\"cupti_correlation\": \"") +
+                    (external_ ? "external ids (every runtime call's API record)"
+                               : "callbacks at the calls that enqueue device work") +
                     "\", \"cupti_buffers_allocated_in_trace\": " +
                     std::to_string(buffers().take_asked_beyond());
   }
@@ -320,19 +344,29 @@ class cupti_source final : public activity_source {
            std::to_string(static_cast<int>(r)) + ")";
   }
 
-  static void CUPTIAPI no_callback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+  //! At the entry of an enqueuing runtime call (callbacks mode), on the
+  //! calling thread: the call's correlation id belongs to the operation
+  //! that thread is enqueuing, if any (a user's own call: none).
+  static void CUPTIAPI api_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId,
+                                    const void* data) {
+    if (domain != CUPTI_CB_DOMAIN_RUNTIME_API || current_op == 0 || data == nullptr) return;
+    const auto* d = static_cast<const CUpti_CallbackData*>(data);
+    if (d->callbackSite != CUPTI_API_ENTER) return;
+    auto* me = static_cast<cupti_source*>(self);
+    try {
+      std::lock_guard<std::mutex> lock(me->m_);
+      me->batch_.correlations.emplace_back(d->correlationId, current_op);
+    } catch (...) {  // out of memory: the operation is left out (and counted)
+    }
+  }
 
   //! Disables what start() enabled and unsubscribes.
   void stop_recording() {
     for (const auto e : enabled_) t_.disable(e);
     enabled_.clear();
-    for (const auto& [c, driver] : api_calls_) {
-      if (driver)
-        t_.enable_driver_api(c, 0);
-      else
-        t_.enable_runtime_api(c, 0);
-    }
-    api_calls_.clear();
+    for (const CUpti_CallbackId c : callbacks_)
+      t_.enable_callback(0, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, c);
+    callbacks_.clear();
     t_.unsubscribe(subscriber_);
   }
 
@@ -409,9 +443,9 @@ class cupti_source final : public activity_source {
   CUpti_SubscriberHandle subscriber_{};
   bool registered_ = false;
   std::vector<CUpti_ActivityKind> enabled_;
-  std::vector<std::pair<CUpti_CallbackId, bool>> api_calls_;  // (cbid, driver) enabled
-  std::string api_records_;
-  std::mutex m_;  // batch_
+  std::vector<CUpti_CallbackId> callbacks_;  // enabled (callbacks mode)
+  bool external_ = false;                    // SLUICE_CUPTI_CORRELATION=external
+  std::mutex m_;                             // batch_
   activity_batch batch_;
 };
 

@@ -8,9 +8,11 @@
 // CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (another tool holds CUPTI).
 // SLUICE_SIM_CUPTI_DROP=N: the first N device activities of each recording
 // are dropped and counted (cuptiActivityGetNumDroppedRecords).
-// cuptiActivityEnableRuntimeApi: API records (and the external-correlation
-// records that name them) for the enabled calls only, as CUPTI documents it;
-// CUPTI_ACTIVITY_KIND_RUNTIME: for every call.
+// External-correlation records only while CUPTI_ACTIVITY_KIND_RUNTIME is
+// enabled (every runtime call's API record): 2x H200 at d41d73b gave none
+// with the API records of chosen calls only (cuptiActivityEnableRuntimeApi).
+// cuptiEnableCallback (runtime domain): the subscriber's callback at the entry
+// and exit of each enabled call, with its correlation id, on the calling thread.
 #include "sim_cupti.hpp"
 
 #include <cupti.h>
@@ -45,7 +47,9 @@ struct state {
   CUpti_BuffersCallbackRequestFunc request = nullptr;
   CUpti_BuffersCallbackCompleteFunc complete = nullptr;
   std::set<int> enabled;
-  std::set<int> runtime_api;                        // cuptiActivityEnableRuntimeApi's calls
+  CUpti_CallbackFunc callback = nullptr;  // cuptiSubscribe's
+  void* userdata = nullptr;
+  std::set<int> callbacks;                          // runtime calls with the callback enabled
   std::vector<std::vector<unsigned char>> records;  // not yet handed over
   std::uint64_t dropped = 0;
   std::uint64_t to_drop = 0;
@@ -99,8 +103,26 @@ std::uint32_t api_call(int cbid) noexcept {
   auto& s = st();
   if (!s.recording.load()) return 0;
   const std::uint32_t c = s.next_correlation.fetch_add(1);
+  CUpti_CallbackFunc callback = nullptr;
+  void* userdata = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(s.m);
+    if (s.callbacks.count(cbid) != 0) {
+      callback = s.callback;
+      userdata = s.userdata;
+    }
+  }
+  if (callback != nullptr) {  // outside the lock, as CUPTI calls it: on the calling thread
+    CUpti_CallbackData d{};
+    d.correlationId = c;
+    d.functionName = "a simulated runtime call";
+    d.callbackSite = CUPTI_API_ENTER;
+    callback(userdata, CUPTI_CB_DOMAIN_RUNTIME_API, static_cast<CUpti_CallbackId>(cbid), &d);
+    d.callbackSite = CUPTI_API_EXIT;
+    callback(userdata, CUPTI_CB_DOMAIN_RUNTIME_API, static_cast<CUpti_CallbackId>(cbid), &d);
+  }
   std::lock_guard<std::mutex> lock(s.m);
-  if (s.enabled.count(CUPTI_ACTIVITY_KIND_RUNTIME) == 0 && s.runtime_api.count(cbid) == 0)
+  if (s.enabled.count(CUPTI_ACTIVITY_KIND_RUNTIME) == 0)
     return c;  // no API record, no external one
   if (s.enabled.count(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) != 0)
     for (int k = 0; k < CUPTI_EXTERNAL_CORRELATION_KIND_SIZE; ++k)
@@ -180,13 +202,16 @@ void ran(activity what, std::uint32_t correlation, std::uint32_t stream, int dev
 
 extern "C" {
 
-CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* sub, CUpti_CallbackFunc, void*) {
+CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* sub, CUpti_CallbackFunc callback,
+                           void* userdata) {
   const char* busy = std::getenv("SLUICE_SIM_CUPTI_BUSY");
   if (busy != nullptr && std::strcmp(busy, "1") == 0)
     return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   std::lock_guard<std::mutex> lock(st().m);
   if (st().subscribed) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   st().subscribed = true;
+  st().callback = callback;
+  st().userdata = userdata;
   *sub = reinterpret_cast<CUpti_SubscriberHandle>(&st());
   return CUPTI_SUCCESS;
 }
@@ -194,6 +219,8 @@ CUptiResult cuptiSubscribe(CUpti_SubscriberHandle* sub, CUpti_CallbackFunc, void
 CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle) {
   std::lock_guard<std::mutex> lock(st().m);
   st().subscribed = false;
+  st().callback = nullptr;
+  st().callbacks.clear();
   return CUPTI_SUCCESS;
 }
 
@@ -224,21 +251,21 @@ CUptiResult cuptiActivityDisable(CUpti_ActivityKind k) {
   auto& s = st();
   std::lock_guard<std::mutex> lock(s.m);
   s.enabled.erase(k);
-  if (s.enabled.empty() && s.runtime_api.empty()) s.recording.store(false);
+  if (s.enabled.empty()) s.recording.store(false);
   return CUPTI_SUCCESS;
 }
 
-CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable) {
+CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle sub,
+                                CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
   auto& s = st();
   std::lock_guard<std::mutex> lock(s.m);
-  if (s.request == nullptr) return CUPTI_ERROR_NOT_INITIALIZED;
-  if (enable != 0) {
-    s.runtime_api.insert(static_cast<int>(cbid));
-    s.recording.store(true);
-  } else {
-    s.runtime_api.erase(static_cast<int>(cbid));
-    if (s.enabled.empty() && s.runtime_api.empty()) s.recording.store(false);
-  }
+  if (!s.subscribed || sub != reinterpret_cast<CUpti_SubscriberHandle>(&s))
+    return CUPTI_ERROR_INVALID_PARAMETER;
+  if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) return CUPTI_ERROR_NOT_SUPPORTED;  // not modelled
+  if (enable != 0)
+    s.callbacks.insert(static_cast<int>(cbid));
+  else
+    s.callbacks.erase(static_cast<int>(cbid));
   return CUPTI_SUCCESS;
 }
 

@@ -4,9 +4,9 @@
 // model's copies, fills and test kernels (sluice_sim_user_kernel), stamped on
 // the host's realtime clock (as CUPTI's are), and external-correlation records
 // for the runtime calls made while an external id is pushed, each with the
-// runtime API record it names (only while the runtime API kind is enabled,
-// or the call's own API through cuptiActivityEnableRuntimeApi: CUPTI ties
-// external ids to API records).
+// runtime API record it names (only while the runtime API kind is enabled:
+// CUPTI ties external ids to API records), and the subscriber's callbacks at
+// the runtime calls it enabled them for (cuptiEnableCallback).
 #pragma once
 
 #include <cstddef>
