@@ -69,6 +69,9 @@ class activity_source {
   virtual bool stream_id(void* native, std::uint32_t* id) noexcept = 0;
   //! The source's clock now (ns).
   virtual std::uint64_t timestamp() noexcept = 0;
+  //! Activities on `native` (a stream of sluice's own, not a sluice
+  //! stream's) are none of the trace's: dropped, not counted.
+  virtual void ignore_stream(void* /*native*/) noexcept {}
   //! Flushes every buffer, stops recording, hands over what it recorded.
   virtual void stop(activity_batch* out) = 0;
 };

@@ -247,6 +247,7 @@ device_state& engine_t::dev(int id, const char* api_name) {
         api::sm_copy(nullptr, nullptr, 0, d.alloc_stream, 1).ok())
       d.sm_blocks = 4U * static_cast<unsigned>(multiprocessors);
     api::clear_last_error();
+    d.initialized.store(true, std::memory_order_release);
   });
   return d;
 }

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -312,6 +313,15 @@ class cupti_source final : public activity_source {
   bool stream_id(void* native, std::uint32_t* id) noexcept override {
     return t_.stream_id(nullptr, static_cast<CUstream>(native), 0, id) == CUPTI_SUCCESS;
   }
+  void ignore_stream(void* native) noexcept override {
+    std::uint32_t id = 0;
+    if (t_.stream_id(nullptr, static_cast<CUstream>(native), 0, &id) != CUPTI_SUCCESS) return;
+    try {
+      std::lock_guard<std::mutex> lock(m_);
+      ignored_.insert(id);
+    } catch (...) {  // out of memory: its activities count as off sluice's streams
+    }
+  }
   std::uint64_t timestamp() noexcept override {
     std::uint64_t t = 0;
     t_.timestamp(&t);
@@ -436,6 +446,7 @@ class cupti_source final : public activity_source {
       }
       default: return;
     }
+    if (ignored_.count(a.stream) != 0) return;
     batch_.activities.push_back(std::move(a));
   }
 
@@ -445,8 +456,9 @@ class cupti_source final : public activity_source {
   std::vector<CUpti_ActivityKind> enabled_;
   std::vector<CUpti_CallbackId> callbacks_;  // enabled (callbacks mode)
   bool external_ = false;                    // SLUICE_CUPTI_CORRELATION=external
-  std::mutex m_;                             // batch_
+  std::mutex m_;                             // batch_, ignored_
   activity_batch batch_;
+  std::set<std::uint32_t> ignored_;  // stream ids (ignore_stream)
 };
 
 cupti_source* cupti_source::the = nullptr;

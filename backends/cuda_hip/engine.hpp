@@ -9,6 +9,7 @@
 
 #include <sluice/stream.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -38,6 +39,7 @@ struct device_state {
   unsigned sm_blocks = 0;
   api::stream_t
       alloc_stream{};  // synchronous device_buffer allocations and their frees; never waits
+  std::atomic<bool> initialized{false};  // the fields above are set (end of engine_t::dev's once)
 
   // Vendor streams made ahead of need: no sluice call creates one while the
   // device may be busy (IND-4, stream_pool.hpp).

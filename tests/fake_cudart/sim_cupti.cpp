@@ -7,7 +7,9 @@
 // SLUICE_SIM_CUPTI_BUSY=1: cuptiSubscribe answers
 // CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (another tool holds CUPTI).
 // SLUICE_SIM_CUPTI_DROP=N: the first N device activities of each recording
-// are dropped and counted (cuptiActivityGetNumDroppedRecords).
+// (of at least SLUICE_SIM_CUPTI_DROP_MIN_BYTES bytes, default 0: sluice's own
+// warm-up activities in trace_begin are smaller) are dropped and counted
+// (cuptiActivityGetNumDroppedRecords).
 // External-correlation records only while CUPTI_ACTIVITY_KIND_RUNTIME is
 // enabled (every runtime call's API record): 2x H200 at d41d73b gave none
 // with the API records of chosen calls only (cuptiActivityEnableRuntimeApi).
@@ -53,6 +55,7 @@ struct state {
   std::vector<std::vector<unsigned char>> records;  // not yet handed over
   std::uint64_t dropped = 0;
   std::uint64_t to_drop = 0;
+  std::uint64_t drop_min_bytes = 0;
   std::atomic<bool> recording{false};
   std::atomic<std::uint32_t> next_correlation{1};
   std::set<std::string> names;  // kernel names stay valid (CUPTI's do)
@@ -154,7 +157,7 @@ void ran(activity what, std::uint32_t correlation, std::uint32_t stream, int dev
                       : what == activity::copy_peer ? on(CUPTI_ACTIVITY_KIND_MEMCPY2)
                                                     : on(CUPTI_ACTIVITY_KIND_MEMSET);
   if (!wanted) return;
-  if (s.to_drop > 0) {
+  if (s.to_drop > 0 && bytes >= s.drop_min_bytes) {
     --s.to_drop;
     ++s.dropped;
     return;
@@ -241,6 +244,8 @@ CUptiResult cuptiActivityEnable(CUpti_ActivityKind k) {
   if (s.enabled.empty()) {
     const char* drop = std::getenv("SLUICE_SIM_CUPTI_DROP");
     s.to_drop = drop != nullptr ? std::strtoull(drop, nullptr, 10) : 0;
+    const char* min = std::getenv("SLUICE_SIM_CUPTI_DROP_MIN_BYTES");
+    s.drop_min_bytes = min != nullptr ? std::strtoull(min, nullptr, 10) : 0;
   }
   s.enabled.insert(k);
   s.recording.store(true);
