@@ -92,6 +92,9 @@ bool activity_tracer::begin(activity_source* source, std::string* why) {
   {
     std::lock_guard<std::mutex> lock(m_);
     ops_.clear();
+    // Room for as many operations as the last trace had (at least 1024): no
+    // reallocation, which moves every record so far, on an enqueuing thread.
+    ops_.reserve(std::max<std::size_t>(last_ops_, 1024));
     streams_.clear();
     first_id_ = next_id_.load(std::memory_order_relaxed);
   }
@@ -146,6 +149,7 @@ activity_summary activity_tracer::end(std::vector<trace::record>* out) {
     std::lock_guard<std::mutex> lock(m_);
     ops.swap(ops_);
     streams.swap(streams_);
+    last_ops_ = ops.size();
   }
   sum.dropped = batch.dropped;
   sum.settings = std::move(batch.settings);

@@ -147,6 +147,7 @@ class activity_tracer {
   std::atomic<activity_source*> source_{nullptr};
   std::mutex m_;
   std::vector<op> ops_;                               // closed operations of this trace
+  std::size_t last_ops_ = 0;                          // the last trace's count
   std::unordered_map<std::uint32_t, track> streams_;  // source stream id -> track
   std::atomic<std::uint64_t> next_id_{1};
   std::uint64_t first_id_ = 1;  // this trace's first id

@@ -75,9 +75,14 @@ void add_activity_stream(activity_tracer& at, stream_state& s) {
 
 //! With an activity source: no timing events, no lock; the operation's id is
 //! the calling thread's external correlation id until finish().
+//! The calling thread's traced_op_state of its last finished activity-timed
+//! operation, reused by its next (no allocation per operation).
+thread_local std::unique_ptr<traced_op_state> spare_state;
+
 traced_op_state* begin_activity(activity_tracer& at, stream_state& s, const char* kind,
                                 std::size_t bytes) {
-  auto st = std::make_unique<traced_op_state>();
+  std::unique_ptr<traced_op_state> st = std::move(spare_state);
+  if (st == nullptr) st = std::make_unique<traced_op_state>();
   st->stream = &s;
   st->r = new_record(s, kind, bytes);
   st->activity = true;
@@ -194,6 +199,9 @@ void traced_op::finish() {
   stream_state& s = *st->stream;
   if (st->activity) {
     the_activity_tracer().close(st->activity_id, st->pushed, std::move(st->r));
+    st->r = trace::record{};
+    st->mark = nullptr;
+    spare_state = std::move(st);
     return;
   }
   if (st->shared_end) {
