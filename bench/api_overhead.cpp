@@ -25,6 +25,7 @@
 //   and cudaHostAlloc(portable|mapped) memory: nothing raw goes through sluice.
 // - Raw calls check their return code, as real callers (and sluice) do.
 // - Targets are reported, not asserted: a MISS exits 0; only errors exit non-zero.
+#include <sluice/detail/interop.hpp>
 #include <sluice/native.hpp>
 #include <sluice/sluice.hpp>
 
@@ -430,10 +431,12 @@ std::vector<row> run_all(const run_info& info, sluice::device dev) {
       {"fill_64B", "sluice::fill", "cudaMemsetAsync", work_batch, false}, n,
       [&] { sluice::fill(s, buf.data(), 0, bytes); }, sync_sluice,
       [&] { check(cudaMemsetAsync(raw.dev, 0, bytes, raw.stream), "cudaMemsetAsync"); }, sync_raw));
-  // sluice enqueues more here (vendor callback + a stream wait until its own thread ran
-  // the function), so the round trip is measured too. Back-to-back host functions
-  // share one callback and one wait (a batch); host_func_after_fill measures the
-  // unbatched path, where other work separates each host function.
+  // sluice enqueues something else here: no vendor callback, but a signal (a stream
+  // memory write that sluice's word watcher sees) and a wait until sluice's runner
+  // thread ran the function, in one cuStreamBatchMemOp where the driver has it; so the
+  // round trip is measured too. Back-to-back host functions share one signal and one
+  // wait (a batch); host_func_after_fill measures the unbatched path, where other
+  // work separates each host function. The raw side is cudaLaunchHostFunc, always.
   rows.push_back(measure(
       {"host_func_enqueue", "s.host_func([]{})", "cudaLaunchHostFunc", work_batch, false}, n,
       [&] { s.host_func([] {}); }, sync_sluice,
@@ -592,6 +595,11 @@ int main(int argc, char** argv) {
       met += r.what.targeted && r.met();
     }
     std::printf("target met by %d of %d targeted rows (reported, not asserted)\n", met, targeted);
+    // The path sluice's host functions took (docs/design.md, "Which host
+    // functions use the word watcher"): the host_func rows measure that path.
+    const auto paths = sluice::detail::host_function_path_counts();
+    std::printf("host-function batches: %llu by signal (word watcher), %llu by callback\n",
+                paths.signal, paths.callback);
 
     if (json != nullptr) {
       write_json(json, info, rows);

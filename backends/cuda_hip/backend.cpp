@@ -287,11 +287,14 @@ stream_state* engine_t::adopt(device_state& d, const native_stream& n, int nativ
     // Pooled, never freed: a stale stream_ref can still read its generation.
     auto fresh = std::make_unique<stream_state>();
     fresh->gate = allocate_word();
+    fresh->signal = allocate_word();
     s = fresh.release();
   }
   s->native = n.stream;
   s->position = n.position;
   s->queue = n.queue;
+  s->run = n.run;
+  s->path_version = 0;
   s->pool_next = nullptr;
   s->open_batch.store(nullptr, std::memory_order_relaxed);
   // A borrowed stream's owner enqueues work sluice does not see: host
@@ -380,7 +383,7 @@ void when_streams_pass(const std::vector<stream_state*>& streams,
                        std::function<void(const std::string& failure)> then) noexcept {
   auto& e = engine();
   // The marks are made on the reaper thread, not here: recording one takes the
-  // stream's enqueue lock (a mark between a host function's callback and its
+  // stream's enqueue lock (a mark between a host function's signal and its
   // gate wait would pass before the function returned), and the caller may be
   // a host function whose own stream's lock is held by an enqueue that waits
   // for it. A later mark waits for more work, never less.

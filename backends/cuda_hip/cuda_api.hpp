@@ -214,6 +214,10 @@ struct cuda_api {
   static status stream_wait_event(stream_t s, event_t e) noexcept {
     return {cudaStreamWaitEvent(s, e, 0), "cudaStreamWaitEvent"};
   }
+  // Host functions: stream_signal_then_wait below and sluice's word watcher
+  // (src/word_watch.hpp) where the stream has a hardware queue of its own,
+  // else this callback (docs/design.md, "Which host functions use the word
+  // watcher").
   //! Enqueues F(data) on s. CUDA runs it on one runtime thread for all streams and
   //! forbids CUDA calls in it: sluice's F only hands over to its own threads.
   template <void (*F)(void*)>
@@ -346,12 +350,14 @@ struct cuda_api {
   // not link libcuda (absent where no driver is installed, e.g. CI), so the
   // entry points are fetched from the runtime at first use.
   using value_op_fn = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+  using batch_op_fn = CUresult (*)(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int);
   struct memory_ops {
     value_op_fn wait = nullptr;
     value_op_fn write = nullptr;
+    batch_op_fn batch = nullptr;  // optional: without it, a signal and a wait are two calls
     status failure{cudaSuccess, ""};
   };
-  static value_op_fn driver_entry_point(const char* symbol, status* failure) noexcept {
+  static void* driver_entry_point(const char* symbol, status* failure) noexcept {
     cudaDriverEntryPointQueryResult found{};
     void* fn = nullptr;
     const error_t e =
@@ -361,15 +367,23 @@ struct cuda_api {
                   "cudaGetDriverEntryPointByVersion"};
       return nullptr;
     }
-    return reinterpret_cast<value_op_fn>(fn);
+    return fn;
   }
   static const memory_ops& stream_memory_ops() noexcept {
     static const memory_ops ops = [] {
       memory_ops o;
-      o.wait = driver_entry_point("cuStreamWaitValue64", &o.failure);
-      o.write =
-          o.wait != nullptr ? driver_entry_point("cuStreamWriteValue64", &o.failure) : nullptr;
+      o.wait = reinterpret_cast<value_op_fn>(driver_entry_point("cuStreamWaitValue64", &o.failure));
+      o.write = o.wait != nullptr ? reinterpret_cast<value_op_fn>(
+                                        driver_entry_point("cuStreamWriteValue64", &o.failure))
+                                  : nullptr;
       if (o.write == nullptr) o.wait = nullptr;
+      // SLUICE_CUDA_BATCH_MEMOP=0: a host function's signal and gate wait as two
+      // calls even where the driver has cuStreamBatchMemOp (to compare, or to
+      // fall back should a driver not keep the batch's order).
+      const char* batch = std::getenv("SLUICE_CUDA_BATCH_MEMOP");
+      status unused{cudaSuccess, ""};
+      if (o.wait != nullptr && (batch == nullptr || std::string(batch) != "0"))
+        o.batch = reinterpret_cast<batch_op_fn>(driver_entry_point("cuStreamBatchMemOp", &unused));
       return o;
     }();
     return ops;
@@ -390,6 +404,38 @@ struct cuda_api {
     const CUresult r = ops.write(s, reinterpret_cast<CUdeviceptr>(device_word), value,
                                  CU_STREAM_WRITE_VALUE_DEFAULT);
     return {static_cast<error_t>(r), "cuStreamWriteValue64"};
+  }
+  //! What stream_signal_then_wait did: status, and whether nothing was enqueued.
+  struct signal_status {
+    status result;
+    bool nothing_enqueued = false;
+  };
+  //! A host function's two stream operations: after prior work on s, store
+  //! signal_value to *signal_word (sluice's watcher sees it), then hold later
+  //! work until *gate_word >= gate_value. One cuStreamBatchMemOp (its
+  //! operations run in order) where the driver has it: one driver call per
+  //! host function, as cudaLaunchHostFunc; else the two calls.
+  static signal_status stream_signal_then_wait(stream_t s, void* signal_word,
+                                               std::uint64_t signal_value, void* gate_word,
+                                               std::uint64_t gate_value) noexcept {
+    const auto& ops = stream_memory_ops();
+    if (ops.wait == nullptr) return {ops.failure, true};
+    if (ops.batch != nullptr) {
+      CUstreamBatchMemOpParams p[2]{};
+      p[0].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+      p[0].writeValue.address = reinterpret_cast<CUdeviceptr>(signal_word);
+      p[0].writeValue.value64 = signal_value;
+      p[0].writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
+      p[1].waitValue.operation = CU_STREAM_MEM_OP_WAIT_VALUE_64;
+      p[1].waitValue.address = reinterpret_cast<CUdeviceptr>(gate_word);
+      p[1].waitValue.value64 = gate_value;
+      p[1].waitValue.flags = CU_STREAM_WAIT_VALUE_GEQ;
+      const CUresult r = ops.batch(s, 2, p, 0);
+      return {{static_cast<error_t>(r), "cuStreamBatchMemOp"}, r != CUDA_SUCCESS};
+    }
+    const status written = stream_write_value(s, signal_word, signal_value);
+    if (!written.ok()) return {written, true};
+    return {stream_wait_value(s, gate_word, gate_value), false};
   }
   //! The runtime is being unloaded (process exit): frees may then fail harmlessly.
   static bool means_shutdown(error_t e) noexcept { return e == cudaErrorCudartUnloading; }

@@ -53,8 +53,9 @@ struct device_state {
   std::vector<api::event_t> events;
 };
 
-//! Runs functions on sluice threads: host functions, and deferred vendor calls
-//! that may block (pinned frees, stream destruction where it blocks).
+//! Runs functions on sluice threads: host functions handed over by a vendor
+//! callback, and deferred vendor calls that may block (pinned frees, stream
+//! destruction where it blocks).
 class worker_pool {
  public:
   void submit(std::function<void()> f);
@@ -93,8 +94,11 @@ struct engine_t {
   std::mutex pool_m;
   stream_state* free_states = nullptr;
 
-  worker_pool host_functions;  // user host functions
-  worker_pool reaper;          // blocking vendor frees and destroys
+  // User host functions run on the word watcher's runners (src/word_watch.hpp),
+  // or, where their stream shares a hardware queue, here after the vendor's
+  // callback handed them over (stream.cpp).
+  worker_pool host_functions;
+  worker_pool reaper;  // blocking vendor frees and destroys
 
   std::mutex peer_m;  // enable_peer_access (the flags: src/peer_access.hpp)
 

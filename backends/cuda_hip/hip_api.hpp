@@ -333,6 +333,10 @@ struct hip_api {
   static status stream_wait_event(stream_t s, event_t e) noexcept {
     return {hipStreamWaitEvent(s, e, 0), "hipStreamWaitEvent"};
   }
+  // Host functions: stream_signal_then_wait below and sluice's word watcher
+  // (src/word_watch.hpp) where the stream has a hardware queue of its own,
+  // else this callback (docs/design.md, "Which host functions use the word
+  // watcher").
   //! Enqueues F(data) on s. sluice's F only hands over to its own threads.
   // hipLaunchHostFunc is declared (hip_runtime_api.h:5321) but not exported by
   // libamdhip64.so.5.2 (undefined reference at link): hipStreamAddCallback instead, whose
@@ -491,6 +495,22 @@ struct hip_api {
   //! After prior work on s, stores value to *device_word.
   static status stream_write_value(stream_t s, void* device_word, std::uint64_t value) noexcept {
     return {hip_platform::write_value(s, device_word, value), hip_platform::write_value_api};
+  }
+  //! What stream_signal_then_wait did: status, and whether nothing was enqueued.
+  struct signal_status {
+    status result;
+    bool nothing_enqueued = false;
+  };
+  //! A host function's two stream operations: after prior work on s, store
+  //! signal_value to *signal_word (sluice's watcher sees it), then hold later
+  //! work until *gate_word >= gate_value. Two calls (HIP 5.2 has no batch of
+  //! stream memory operations).
+  static signal_status stream_signal_then_wait(stream_t s, void* signal_word,
+                                               std::uint64_t signal_value, void* gate_word,
+                                               std::uint64_t gate_value) noexcept {
+    const status written = stream_write_value(s, signal_word, signal_value);
+    if (!written.ok()) return {written, true};
+    return {stream_wait_value(s, gate_word, gate_value), false};
   }
   //! The runtime is being torn down (process exit): frees may then fail harmlessly.
   static bool means_shutdown(error_t e) noexcept { return e == hipErrorDeinitialized; }

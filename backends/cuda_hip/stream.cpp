@@ -9,11 +9,20 @@
 #include "priority.hpp"
 #include "stream_names.hpp"
 #include "stream_state.hpp"
+#include "word_watch.hpp"
 
 #include <sluice/detail/interop.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
 #include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
 #include <thread>
 
 namespace sluice {
@@ -23,23 +32,37 @@ namespace {
 
 thread_local stream_state* tls_host_stream = nullptr;
 thread_local std::uint32_t tls_host_ticket = 0;
+thread_local const char* tls_host_path = nullptr;
+
+// Host-function batches per path since the process started (host_function_path_counts).
+std::atomic<std::uint64_t> batches_by_signal{0};
+std::atomic<std::uint64_t> batches_by_callback{0};
 
 }  // namespace
 
-//! Host functions in flight behind one vendor callback and one gate wait:
-//! handed from the vendor callback to sluice's threads, which run them in
-//! order and then open the gate with the batch's ticket.
+//! Host functions in flight behind one signal and one gate wait: the stream
+//! stores the batch's ticket into its signal word once the work before the
+//! batch is done; the word watcher (src/word_watch.hpp) sees it and hands the
+//! batch to a runner thread, which runs the functions in order and then opens
+//! the gate with the ticket.
 struct host_batch {
   std::deque<std::unique_ptr<host_task>> tasks;  // under stream->batch_m
   stream_state* stream = nullptr;                // holds a reference until the gate is open
   std::uint32_t ticket = 0;
+  std::atomic<std::uint32_t> joined{1};  // tasks ever added (changed under stream->batch_m)
+  word_watch::watch watch;      // signal >= ticket: run the batch (fire_host_batch; signal path)
+  const char* path = "signal";  // or "callback": the vendor callback hands it over (hand_over)
 };
 
 namespace {
 
+//! How long a batch whose functions were joined while it ran waits for one
+//! more before it closes (run_host_batch).
+constexpr std::chrono::microseconds join_wait{2};
+
 void run_host_batch(host_batch* batch) noexcept {
   stream_state& s = *batch->stream;
-  // The callback can run before the enqueue that launched it has put the gate
+  // The signal can be seen before the enqueue that wrote it has put the gate
   // wait behind it and published the ticket: wait for that (a few vendor-call
   // lengths at most), so that work a function enqueues on its own stream
   // lands behind the gate (HOST-1, HOST-3) and a record it makes carries its
@@ -53,33 +76,79 @@ void run_host_batch(host_batch* batch) noexcept {
     std::this_thread::yield();
   tls_host_stream = &s;
   tls_host_ticket = batch->ticket;
+  tls_host_path = batch->path;
+  // The tasks are taken a queue at a time (one lock per turn, not per task:
+  // the enqueuing thread joins under the same lock) and run in order; a lone
+  // task is taken by itself (no queue of our own to allocate).
+  std::unique_ptr<host_task> one;
+  std::optional<std::deque<std::unique_ptr<host_task>>> taken;
+  std::uint32_t ran = 0;
+  bool waited_for_joins = false;
+  const auto run = [&s, &ran](std::unique_ptr<host_task>& task) noexcept {
+    std::optional<std::string> failure = run_host_task(*task);
+    task.reset();  // the function's captures die before later work may run
+    ++ran;
+    if (failure) s.failures.add(errc::host_function_failed, std::move(*failure));
+  };
   for (;;) {
-    std::unique_ptr<host_task> task;
     {
       std::lock_guard<std::mutex> lock(s.batch_m);
-      if (batch->tasks.empty()) {
+      if (batch->tasks.size() == 1) {
+        one = std::move(batch->tasks.front());
+        batch->tasks.pop_front();
+      } else if (!batch->tasks.empty()) {
+        if (!taken) taken.emplace();
+        taken->swap(batch->tasks);
+      } else if (ran < 2 || waited_for_joins) {
         // Closed: later host functions start a batch of their own.
         host_batch* expected = batch;
         s.open_batch.compare_exchange_strong(expected, nullptr, std::memory_order_relaxed);
         break;
       }
-      task = std::move(batch->tasks.front());
-      batch->tasks.pop_front();
     }
-    std::optional<std::string> failure = run_host_task(*task);
-    task.reset();  // the function's captures die before later work may run
-    if (failure) s.failures.add(errc::host_function_failed, std::move(*failure));
+    if (one) {
+      run(one);
+      continue;
+    }
+    if (!taken || taken->empty()) {
+      // Functions joined this batch while it ran: the thread enqueuing them
+      // is probably still at it. Give it up to join_wait before closing, so
+      // that back-to-back host functions keep joining one batch (an enqueue
+      // of about 100 ns) instead of each starting one (a stream operation).
+      // Only while the batch is still open for joining.
+      waited_for_joins = true;
+      const auto until = std::chrono::steady_clock::now() + join_wait;
+      for (unsigned i = 0; batch->joined.load(std::memory_order_acquire) == ran &&
+                           s.open_batch.load(std::memory_order_relaxed) == batch;
+           ++i) {
+        word_watch::cpu_relax();
+        if (i % 16 == 15 && std::chrono::steady_clock::now() >= until) break;
+      }
+      if (batch->joined.load(std::memory_order_acquire) != ran) waited_for_joins = false;
+      continue;
+    }
+    while (!taken->empty()) {
+      run(taken->front());
+      taken->pop_front();
+    }
   }
   tls_host_stream = nullptr;
   tls_host_ticket = 0;
+  tls_host_path = nullptr;
   // Open the gate: the stream's device-side wait for this ticket passes.
   s.gate.host->store(batch->ticket, std::memory_order_release);
   delete batch;
   s.release();
 }
 
-//! The vendor callback: no vendor calls allowed here, and it runs on the
-//! vendor's one callback thread, so it only hands over (HOST-2, HOST-3).
+//! The watch's function: on a runner thread (never the watcher's, never the
+//! vendor's), which may block in the user's function (HOST-2) and may call
+//! sluice (HOST-3).
+void fire_host_batch(void* data) noexcept { run_host_batch(static_cast<host_batch*>(data)); }
+
+//! The vendor callback (the callback path): no vendor calls allowed here, and
+//! it runs on the vendor's one callback thread, so it only hands over (HOST-2,
+//! HOST-3).
 void hand_over(void* data) {
   auto* batch = static_cast<host_batch*>(data);
   try {
@@ -88,6 +157,57 @@ void hand_over(void* data) {
     run_host_batch(batch);  // no memory to hand over: run it here rather than lose it
   }
 }
+
+//! SLUICE_HOST_FUNC_PATH: auto (also unset), signal or callback; invalid for anything else.
+enum class host_path_mode { automatic, signal, callback, invalid };
+host_path_mode path_mode() noexcept {
+  static const host_path_mode mode = [] {
+    const char* v = std::getenv("SLUICE_HOST_FUNC_PATH");
+    if (v == nullptr || std::strcmp(v, "auto") == 0) return host_path_mode::automatic;
+    if (std::strcmp(v, "signal") == 0) return host_path_mode::signal;
+    if (std::strcmp(v, "callback") == 0) return host_path_mode::callback;
+    return host_path_mode::invalid;
+  }();
+  return mode;
+}
+
+//! Under s.enqueue_m, before anything is enqueued: whether a new batch on s
+//! uses the signal path (stream memory write + word watcher) rather than the
+//! vendor callback. The signal only where the stream has a hardware queue of
+//! its own (stream_pool::has_queue_of_its_own): on a shared queue, a
+//! queue-mate's gate or flag wait enqueued before the signal can hold the
+//! signal back until the host acts, and if that needs this function, never
+//! (HOST-2 failed so on 2x H100, docs/design.md "Which host functions use the
+//! word watcher"). A borrowed stream's queue is unknown: callback.
+bool use_signal_path(stream_state& s, const char* api_name, std::uint64_t* version) {
+  switch (path_mode()) {
+    case host_path_mode::signal: return true;
+    case host_path_mode::callback: return false;
+    case host_path_mode::invalid:
+      fail(errc::invalid_argument, api_name,
+           "SLUICE_HOST_FUNC_PATH must be auto, signal or callback");
+    case host_path_mode::automatic: break;
+  }
+  if (s.borrowed) return false;
+  stream_pool& pool = engine().devices[static_cast<std::size_t>(s.device)].natives;
+  *version = pool.occupancy_version();
+  if (s.path_version == *version) return s.signal_path;
+  bool settled = true;
+  const bool own = pool.has_queue_of_its_own(s.queue, s.run, &settled, version);
+  if (settled) {
+    s.path_version = *version;
+    s.signal_path = own;
+  }
+  return own;
+}
+
+//! A begun signal-path enqueue (stream_pool::begin_signal), ended on every way out.
+struct signal_enqueue {
+  stream_pool* pool = nullptr;
+  ~signal_enqueue() {
+    if (pool != nullptr) pool->end_signal();
+  }
+};
 
 }  // namespace
 
@@ -242,45 +362,99 @@ void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* 
     std::lock_guard<std::mutex> batch_lock(s.batch_m);
     if (host_batch* open = s.open_batch.load(std::memory_order_relaxed)) {
       open->tasks.push_back(std::move(task));
+      open->joined.fetch_add(1, std::memory_order_release);
       return;
     }
+  }
+  std::uint64_t version = 0;
+  bool by_signal = use_signal_path(s, api_name, &version);
+  // Before anything is enqueued: a watcher that cannot start loses nothing.
+  if (by_signal) {
+    try {
+      word_watch::ensure_started();
+    } catch (const std::system_error& e) {
+      fail(errc::backend_failure, api_name,
+           "cannot start sluice's host-function threads: ", e.what());
+    }
+  }
+  // Until the signal is enqueued, no stream is handed out that could become
+  // this one's queue-mate; if one was since the decision, the callback.
+  signal_enqueue in_progress;
+  if (by_signal && path_mode() == host_path_mode::automatic) {
+    stream_pool& pool = engine().devices[static_cast<std::size_t>(s.device)].natives;
+    if (pool.begin_signal(version))
+      in_progress.pool = &pool;
+    else
+      by_signal = false;
   }
   auto batch = std::make_unique<host_batch>();
   batch->tasks.push_back(std::move(task));
   batch->stream = &s;
-  // The ticket is read from here on, never from `batch`: once launched, the
-  // callback may run, and free the batch, before the next line.
+  if (!by_signal) batch->path = "callback";
+  // The ticket is read from here on, never from `batch`: once watched, the
+  // batch may run, and be freed, before the next line.
   const std::uint32_t ticket = s.host_functions + 1;
   batch->ticket = ticket;
+  batch->watch.word = s.signal.host;
+  batch->watch.target = ticket;
+  batch->watch.fn = fire_host_batch;
+  batch->watch.arg = batch.get();
   {
-    // Open for joining before the launch: afterwards the batch may be gone.
+    // Open for joining before the signal: afterwards the batch may be gone.
     // Joining needs enqueue_m, held here until the gate wait is enqueued.
     std::lock_guard<std::mutex> batch_lock(s.batch_m);
     s.open_batch.store(batch.get(), std::memory_order_relaxed);
   }
-  // The callback only hands over; the stream then waits until the batch has
-  // run and opened the gate (so later work waits for it: HOST-1).
+  // The stream signals once the work before the batch is done, then waits
+  // until the batch has run and opened the gate (so later work waits for it:
+  // HOST-1). No vendor callback: sluice's watcher sees the signal.
   s.add_ref();
   // A host function holds the stream until sluice's thread has run it: no
   // stream pool makes vendor streams meanwhile (IND-4). Only around the vendor
   // calls: a thread that makes streams may hold a lock this one waits for.
   const stream_pool::hold_scope hold(engine().devices[static_cast<std::size_t>(s.device)].natives);
-  const auto launched = gpu::api::launch_host_func<hand_over>(s.native, batch.get());
-  if (!launched.ok()) {
+  if (!by_signal) {
+    // The callback path: the vendor's callback hands the batch to a sluice
+    // thread (hand_over); then the same gate wait.
+    const auto launched = gpu::api::launch_host_func<hand_over>(s.native, batch.get());
+    if (!launched.ok()) {
+      end_host_batch(s);
+      s.release();
+      check(launched, api_name, ": stream on device ", s.device);
+    }
+    (void)batch.release();  // owned by the callback now
+    batches_by_callback.fetch_add(1, std::memory_order_relaxed);
+    s.host_functions = ticket;
+    s.host_functions_published.store(ticket, std::memory_order_release);
+    const auto held = gpu::api::stream_wait_value(s.native, s.gate.device, ticket);
+    s.gate_enqueued.store(ticket, std::memory_order_release);  // the batch may run now
+    if (!held.ok()) {
+      // The functions still run (the callback is enqueued) but later work would
+      // not wait for them: report it, the stream is broken.
+      end_host_batch(s);
+      check(held, api_name, ": holding the stream on device ", s.device,
+            " until the host function returns");
+    }
+    return;
+  }
+  const auto signalled =
+      gpu::api::stream_signal_then_wait(s.native, s.signal.device, ticket, s.gate.device, ticket);
+  if (signalled.nothing_enqueued) {
     end_host_batch(s);
     s.release();
-    check(launched, api_name, ": stream on device ", s.device);
+    check(signalled.result, api_name, ": stream on device ", s.device);
   }
-  (void)batch.release();  // owned by the callback now
   s.host_functions = ticket;
   s.host_functions_published.store(ticket, std::memory_order_release);
-  const auto held = gpu::api::stream_wait_value(s.native, s.gate.device, ticket);
+  // The signal is enqueued: the functions run whatever happens next.
+  word_watch::start(batch.release()->watch);
+  batches_by_signal.fetch_add(1, std::memory_order_relaxed);
   s.gate_enqueued.store(ticket, std::memory_order_release);  // the batch may run now
-  if (!held.ok()) {
-    // The functions still run (the callback is enqueued) but later work would
+  if (!signalled.result.ok()) {
+    // The functions still run (the signal is enqueued) but later work would
     // not wait for them: report it, the stream is broken.
     end_host_batch(s);
-    check(held, api_name, ": holding the stream on device ", s.device,
+    check(signalled.result, api_name, ": holding the stream on device ", s.device,
           " until the host function returns");
   }
 }
@@ -345,6 +519,13 @@ int device_memory_of(const void* p) noexcept {
   }
   return device;
 }
+
+host_function_paths host_function_path_counts() noexcept {
+  return {batches_by_signal.load(std::memory_order_relaxed),
+          batches_by_callback.load(std::memory_order_relaxed)};
+}
+
+const char* running_host_function_path() noexcept { return tls_host_path; }
 
 void report_stream_failure(stream_ref s, errc code, std::string message) {
   auto& st = checked(s, "sluice::detail::report_stream_failure");

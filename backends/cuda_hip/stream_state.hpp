@@ -2,8 +2,10 @@
 // created non-blocking with the effective priority. Its state is pooled and
 // never freed, so that stream_refs to a destroyed stream are detected by a
 // generation counter (LIFE-2). Host functions run on sluice's own threads:
-// the vendor callback only hands the function over, and the stream then waits
-// device-side on the stream's gate word until the function has returned, so
+// the stream stores the function's ticket into its signal word, sluice's word
+// watcher (src/word_watch.hpp) sees it and hands the function to a runner
+// thread, and the stream waits device-side on its gate word until the
+// function has returned, so
 // host functions of different streams run concurrently (HOST-2) and may call
 // sluice (HOST-3). wait(stream other) records other's position event and makes
 // this stream wait on it, under other's lock, so that concurrent waits do not
@@ -32,7 +34,7 @@
 namespace sluice::detail {
 
 struct staging_set;  // pinned slots, a helper stream and events of a staged peer copy (staging.cpp)
-struct host_batch;   // host functions behind one vendor callback and one gate wait (stream.cpp)
+struct host_batch;   // host functions behind one signal and one gate wait (stream.cpp)
 
 //! What every enqueue reads comes first, in one cache line: the vendor's call
 //! in between evicts much of the caller's data, and each further line read
@@ -44,27 +46,32 @@ struct stream_state {
   api::context_t context{};  // its device's (device_current: no lookup in the engine)
   std::atomic<std::uint32_t> generation{1};
   ref_count refs;
-  // Consecutive host functions share one vendor callback and one gate wait:
-  // the vendor queues only about 55 callbacks separated by device work on a
-  // held stream (bench/queue_depth.cpp), and consecutive raw callbacks do not
-  // count against it. open_batch is the batch that later host functions may
-  // join: set under enqueue_m and batch_m, cleared by every other enqueue on
-  // the stream (end_host_batch) and by the batch when it finishes.
+  // Consecutive host functions share one signal and one gate wait: fewer
+  // stream operations, and one hand-off to a runner per batch. open_batch is the batch that later
+  // host functions may join: set under enqueue_m and batch_m, cleared by every other enqueue on the
+  // stream (end_host_batch) and by the batch when it finishes.
   std::atomic<host_batch*> open_batch{nullptr};
   // native_handle() was taken: work sluice does not see may be enqueued, so
   // host functions are never batched on this stream.
   std::atomic<bool> native_escaped{false};
   // Made by sluice::borrow: the vendor stream is its owner's (never pooled).
   bool borrowed = false;
-  // Orders the two vendor calls of one sluice operation (host function: the
-  // callback and the gate wait; wait(stream): record and wait) against the
+  // Orders the vendor calls of one sluice operation (host function: the
+  // signal and the gate wait; wait(stream): record and wait) against the
   // same operation from another thread.
   spin_mutex enqueue_m;
-  word gate;                         // host function n of this stream opens it by storing n
-  std::uint32_t host_functions = 0;  // tickets issued, under enqueue_m
+  word gate;    // host function n of this stream opens it by storing n
+  word signal;  // the stream stores n when the work before host function n is done
+  std::uint32_t host_functions = 0;                        // tickets issued, under enqueue_m
   std::atomic<std::uint32_t> host_functions_published{0};  // for self-wait checks
   api::event_t position{};  // recorded by wait(stream_ref this), under enqueue_m
   int queue = 0;            // the pooled vendor stream's hardware queue (stream_pool.hpp)
+  std::uint64_t run = 0;    // the pool's run of creations it was made in (stream_pool.hpp)
+  // Whether a new host-function batch may use the word watcher's signal
+  // (stream.cpp, host_path): the answer, and the pool's occupancy_version it
+  // holds for (0: none yet). Under enqueue_m.
+  std::uint64_t path_version = 0;
+  bool signal_path = false;
 
   std::mutex batch_m;  // with enqueue_m, guards setting open_batch
   // The last ticket whose gate wait is enqueued: a batch runs only from then
@@ -136,5 +143,8 @@ void wait_for_stream(stream_state& s, stream_state& other, const char* api_name)
 //! Enqueues a host task on s (host_func, and copies between host buffers):
 //! ordered after earlier work, later work waits until it has run (HOST-1).
 void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* api_name);
+//! On a thread running a host-function batch: the path it came by ("signal"
+//! or "callback"); elsewhere null.
+const char* running_host_function_path() noexcept;
 
 }  // namespace sluice::detail

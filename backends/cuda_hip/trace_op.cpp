@@ -240,6 +240,8 @@ struct traced_task final : host_task {
       : inner(std::move(t)), r(std::move(rec)) {}
   void run() override {
     r.start_ns = trace::now_ns();
+    // A host function's span says which path brought it (signal or callback).
+    if (r.path == nullptr) r.path = running_host_function_path();
     struct stamp_end {
       trace::record& r;
       ~stamp_end() {
@@ -258,7 +260,7 @@ struct traced_task final : host_task {
 std::unique_ptr<host_task> traced_host_task(stream_state& s, std::unique_ptr<host_task> task,
                                             const char* kind, std::size_t bytes, const char* path) {
   {
-    // Its callback and gate wait lie between the operations before and after it.
+    // Its signal and gate wait lie between the operations before and after it.
     const std::lock_guard<std::mutex> lock(s.trace.m);
     the_tracer().break_chain(s);
   }

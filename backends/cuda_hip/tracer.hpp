@@ -91,7 +91,7 @@ class tracer {
   void end_op(stream_state& s, pending&& p, event_trace* mark = nullptr);
 
   //! Under s.trace.m: untraced device work follows (a host function's
-  //! callback and gate): the next operation must not start where the last ended.
+  //! signal and gate): the next operation must not start where the last ended.
   void break_chain(stream_state& s) noexcept;
 
   //! An operation that threw before it was enqueued: its slots go back.

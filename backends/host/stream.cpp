@@ -319,6 +319,8 @@ struct foreign_op {
 
 int device_memory_of(const void*) noexcept { return -1; }  // all memory is the host's
 
+host_function_paths host_function_path_counts() noexcept { return {}; }  // no device, no path
+
 void report_stream_failure(stream_ref s, errc code, std::string message) {
   auto& st = checked(s, "sluice::detail::report_stream_failure");
   st.failures.add(code, std::move(message));

@@ -21,6 +21,26 @@ thread_local cudaError_t last_error = cudaSuccess;
 
 inline bool valid_device(int d) { return d >= 0 && d < device_count(); }
 
+//! cuStreamBatchMemOp: its 64-bit waits and writes enqueued in order, as the
+//! calls above would; any other operation: CUDA_ERROR_NOT_SUPPORTED, with
+//! nothing enqueued.
+inline CUresult batch_mem_op(CUstream s, unsigned int count, CUstreamBatchMemOpParams* ops,
+                             unsigned int) {
+  for (unsigned int i = 0; i < count; ++i)
+    if (ops[i].operation != CU_STREAM_MEM_OP_WAIT_VALUE_64 &&
+        ops[i].operation != CU_STREAM_MEM_OP_WRITE_VALUE_64)
+      return CUDA_ERROR_NOT_SUPPORTED;
+  for (unsigned int i = 0; i < count; ++i) {
+    const CUresult r = ops[i].operation == CU_STREAM_MEM_OP_WAIT_VALUE_64
+                           ? wait_value64(s, ops[i].waitValue.address, ops[i].waitValue.value64,
+                                          ops[i].waitValue.flags)
+                           : write_value64(s, ops[i].writeValue.address, ops[i].writeValue.value64,
+                                           ops[i].writeValue.flags);
+    if (r != CUDA_SUCCESS) return r;
+  }
+  return CUDA_SUCCESS;
+}
+
 //! cuCtxGetCurrent: one distinct token per device stands for its primary
 //! context; the current device's is current (as after cudaSetDevice).
 inline char context_tokens[64];
@@ -157,6 +177,8 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** fn, unsi
     *fn = reinterpret_cast<void*>(&fake::wait_value64);
   else if (std::strcmp(symbol, "cuStreamWriteValue64") == 0)
     *fn = reinterpret_cast<void*>(&fake::write_value64);
+  else if (std::strcmp(symbol, "cuStreamBatchMemOp") == 0)
+    *fn = reinterpret_cast<void*>(&fake::batch_mem_op);
   else if (std::strcmp(symbol, "cuCtxGetCurrent") == 0)
     *fn = reinterpret_cast<void*>(&fake::ctx_get_current);
   if (status != nullptr)

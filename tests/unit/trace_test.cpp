@@ -108,6 +108,12 @@ TEST(Trace, EveryOperationIsWrittenWithItsTrackArgumentsAndFlows) {
   EXPECT_EQ(count_of(json, "\"name\": \"wait\", \"cat\": \"op\""), 1U);
   EXPECT_NE(json.find("\"path\": \"" + std::string(sluice::to_string(path_taken)) + "\""),
             std::string::npos);
+  // A GPU backend's host function says which path brought it (docs/design.md,
+  // "Which host functions use the word watcher"); the host backend's needs none.
+  if (std::string(sluice::backend_name()) != "host") {
+    EXPECT_EQ(count_of(json, "\"path\": \"signal\"") + count_of(json, "\"path\": \"callback\""),
+              1U);
+  }
   EXPECT_GE(count_of(json, "\"bytes\": 4096"), 4U);
   // The user's range, escaped, on t's track.
   EXPECT_EQ(count_of(json, "\"name\": \"forward \\\"chunk\\\" 1\", \"cat\": \"range\""), 1U);

@@ -43,4 +43,17 @@ void report_stream_failure(stream_ref s, errc code, std::string message);
 //! MPI that cannot read device memory.
 int device_memory_of(const void* p) noexcept;
 
+//! How many host-function batches (host functions enqueued back to back
+//! share one) took each path since the process started. GPU backends: a
+//! batch goes by `signal` (a stream memory write that sluice's word watcher
+//! sees) where its stream has a hardware queue of its own, else by
+//! `callback` (the vendor's host callback hands it to a sluice thread);
+//! SLUICE_HOST_FUNC_PATH=signal|callback forces one (docs/api.md). The host
+//! backend: both 0 (its host functions need neither). For benches and tests.
+struct host_function_paths {
+  unsigned long long signal = 0;
+  unsigned long long callback = 0;
+};
+host_function_paths host_function_path_counts() noexcept;
+
 }  // namespace sluice::detail
