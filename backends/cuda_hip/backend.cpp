@@ -122,6 +122,7 @@ word allocate_word() {
   auto& s = slab();
   std::lock_guard<std::mutex> lock(s.m);
   if (s.free_words.empty()) {
+    (void)engine();  // the runtime's environment before its first call (a flag may come first)
     void* host = nullptr;
     check(api::host_alloc(&host, word_slab::words_per_chunk * sizeof(std::uint64_t)),
           "sluice::flag: allocating host-mapped memory");
@@ -293,8 +294,6 @@ stream_state* engine_t::adopt(device_state& d, const native_stream& n, int nativ
   s->native = n.stream;
   s->position = n.position;
   s->queue = n.queue;
-  s->run = n.run;
-  s->path_version = 0;
   s->pool_next = nullptr;
   s->open_batch.store(nullptr, std::memory_order_relaxed);
   // A borrowed stream's owner enqueues work sluice does not see: host
@@ -492,6 +491,13 @@ std::string kernel_driver_version() {
 }  // namespace
 
 std::string backend_version() {
+  // The engine first: its start sets the runtime's environment
+  // (prepare_runtime_environment: the hardware queue count, eager module
+  // loading), which the runtime reads when it starts, before the version
+  // calls below can start it. `sluice conformance` asks for this version
+  // before anything else: with the version calls first, the variables came too
+  // late for the whole process (tests/fake_cudart models the runtime's start).
+  const int devices = engine().count;
   int runtime = 0;
   int driver = 0;
   std::string out =
@@ -505,7 +511,7 @@ std::string backend_version() {
     out += ", no driver";
   gpu::api::clear_last_error();
   if (const std::string k = kernel_driver_version(); !k.empty()) out += ", kernel driver " + k;
-  out += ", " + std::to_string(engine().count) + " devices";
+  out += ", " + std::to_string(devices) + " devices";
   return out;
 }
 

@@ -4,6 +4,7 @@
 // paths (record, wait, copy, ready) need none. Defined in backend.cpp.
 #pragma once
 
+#include "host_holds.hpp"
 #include "stream_pool.hpp"
 #include "vendor.hpp"
 
@@ -44,6 +45,10 @@ struct device_state {
   // Vendor streams made ahead of need: no sluice call creates one while the
   // device may be busy (IND-4, stream_pool.hpp).
   stream_pool natives;
+
+  // What waits for the host on this device: which host functions may take the
+  // word watcher's signal (host_holds.hpp).
+  host_holds holds;
 
   std::mutex
       streams_m;  // live streams of the device (frees of synchronous allocations wait on them)

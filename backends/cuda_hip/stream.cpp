@@ -20,6 +20,7 @@
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -59,6 +60,18 @@ namespace {
 //! How long a batch whose functions were joined while it ran waits for one
 //! more before it closes (run_host_batch).
 constexpr std::chrono::microseconds join_wait{2};
+
+//! A batch of s was enqueued (or is about to be): s holds for the host until
+//! its gate opens (host_holds.hpp).
+void announce_batch_hold(stream_state& s) noexcept {
+  if (s.pending_batches.fetch_add(1, std::memory_order_seq_cst) == 0)
+    engine().devices[static_cast<std::size_t>(s.device)].holds.stream_holds();
+}
+//! A batch of s opened its gate, or was never enqueued.
+void release_batch_hold(stream_state& s) noexcept {
+  if (s.pending_batches.fetch_sub(1, std::memory_order_seq_cst) == 1)
+    engine().devices[static_cast<std::size_t>(s.device)].holds.stream_released();
+}
 
 void run_host_batch(host_batch* batch) noexcept {
   stream_state& s = *batch->stream;
@@ -137,6 +150,7 @@ void run_host_batch(host_batch* batch) noexcept {
   tls_host_path = nullptr;
   // Open the gate: the stream's device-side wait for this ticket passes.
   s.gate.host->store(batch->ticket, std::memory_order_release);
+  release_batch_hold(s);
   delete batch;
   s.release();
 }
@@ -171,41 +185,11 @@ host_path_mode path_mode() noexcept {
   return mode;
 }
 
-//! Under s.enqueue_m, before anything is enqueued: whether a new batch on s
-//! uses the signal path (stream memory write + word watcher) rather than the
-//! vendor callback. The signal only where the stream has a hardware queue of
-//! its own (stream_pool::has_queue_of_its_own): on a shared queue, a
-//! queue-mate's gate or flag wait enqueued before the signal can hold the
-//! signal back until the host acts, and if that needs this function, never
-//! (HOST-2 failed so on 2x H100, docs/design.md "Which host functions use the
-//! word watcher"). A borrowed stream's queue is unknown: callback.
-bool use_signal_path(stream_state& s, const char* api_name, std::uint64_t* version) {
-  switch (path_mode()) {
-    case host_path_mode::signal: return true;
-    case host_path_mode::callback: return false;
-    case host_path_mode::invalid:
-      fail(errc::invalid_argument, api_name,
-           "SLUICE_HOST_FUNC_PATH must be auto, signal or callback");
-    case host_path_mode::automatic: break;
-  }
-  if (s.borrowed) return false;
-  stream_pool& pool = engine().devices[static_cast<std::size_t>(s.device)].natives;
-  *version = pool.occupancy_version();
-  if (s.path_version == *version) return s.signal_path;
-  bool settled = true;
-  const bool own = pool.has_queue_of_its_own(s.queue, s.run, &settled, version);
-  if (settled) {
-    s.path_version = *version;
-    s.signal_path = own;
-  }
-  return own;
-}
-
-//! A begun signal-path enqueue (stream_pool::begin_signal), ended on every way out.
+//! A begun signal-path enqueue (host_holds::begin_signal), ended on every way out.
 struct signal_enqueue {
-  stream_pool* pool = nullptr;
+  host_holds* holds = nullptr;
   ~signal_enqueue() {
-    if (pool != nullptr) pool->end_signal();
+    if (holds != nullptr) holds->end_signal();
   }
 };
 
@@ -221,6 +205,50 @@ void check_not_self_wait(const stream_state& s, std::uint32_t tickets, const cha
 }
 
 void rethrow_host_errors(stream_state& s) { s.failures.rethrow(s.device); }
+
+void host_holds::flag_wait(api::stream_t waiting, const std::atomic<std::uint64_t>* word,
+                           std::uint64_t value) {
+  std::lock_guard<std::mutex> lock(m_);
+  flags_.push_back(flag_entry{waiting, word, value});
+  waits_.fetch_add(1, std::memory_order_seq_cst);
+}
+
+void host_holds::prune() noexcept {
+  std::lock_guard<std::mutex> lock(m_);
+  int dropped = 0;
+  for (std::size_t i = 0; i < flags_.size();) {
+    // The device's >= on a word holding a 32-bit value (mapped_word.hpp); or
+    // the stream is idle: the wait passed (the flag may be gone since, its
+    // word reused and lower).
+    bool passed = flags_[i].word->load(std::memory_order_acquire) >= flags_[i].value;
+    if (!passed) {
+      passed = api::stream_query(flags_[i].waiting).ok();
+      if (!passed) api::clear_last_error();
+    }
+    if (passed) {
+      flags_[i] = flags_.back();
+      flags_.pop_back();
+      ++dropped;
+    } else {
+      ++i;
+    }
+  }
+  waits_.fetch_sub(dropped, std::memory_order_seq_cst);
+}
+
+bool host_holds::begin_signal() noexcept {
+  // The caller's own stream is one of holding_.
+  const auto clear = [this] {
+    return holding_.load(std::memory_order_seq_cst) == 1 &&
+           waits_.load(std::memory_order_seq_cst) == 0;
+  };
+  if (waits_.load(std::memory_order_seq_cst) != 0) prune();
+  if (!clear()) return false;
+  signals_.fetch_add(1, std::memory_order_seq_cst);
+  if (clear()) return true;
+  signals_.fetch_sub(1, std::memory_order_seq_cst);
+  return false;
+}
 
 void wait_for_stream(stream_state& s, stream_state& other, const char* api_name) {
   if (&s == &other) return;  // a stream is always ordered after its own work
@@ -366,10 +394,15 @@ void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* 
       return;
     }
   }
-  std::uint64_t version = 0;
-  bool by_signal = use_signal_path(s, api_name, &version);
+  const host_path_mode mode = path_mode();
+  if (mode == host_path_mode::invalid)
+    fail(errc::invalid_argument, api_name,
+         "SLUICE_HOST_FUNC_PATH must be auto, signal or callback");
+  // A borrowed stream's owner enqueues what sluice does not see: the callback.
+  const bool may_signal =
+      mode == host_path_mode::signal || (mode == host_path_mode::automatic && !s.borrowed);
   // Before anything is enqueued: a watcher that cannot start loses nothing.
-  if (by_signal) {
+  if (may_signal) {
     try {
       word_watch::ensure_started();
     } catch (const std::system_error& e) {
@@ -377,16 +410,27 @@ void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* 
            "cannot start sluice's host-function threads: ", e.what());
     }
   }
-  // Until the signal is enqueued, no stream is handed out that could become
-  // this one's queue-mate; if one was since the decision, the callback.
+  // The batch holds s for the host from here until its gate opens; the signal
+  // only where no other stream of the device holds for the host now
+  // (host_holds.hpp). Otherwise the vendor callback, whose batch enqueues
+  // after any signal-path enqueue in progress.
+  host_holds& holds = engine().devices[static_cast<std::size_t>(s.device)].holds;
+  announce_batch_hold(s);
   signal_enqueue in_progress;
-  if (by_signal && path_mode() == host_path_mode::automatic) {
-    stream_pool& pool = engine().devices[static_cast<std::size_t>(s.device)].natives;
-    if (pool.begin_signal(version))
-      in_progress.pool = &pool;
-    else
-      by_signal = false;
+  bool by_signal = mode == host_path_mode::signal;
+  if (mode == host_path_mode::automatic && may_signal && holds.begin_signal()) {
+    in_progress.holds = &holds;
+    by_signal = true;
   }
+  if (in_progress.holds == nullptr) holds.before_hold();
+  bool enqueued = false;  // the hold stays announced once anything is enqueued
+  struct unannounce {
+    stream_state& s;
+    const bool& enqueued;
+    ~unannounce() {
+      if (!enqueued) release_batch_hold(s);
+    }
+  } undo{s, enqueued};
   auto batch = std::make_unique<host_batch>();
   batch->tasks.push_back(std::move(task));
   batch->stream = &s;
@@ -423,6 +467,7 @@ void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* 
       check(launched, api_name, ": stream on device ", s.device);
     }
     (void)batch.release();  // owned by the callback now
+    enqueued = true;
     batches_by_callback.fetch_add(1, std::memory_order_relaxed);
     s.host_functions = ticket;
     s.host_functions_published.store(ticket, std::memory_order_release);
@@ -444,6 +489,7 @@ void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* 
     s.release();
     check(signalled.result, api_name, ": stream on device ", s.device);
   }
+  enqueued = true;
   s.host_functions = ticket;
   s.host_functions_published.store(ticket, std::memory_order_release);
   // The signal is enqueued: the functions run whatever happens next.
@@ -478,8 +524,19 @@ void stream_ref::wait_value(const flag& f, std::uint32_t v) const {
     // Holds the stream until the host stores the flag: no stream pool makes
     // vendor streams meanwhile (IND-4). Only around the vendor call: the tracer
     // above may take the tracer's stream from the pool.
-    const detail::stream_pool::hold_scope hold(
-        detail::engine().devices[static_cast<std::size_t>(s.device)].natives);
+    auto& dev = detail::engine().devices[static_cast<std::size_t>(s.device)];
+    // A hold for the host: no host function of another stream takes the signal
+    // meanwhile (host_holds.hpp); counted until the flag reaches v. Before the
+    // hold scope: waiting for a signal enqueue inside one could deadlock with
+    // the pool's making of streams.
+    try {
+      dev.holds.flag_wait(s.native, detail::access::state(f)->w.host, v);
+    } catch (const std::bad_alloc&) {
+      detail::fail(errc::out_of_memory, "sluice::stream_ref::wait_value",
+                   "no memory to note the wait");
+    }
+    dev.holds.before_hold();
+    const detail::stream_pool::hold_scope hold(dev.natives);
     detail::check(gpu::api::stream_wait_value(s.native, detail::access::state(f)->w.device, v),
                   "sluice::stream_ref::wait_value: stream on device ", s.device);
   }

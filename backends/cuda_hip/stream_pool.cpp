@@ -18,24 +18,17 @@ void stream_pool::fill(device_state& d, const std::vector<int>& priorities) {
   device_ = &d;
   levels_ = priorities;
   queue_users_.assign(static_cast<std::size_t>(std::max(1, d.hardware_queues)), 0);
-  occupied_.assign(queue_users_.size(), 0);
   free_.reserve(priorities.size() * static_cast<std::size_t>(reserve_));
   // One priority after the other: each priority's streams are consecutive in
   // creation order, so they cover every hardware queue (interleaved, each
   // priority had every other queue only).
-  std::uint64_t run = no_run;  // one run: every queue of it known apart
   for (const int p : priorities)
-    for (int i = 0; i < reserve_; ++i) make(d, p, "sluice::device (filling the stream pool)", &run);
+    for (int i = 0; i < reserve_; ++i) make(d, p, "sluice::device (filling the stream pool)");
 }
 
-void stream_pool::make(device_state& d, int priority, const char* what, std::uint64_t* run) {
-  if (*run == no_run) {
-    run_occupied_.push_back(0);
-    *run = run_occupied_.size() - 1;
-  }
+void stream_pool::make(device_state& d, int priority, const char* what) {
   native_stream n;
   n.priority = priority;
-  n.run = *run;
   const scoped_device guard(d.id);
   check(api::stream_create(&n.stream, priority), what, ": creating a stream on device ", d.id,
         " with priority ", priority);
@@ -54,51 +47,7 @@ void stream_pool::make(device_state& d, int priority, const char* what, std::uin
     (void)api::stream_destroy(n.stream);
     throw;
   }
-  made_.push_back(made{n.stream, n.index, n.priority, n.run});
-}
-
-void stream_pool::occupy(const native_stream& n) noexcept {
-  ++occupied_[static_cast<std::size_t>(n.queue)];
-  ++run_occupied_[static_cast<std::size_t>(n.run)];
-  ++occupied_total_;
-  version_.fetch_add(1, std::memory_order_seq_cst);
-}
-
-void stream_pool::vacate(const native_stream& n) noexcept {
-  --occupied_[static_cast<std::size_t>(n.queue)];
-  --run_occupied_[static_cast<std::size_t>(n.run)];
-  --occupied_total_;
-  version_.fetch_add(1, std::memory_order_seq_cst);
-}
-
-void stream_pool::settle(entry& e) noexcept {
-  e.maybe_busy = false;
-  vacate(e.n);
-}
-
-bool stream_pool::has_queue_of_its_own(int queue, std::uint64_t run, bool* settled,
-                                       std::uint64_t* version) {
-  std::lock_guard<std::mutex> lock(m_);
-  // Given-back streams whose work may still run occupy their queue (a flag
-  // wait left behind holds it as a live stream's would) until found idle.
-  *settled = true;
-  for (entry& e : free_) {
-    if (!e.maybe_busy) continue;
-    if (api::stream_query(e.n.stream).ok()) {
-      settle(e);
-    } else {
-      api::clear_last_error();
-      *settled = false;
-    }
-  }
-  *version = version_.load(std::memory_order_seq_cst);  // changed only under m_
-  if (run >= run_occupied_.size() || queue < 0 ||
-      static_cast<std::size_t>(queue) >= occupied_.size())
-    return false;
-  // Every occupant in this stream's run (whose queues are known apart), and
-  // none but this stream on its queue.
-  return run_occupied_[static_cast<std::size_t>(run)] == occupied_total_ &&
-         occupied_[static_cast<std::size_t>(queue)] == 1;
+  made_.push_back(made{n.stream, n.index, n.priority});
 }
 
 void stream_pool::begin_hold() noexcept {
@@ -134,7 +83,7 @@ int stream_pool::pick_idle(int priority) {
         api::clear_last_error();
         continue;  // a dead stream's work still runs: no false dependency on it
       }
-      settle(e);
+      e.maybe_busy = false;
     }
     best = static_cast<int>(i);
     best_users = users;
@@ -152,7 +101,7 @@ int stream_pool::idle_count(int priority) {
         api::clear_last_error();
         continue;
       }
-      settle(e);
+      e.maybe_busy = false;
     }
     ++n;
   }
@@ -187,9 +136,8 @@ native_stream stream_pool::take(device_state& d, int priority, const char* what)
   if (at < 0 || idle_count(priority) <= reserve_) {
     const making_scope no_new_holds(*this);
     if (quiet(d)) {
-      std::uint64_t run = no_run;
       for (int idle = idle_count(priority); idle <= reserve_ || idle == 0; ++idle)
-        make(d, priority, what, &run);
+        make(d, priority, what);
       at = pick_idle(priority);
     }
   }
@@ -208,11 +156,6 @@ native_stream stream_pool::take(device_state& d, int priority, const char* what)
   free_[static_cast<std::size_t>(at)] = free_.back();
   free_.pop_back();
   ++queue_users_[static_cast<std::size_t>(n.queue)];
-  occupy(n);
-  // A signal-path enqueue decided before occupy() changed the version ends
-  // before n is handed out, so n's work lands behind its signal; one that
-  // starts now sees the new version (begin_signal) and takes the callback.
-  while (signal_enqueues_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
   return n;
 }
 
@@ -221,9 +164,6 @@ api::stream_t stream_pool::take_for_life(device_state& d, int priority, const ch
   try {
     const std::lock_guard<std::mutex> lock(m_);
     for_life_.push_back(n);
-    // The allocation and tracer streams never wait for other work (allocations,
-    // frees, event records): no queue-mate's host function can be held by them.
-    vacate(n);
   } catch (...) {
     give(n);
     throw;
@@ -240,12 +180,9 @@ void stream_pool::give(native_stream n) noexcept {
     if (m.stream == n.stream) {
       n.index = m.index;
       n.queue = static_cast<int>(m.index % queue_users_.size());
-      n.run = m.run;
       break;
     }
   --queue_users_[static_cast<std::size_t>(n.queue)];
-  // A busy one keeps occupying its queue until its work is found done.
-  if (!busy) vacate(n);
   try {
     free_.push_back(entry{n, busy});
     // Below the reserve: a sluice thread refills it if the device is quiet
@@ -256,7 +193,6 @@ void stream_pool::give(native_stream n) noexcept {
       engine().reaper.submit([d] { d->natives.refill(); });
     }
   } catch (...) {
-    if (busy) vacate(n);  // no longer the pool's: not seen by has_queue_of_its_own
     // No memory to keep it: destroy it where that returns at once (the
     // traits); elsewhere it is left to the process's end rather than waited for.
     if constexpr (!api::stream_destroy_blocks) {
@@ -272,10 +208,9 @@ void stream_pool::refill() noexcept {
   try {
     const making_scope no_new_holds(*this);
     if (device_ == nullptr || !quiet(*device_)) return;
-    std::uint64_t run = no_run;
     for (const int p : levels_)
       for (int idle = idle_count(p); idle < reserve_; ++idle)
-        make(*device_, p, "sluice: refilling the stream pool", &run);
+        make(*device_, p, "sluice: refilling the stream pool");
   } catch (...) {
     api::clear_last_error();  // a later take() tries again, or reports it
   }
@@ -283,8 +218,7 @@ void stream_pool::refill() noexcept {
 
 void stream_pool::reserve(device_state& d, int priority, int count, const char* what) {
   std::lock_guard<std::mutex> lock(m_);
-  std::uint64_t run = no_run;
-  for (int idle = idle_count(priority); idle < count; ++idle) make(d, priority, what, &run);
+  for (int idle = idle_count(priority); idle < count; ++idle) make(d, priority, what);
 }
 
 std::size_t stream_pool::made_of(int priority) const {

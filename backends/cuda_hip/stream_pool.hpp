@@ -19,11 +19,7 @@
 // - streams are handed out so that live streams spread over the device's
 //   hardware queues (api::hardware_queues_variable): the vendor assigns them
 //   round-robin in creation order, and two live streams on one queue can
-//   falsely serialize (IND-1's bound);
-// - it tells a host function whether its stream has a hardware queue of its
-//   own (has_queue_of_its_own): only then may the function's signal be a
-//   stream memory write that no queue-mate's wait can hold back
-//   (docs/design.md, "Which host functions use the word watcher").
+//   falsely serialize (IND-1's bound).
 #pragma once
 
 #include SLUICE_GPU_API_HEADER
@@ -45,11 +41,6 @@ struct native_stream {
   int priority = 0;
   int queue = 0;            // the hardware queue it was assigned (creation order)
   std::uint64_t index = 0;  // its place in the device's creation order
-  // The run of creations it was made in (one fill, refill, reserve or take's
-  // top-up): the vendor's round robin counts every stream the context
-  // creates, anyone's, so two streams' queues are known apart only within one
-  // run; between runs the offset is unknown.
-  std::uint64_t run = 0;
 };
 
 //! One device's pool (a member of device_state).
@@ -95,33 +86,6 @@ class stream_pool {
     stream_pool& p_;
   };
 
-  //! Whether a live stream on `queue`, made in run `run`, has its hardware
-  //! queue to itself as far as sluice knows: every other stream sluice holds
-  //! on the device (live streams, staged copies' helper streams, given-back
-  //! streams whose work may still run; not the allocation and tracer streams,
-  //! which never wait) was made in the same run on another queue. Sets
-  //! *settled to false where the answer may change by itself (a given-back
-  //! stream still has work): then ask again next time. *version: the
-  //! occupancy_version the answer holds for. Takes the pool's lock: never
-  //! call it inside a hold_scope.
-  bool has_queue_of_its_own(int queue, std::uint64_t run, bool* settled, std::uint64_t* version);
-  //! Changes whenever has_queue_of_its_own's answer may have changed.
-  std::uint64_t occupancy_version() const noexcept {
-    return version_.load(std::memory_order_seq_cst);
-  }
-  //! Around a signal-path enqueue decided at occupancy `version`: false (and
-  //! nothing to end) if the occupancy changed since, then the caller takes
-  //! the callback path. While one is in progress, take() does not hand out
-  //! a stream (it waits, for the length of a vendor call): a stream that
-  //! becomes a queue-mate after the decision enqueues behind the signal.
-  bool begin_signal(std::uint64_t version) noexcept {
-    signal_enqueues_.fetch_add(1, std::memory_order_seq_cst);
-    if (version_.load(std::memory_order_seq_cst) == version) return true;
-    signal_enqueues_.fetch_sub(1, std::memory_order_seq_cst);
-    return false;
-  }
-  void end_signal() noexcept { signal_enqueues_.fetch_sub(1, std::memory_order_seq_cst); }
-
   //! How many streams of `priority` the pool holds, idle or not (tests, info).
   std::size_t pooled(int priority);
   int reserve_size() const noexcept { return reserve_; }
@@ -129,20 +93,13 @@ class stream_pool {
  private:
   struct entry {
     native_stream n;
-    bool maybe_busy = false;  // given back with work pending: queried before reuse (and occupying)
+    bool maybe_busy = false;  // given back with work pending: queried before reuse
   };
-  //! Under m_: n counts as (no longer) occupying its queue (has_queue_of_its_own).
-  void occupy(const native_stream& n) noexcept;
-  void vacate(const native_stream& n) noexcept;
-  //! Under m_: e's work was found done: no longer busy, no longer occupying.
-  void settle(entry& e) noexcept;
   //! Under m_: the index of the idle entry of `priority` on the least used
   //! hardware queue, or -1.
   int pick_idle(int priority);
-  //! Under m_: makes one stream of `priority` and adds it to the pool, in
-  //! run *run (a new one first when *run is no_run).
-  void make(device_state& d, int priority, const char* what, std::uint64_t* run);
-  static constexpr std::uint64_t no_run = UINT64_MAX;
+  //! Under m_: makes one stream of `priority` and adds it to the pool.
+  void make(device_state& d, int priority, const char* what);
   //! Under m_: idle entries of `priority` (busy ones queried now).
   int idle_count(int priority);
   std::size_t pooled_locked(int priority) const;
@@ -171,19 +128,11 @@ class stream_pool {
     gpu::SLUICE_GPU_API::stream_t stream;
     std::uint64_t index;
     int priority;
-    std::uint64_t run;
   };
   std::size_t made_of(int priority) const;
   std::vector<native_stream> for_life_;  // take_for_life()'s, kept with their events
   std::vector<made> made_;               // every stream the pool made, with its creation index
   std::vector<int> queue_users_;         // live sluice streams per hardware queue
-  // What occupies the queues (has_queue_of_its_own): streams taken (not for
-  // life) or given back busy, per queue, per run and in all.
-  std::vector<int> occupied_;
-  std::vector<int> run_occupied_;  // indexed by run; one element per run ever made
-  int occupied_total_ = 0;
-  std::atomic<std::uint64_t> version_{1};
-  std::atomic<int> signal_enqueues_{0};  // begin_signal()s in progress
   int reserve_ = 0;
   device_state* device_ = nullptr;  // set by fill()
   std::vector<int> levels_;         // the priorities fill() made

@@ -66,12 +66,9 @@ struct stream_state {
   std::atomic<std::uint32_t> host_functions_published{0};  // for self-wait checks
   api::event_t position{};  // recorded by wait(stream_ref this), under enqueue_m
   int queue = 0;            // the pooled vendor stream's hardware queue (stream_pool.hpp)
-  std::uint64_t run = 0;    // the pool's run of creations it was made in (stream_pool.hpp)
-  // Whether a new host-function batch may use the word watcher's signal
-  // (stream.cpp, host_path): the answer, and the pool's occupancy_version it
-  // holds for (0: none yet). Under enqueue_m.
-  std::uint64_t path_version = 0;
-  bool signal_path = false;
+  // Host-function batches enqueued whose gates have not opened: while any, the
+  // stream holds for the host (host_holds.hpp).
+  std::atomic<std::uint32_t> pending_batches{0};
 
   std::mutex batch_m;  // with enqueue_m, guards setting open_batch
   // The last ticket whose gate wait is enqueued: a batch runs only from then

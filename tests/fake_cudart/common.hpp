@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace fake {
@@ -20,6 +21,48 @@ thread_local int current_device = 0;
 thread_local cudaError_t last_error = cudaSuccess;
 
 inline bool valid_device(int d) { return d >= 0 && d < device_count(); }
+
+//! The runtime's start. CUDA reads CUDA_DEVICE_MAX_CONNECTIONS (its hardware
+//! queue count) and CUDA_MODULE_LOADING when it starts, for the whole process:
+//! a program's setenv after its first runtime call comes too late. The fakes
+//! note both variables at the first call of those that call started() (the
+//! ones a program can make before anything else: versions, errors, device
+//! count and choice, stream creation) and give them to the simulated runtime
+//! (start_env). With SLUICE_SIM_REQUIRE_START_ENV=1 a start without
+//! CUDA_DEVICE_MAX_CONNECTIONS ends the process at once (exit 86, naming the
+//! call): sluice sets it before its first runtime call
+//! (prepare_runtime_environment), so a start without it is a sluice path that
+//! called the runtime first (ctest sim.tool.start_env.cuda).
+struct start_snapshot {
+  bool connections_set = false;
+  char connections[32] = {};
+  bool module_loading_set = false;
+  char module_loading[32] = {};
+};
+inline start_snapshot start_env{};
+inline void started(const char* call) noexcept {
+  static const bool once = [call] {
+    if (const char* v = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS")) {
+      start_env.connections_set = true;
+      std::snprintf(start_env.connections, sizeof start_env.connections, "%s", v);
+    }
+    if (const char* v = std::getenv("CUDA_MODULE_LOADING")) {
+      start_env.module_loading_set = true;
+      std::snprintf(start_env.module_loading, sizeof start_env.module_loading, "%s", v);
+    }
+    const char* required = std::getenv("SLUICE_SIM_REQUIRE_START_ENV");
+    if (required != nullptr && std::strcmp(required, "1") == 0 && !start_env.connections_set) {
+      std::fprintf(stderr,
+                   "fake cudart: the runtime started (first call: %s) without "
+                   "CUDA_DEVICE_MAX_CONNECTIONS: a later setenv does not reach it\n",
+                   call);
+      std::fflush(stderr);
+      std::_Exit(86);
+    }
+    return true;
+  }();
+  (void)once;
+}
 
 //! cuStreamBatchMemOp: its 64-bit waits and writes enqueued in order, as the
 //! calls above would; any other operation: CUDA_ERROR_NOT_SUPPORTED, with
@@ -122,19 +165,23 @@ cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr attr, int d) {
   return cudaSuccess;
 }
 cudaError_t cudaGetLastError() {
+  fake::started("cudaGetLastError");
   const cudaError_t e = fake::last_error;
   fake::last_error = cudaSuccess;
   return e;
 }
 cudaError_t cudaGetDeviceCount(int* n) {
+  fake::started("cudaGetDeviceCount");
   *n = fake::device_count();
   return cudaSuccess;
 }
 cudaError_t cudaGetDevice(int* d) {
+  fake::started("cudaGetDevice");
   *d = fake::current_device;
   return cudaSuccess;
 }
 cudaError_t cudaSetDevice(int d) {
+  fake::started("cudaSetDevice");
   if (!fake::valid_device(d)) return fake::failed(cudaErrorInvalidDevice);
   fake::current_device = d;
   return cudaSuccess;
@@ -157,10 +204,12 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
   return cudaSuccess;
 }
 cudaError_t cudaRuntimeGetVersion(int* v) {
+  fake::started("cudaRuntimeGetVersion");
   *v = CUDART_VERSION;
   return cudaSuccess;
 }
 cudaError_t cudaDriverGetVersion(int* v) {
+  fake::started("cudaDriverGetVersion");
   *v = CUDART_VERSION;
   return cudaSuccess;
 }

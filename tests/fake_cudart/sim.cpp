@@ -17,6 +17,17 @@
 // operations (chosen per stream, seeded), so that streams drift apart as far
 // as the ordering CUDA promises allows: work that is not ordered by an event
 // or a stream shows it.
+// SLUICE_SIM_HW_QUEUES=N or "start" (default: off): hardware queues. Each
+// device's streams are assigned to N queues round robin in creation order
+// (every stream the model makes on the device counts); "start": N is
+// CUDA_DEVICE_MAX_CONNECTIONS as it was when the runtime started (8 when unset
+// then, at most 32), as CUDA reads it. A stream memory operation (write or
+// wait) of one stream queued behind a not yet satisfied stream memory wait of
+// another stream on the same queue waits for that wait to pass: the holding
+// that a shared queue can do (docs/design.md, "Which host functions use the
+// word watcher"). Nothing else is held: event records, copies and host
+// callbacks pass a queue-mate's wait, as every GPU run showed (the channel
+// probe, main's callback path; vendor-differences.md section 22).
 // SLUICE_SIM_STREAM_CREATE_LIMIT=L (default 33; 0: off): creating a stream on
 // a device that already has L or more live streams (created, not destroyed:
 // the default stream and the library's own included) waits until the work
@@ -28,6 +39,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -70,6 +82,9 @@ std::condition_variable& changed() {
 struct op {
   std::function<void()> run;
   std::function<void()> finish;
+  // A stream memory operation (SLUICE_SIM_HW_QUEUES): its place in its
+  // queue's order, 0 for any other operation.
+  std::uint64_t memop = 0;
 };
 
 struct stream_model {
@@ -83,6 +98,7 @@ struct stream_model {
   // Its thread starts with its first operation: streams made and never used
   // (sluice's pool keeps about 130 per device) cost no thread.
   bool started = false;
+  int hw_queue = 0;  // its hardware queue (SLUICE_SIM_HW_QUEUES)
 };
 
 //! What a record captured: complete once its operation has run (then t_ns >= 0).
@@ -120,6 +136,12 @@ struct registry {
   std::vector<std::shared_ptr<stream_model>> streams;  // every live or draining stream
   std::map<std::uintptr_t, block> memory;              // what the runtime allocated
   bool peer_enabled[8][8] = {};
+  // SLUICE_SIM_HW_QUEUES: streams made per device (their queue: the count
+  // modulo the queue count), the order of stream memory operations, and the
+  // memory waits not yet passed, per (device, queue): order -> stream.
+  int made[8] = {};
+  std::uint64_t memops = 0;
+  std::map<std::pair<int, int>, std::map<std::uint64_t, const stream_model*>> waits;
 };
 registry& reg() {
   static auto* r = new registry;
@@ -167,6 +189,35 @@ int stream_create_limit() {
   return n;
 }
 
+//! SLUICE_SIM_HW_QUEUES: the hardware queue count of the model, 0 when off.
+int hardware_queues() {
+  static const int n = [] {
+    const char* v = std::getenv("SLUICE_SIM_HW_QUEUES");
+    if (v == nullptr || *v == '\0') return 0;
+    if (std::strcmp(v, "start") == 0) {
+      fake::started("the queue model");  // no start before: it starts here
+      const int asked =
+          fake::start_env.connections_set ? std::atoi(fake::start_env.connections) : 8;
+      return std::clamp(asked, 1, 32);
+    }
+    return std::clamp(std::atoi(v), 0, 128);
+  }();
+  return n;
+}
+
+//! Under mu(): whether s's next operation o is a stream memory operation
+//! queued behind another stream's memory wait on its queue that has not passed.
+bool held_by_queue_mate(const stream_model& s, const op& o) {
+  if (o.memop == 0) return false;
+  const auto it = reg().waits.find({s.device, s.hw_queue});
+  if (it == reg().waits.end()) return false;
+  for (const auto& [order, owner] : it->second) {
+    if (order >= o.memop) break;
+    if (owner != &s) return true;
+  }
+  return false;
+}
+
 void run_stream(std::shared_ptr<stream_model> s) {
   static std::atomic<unsigned> streams{0};
   std::seed_seq seeds{jitter_seed(), streams.fetch_add(1)};
@@ -178,6 +229,9 @@ void run_stream(std::shared_ptr<stream_model> s) {
   for (;;) {
     changed().wait(lock, [&] { return !s->queue.empty() || s->destroyed; });
     if (s->queue.empty()) break;  // destroyed and drained
+    if (held_by_queue_mate(*s, s->queue.front())) {
+      changed().wait(lock, [&] { return !held_by_queue_mate(*s, s->queue.front()); });
+    }
     op o = std::move(s->queue.front());
     lock.unlock();
     if (jitter_seed() != 0 && jitter() % 4 < slowness)
@@ -228,6 +282,7 @@ std::shared_ptr<stream_model> new_stream(int device, bool created_by_call) {
         });
       }
     }
+    if (hardware_queues() > 0) s->hw_queue = reg().made[device]++ % hardware_queues();
     reg().streams.push_back(s);
   }
   return s;
@@ -248,12 +303,23 @@ std::shared_ptr<stream_model> stream_of(cudaStream_t h) {
 }
 
 //! Enqueues o on h's stream; returns the position it will complete at.
+//! kind: a stream memory operation's (SLUICE_SIM_HW_QUEUES).
+enum class memop_kind { none, write, wait };
+
 std::uint64_t enqueue(cudaStream_t h, std::function<void()> run,
                       std::shared_ptr<stream_model>* out = nullptr,
-                      std::function<void()> finish = {}) {
+                      std::function<void()> finish = {}, memop_kind kind = memop_kind::none) {
   op o{std::move(run), std::move(finish)};
   auto s = stream_of(h);
   std::lock_guard<std::mutex> lock(mu());
+  if (kind != memop_kind::none && hardware_queues() > 0) {
+    o.memop = ++reg().memops;
+    if (kind == memop_kind::wait) {
+      const std::pair<int, int> q{s->device, s->hw_queue};
+      reg().waits[q][o.memop] = s.get();
+      o.finish = [q, order = o.memop] { reg().waits[q].erase(order); };  // under mu()
+    }
+  }
   s->queue.push_back(std::move(o));
   const std::uint64_t at = ++s->enqueued;
   if (!s->started) {
@@ -353,16 +419,21 @@ callback_thread& callbacks() {
 
 CUresult wait_value64_impl(CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned int) {
   auto* word = reinterpret_cast<std::atomic<std::uint64_t>*>(addr);
-  enqueue(reinterpret_cast<cudaStream_t>(h), [word, value] {
-    // The device polls host memory; so does the model.
-    while (word->load() < value) std::this_thread::sleep_for(std::chrono::microseconds(20));
-  });
+  enqueue(
+      reinterpret_cast<cudaStream_t>(h),
+      [word, value] {
+        // The device polls host memory; so does the model.
+        while (word->load() < value) std::this_thread::sleep_for(std::chrono::microseconds(20));
+      },
+      nullptr, {}, memop_kind::wait);
   return CUDA_SUCCESS;
 }
 
 CUresult write_value64_impl(CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned int) {
   auto* word = reinterpret_cast<std::atomic<std::uint64_t>*>(addr);
-  enqueue(reinterpret_cast<cudaStream_t>(h), [word, value] { word->store(value); });
+  enqueue(
+      reinterpret_cast<cudaStream_t>(h), [word, value] { word->store(value); }, nullptr, {},
+      memop_kind::write);
   return CUDA_SUCCESS;
 }
 
@@ -381,6 +452,7 @@ cudaError_t cudaDeviceSynchronize() {
 }
 
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t* h, unsigned int flags, int priority) {
+  fake::started("cudaStreamCreateWithPriority");
   // May wait for the device (stream_create_limit).
   auto s = new_stream(current_device, true);
   s->priority = priority;
