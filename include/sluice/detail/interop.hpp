@@ -46,7 +46,8 @@ int device_memory_of(const void* p) noexcept;
 //! How many host-function batches (host functions enqueued back to back
 //! share one) took each path since the process started. GPU backends: a
 //! batch goes by `signal` (a stream memory write that sluice's word watcher
-//! sees) where its stream has a hardware queue of its own, else by
+//! sees) where no other stream of its device holds for the host (a pending
+//! host function, a flag wait) when it is enqueued, else by
 //! `callback` (the vendor's host callback hands it to a sluice thread);
 //! SLUICE_HOST_FUNC_PATH=signal|callback forces one (docs/api.md). The host
 //! backend: both 0 (its host functions need neither). For benches and tests.
