@@ -17,8 +17,10 @@
 // ever saw held by a queue-mate's wait.
 //
 // Holds: a stream with a host-function batch whose gate the host has not opened
-// (either path: the gate wait is the same); a flag wait (wait_value) until its
-// word reaches the value or its stream is found idle. Signal-path enqueues and
+// (either path: the gate wait is the same); a flag wait (wait_value) on a flag
+// below its value, until its word reaches the value or its stream is found
+// idle. (A flag the host lowers again before the device saw the value holds
+// unseen: flags that go down are outside this rule.) Signal-path enqueues and
 // hold enqueues are ordered against each other (seq_cst, Dekker): a hold,
 // once counted, waits for the signal enqueues in progress (the length of a
 // vendor call) so that it lands behind them, and a signal enqueue that starts

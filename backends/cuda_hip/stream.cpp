@@ -529,13 +529,17 @@ void stream_ref::wait_value(const flag& f, std::uint32_t v) const {
     // meanwhile (host_holds.hpp); counted until the flag reaches v. Before the
     // hold scope: waiting for a signal enqueue inside one could deadlock with
     // the pool's making of streams.
-    try {
-      dev.holds.flag_wait(s.native, detail::access::state(f)->w.host, v);
-    } catch (const std::bad_alloc&) {
-      detail::fail(errc::out_of_memory, "sluice::stream_ref::wait_value",
-                   "no memory to note the wait");
+    // (A flag that has the value already holds nothing.)
+    const detail::word& w = detail::access::state(f)->w;
+    if (w.host->load(std::memory_order_acquire) < v) {
+      try {
+        dev.holds.flag_wait(s.native, w.host, v);
+      } catch (const std::bad_alloc&) {
+        detail::fail(errc::out_of_memory, "sluice::stream_ref::wait_value",
+                     "no memory to note the wait");
+      }
+      dev.holds.before_hold();
     }
-    dev.holds.before_hold();
     const detail::stream_pool::hold_scope hold(dev.natives);
     detail::check(gpu::api::stream_wait_value(s.native, detail::access::state(f)->w.device, v),
                   "sluice::stream_ref::wait_value: stream on device ", s.device);
