@@ -157,8 +157,9 @@ void print_part(const char* what, const char* part, std::size_t k, const fanout_
 }
 
 //! Which path sluice's host-function batches took since `before` (signal:
-//! the word watcher; callback: the vendor callback, where a stream shares a
-//! hardware queue: docs/design.md, "Which host functions use the word watcher").
+//! the word watcher; callback: the vendor callback, where another stream of
+//! the device held for the host: docs/design.md, "Which host functions use
+//! the word watcher").
 struct path_count {
   sluice::detail::host_function_paths before = sluice::detail::host_function_path_counts();
   std::string since() const {
@@ -630,11 +631,11 @@ int main(int argc, char** argv) {
 
   if (fan > 0) {
     const auto limit = static_cast<std::size_t>(std::max(1, sluice::independent_stream_limit(dev)));
-    // Only as many sluice streams alive as a part needs: a stream that shares
-    // a hardware queue with another live one takes the vendor callback
-    // (docs/design.md, "Which host functions use the word watcher"), so the
-    // parts up to K = the limit measure the signal path and K beyond it what
-    // sluice does there (each part prints the paths its batches took).
+    // Only as many sluice streams alive as a part needs. Where K functions are
+    // pending at once, the first takes the signal and the others the vendor
+    // callback (another stream holds for the host: docs/design.md, "Which
+    // host functions use the word watcher"); each part prints the paths its
+    // batches took.
     while (streams.size() > std::min(fan, limit)) streams.pop_back();
     // Raw CUDA's streams after sluice's: sluice's pool keeps the streams it made.
     raw_side raw(fan, limit);

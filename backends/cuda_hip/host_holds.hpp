@@ -56,16 +56,17 @@ class host_holds {
     while (signals_.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
   }
 
-  //! For a batch of a stream counted by stream_holds(): true when nothing else
-  //! on the device holds for the host; the signal enqueue is then in progress
-  //! until end_signal(). Takes the lock only while flag waits are counted (to
-  //! drop those that passed).
-  bool begin_signal() noexcept;
+  //! For a batch of the stream `own`, counted by stream_holds(): true when no
+  //! other stream of the device holds for the host; the signal enqueue is then
+  //! in progress until end_signal(). Takes the lock only while flag waits are
+  //! counted (to drop those that passed).
+  bool begin_signal(api::stream_t own) noexcept;
   void end_signal() noexcept { signals_.fetch_sub(1, std::memory_order_seq_cst); }
 
  private:
-  //! Drops the flag waits that passed.
-  void prune() noexcept;
+  //! Drops the flag waits that passed; whether one of another stream than
+  //! `own` is left.
+  bool others_wait(api::stream_t own) noexcept;
 
   std::atomic<int> holding_{0};  // streams with a pending host-function batch
   std::atomic<int> waits_{0};    // flag waits counted (changed under m_)

@@ -213,7 +213,8 @@ void host_holds::flag_wait(api::stream_t waiting, const std::atomic<std::uint64_
   waits_.fetch_add(1, std::memory_order_seq_cst);
 }
 
-void host_holds::prune() noexcept {
+bool host_holds::others_wait(api::stream_t own) noexcept {
+  if (waits_.load(std::memory_order_seq_cst) == 0) return false;
   std::lock_guard<std::mutex> lock(m_);
   int dropped = 0;
   for (std::size_t i = 0; i < flags_.size();) {
@@ -234,15 +235,17 @@ void host_holds::prune() noexcept {
     }
   }
   waits_.fetch_sub(dropped, std::memory_order_seq_cst);
+  for (const flag_entry& e : flags_)
+    if (e.waiting != own) return true;
+  return false;
 }
 
-bool host_holds::begin_signal() noexcept {
-  // The caller's own stream is one of holding_.
-  const auto clear = [this] {
-    return holding_.load(std::memory_order_seq_cst) == 1 &&
-           waits_.load(std::memory_order_seq_cst) == 0;
+bool host_holds::begin_signal(api::stream_t own) noexcept {
+  // The caller's own stream is one of holding_; its own flag waits come
+  // before its signal in its own order and do not count.
+  const auto clear = [this, own] {
+    return holding_.load(std::memory_order_seq_cst) == 1 && !others_wait(own);
   };
-  if (waits_.load(std::memory_order_seq_cst) != 0) prune();
   if (!clear()) return false;
   signals_.fetch_add(1, std::memory_order_seq_cst);
   if (clear()) return true;
@@ -418,7 +421,7 @@ void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* 
   announce_batch_hold(s);
   signal_enqueue in_progress;
   bool by_signal = mode == host_path_mode::signal;
-  if (mode == host_path_mode::automatic && may_signal && holds.begin_signal()) {
+  if (mode == host_path_mode::automatic && may_signal && holds.begin_signal(s.native)) {
     in_progress.holds = &holds;
     by_signal = true;
   }

@@ -157,6 +157,27 @@ TEST(HostFunctionPath, ItsOwnPendingFunctionKeepsTheSignal) {
   }
 }
 
+// Nor does its own flag wait: the function comes after it anyway.
+TEST(HostFunctionPath, ItsOwnFlagWaitKeepsTheSignal) {
+  const sluice::device dev{0};
+  sluice::stream s{dev};
+  sluice::flag f{0};
+  std::atomic<int> ran{0};
+  const auto before = counts();
+  s.wait_value(f, 1);
+  s.host_func([&ran] { ran.fetch_add(1); });
+  f.store(1);
+  s.synchronize();
+  const auto after = counts();
+  EXPECT_EQ(ran.load(), 1);
+  if (forced() == "callback") {
+    EXPECT_EQ(after.callback - before.callback, 1U);
+  } else {
+    EXPECT_EQ(after.signal - before.signal, 1U)
+        << "a stream's own flag wait sent its host function to the callback";
+  }
+}
+
 // A flag wait of another stream holds it for the host until the flag is
 // stored: the callback meanwhile, the signal again once it passed.
 TEST(HostFunctionPath, AFlagWaitOfAnotherStreamSendsOthersToTheCallback) {
