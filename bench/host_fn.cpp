@@ -35,6 +35,12 @@
 //            stream's gate wait holds the stream behind it in its queue, so
 //            K = that limit is shown too: it separates sluice's host side from
 //            the queues' sharing.
+//   blocked  HOST-2's pattern, 5 rounds at K = 12 and K = the limit (or at
+//            --blocked=K alone, also beyond the limit): sluice's K host
+//            functions each blocking until all entered, and raw streams each
+//            storing a signal word and then waiting on a closed gate (how
+//            many signals the host sees while every gate is closed). Exit 1
+//            when sluice's count is short.
 //   bounds   Every part is bounded and none can hang the bench: stdout is line
 //            buffered and each fanout part (sluice, signal, launch) is printed
 //            as soon as it is measured. The raw "signal" reference stops at its
@@ -525,6 +531,7 @@ std::size_t sluice_blocked(std::vector<sluice::stream>& streams, std::size_t k,
 int main(int argc, char** argv) {
   double idle_seconds = 10, pending_seconds = 2;
   std::size_t n_streams = 64, fan = 64;
+  std::size_t blocked_k = 0;  // --blocked: the HOST-2 part's only K (0: 12 and the limit)
   int trials = 200, block_us = 1000, block_trials = 20;
   double time_limit = 240;
   for (int i = 1; i < argc; ++i) {
@@ -546,12 +553,15 @@ int main(int argc, char** argv) {
       block_trials = std::max(1, std::atoi(value().c_str()));
     else if (a.rfind("--time-limit=", 0) == 0)
       time_limit = std::max(1.0, std::atof(value().c_str()));
+    else if (a.rfind("--blocked=", 0) == 0)
+      blocked_k = std::min<std::size_t>(std::strtoull(value().c_str(), nullptr, 10), 1024);
     else {
       std::fprintf(stderr,
                    "usage: sluice-bench-host-fn-cuda [--idle-seconds=S (0: skip)] "
                    "[--pending-seconds=S (0: skip)] [--streams=N] [--fanout=K (0: skip)] "
                    "[--trials=T] [--block-us=U (0: skip)] [--block-trials=T] "
-                   "[--time-limit=S (default 240)]\n");
+                   "[--time-limit=S (default 240)] [--blocked=K (HOST-2's part at K only, "
+                   "up to --fanout, also beyond the limit)]\n");
       return 2;
     }
   }
@@ -681,7 +691,17 @@ int main(int argc, char** argv) {
       // Rounds of 12 (the conformance test's count) and of K = the limit, each
       // bounded by 2 s: once failed on an H200 with 12 (11 started).
       phase = "blocked at once (HOST-2)";
-      for (const std::size_t k : {std::min<std::size_t>({fan, limit, 12}), std::min(fan, limit)}) {
+      // --blocked=K: that K alone, also beyond the limit (up to --fanout, the
+      // raw streams made): whether the device holds a raw stream's signal
+      // behind another's closed gate there (with CUDA_DEVICE_MAX_CONNECTIONS=8
+      // and K = 12, the tool's environment before backend_version started the
+      // engine first: docs/design.md, "Which host functions use the word
+      // watcher").
+      std::vector<std::size_t> blocked_ks{std::min<std::size_t>({fan, limit, 12}),
+                                          std::min(fan, limit)};
+      if (blocked_k > 0) blocked_ks = {std::min(blocked_k, fan)};
+      while (streams.size() < blocked_ks.back()) streams.emplace_back(dev);
+      for (const std::size_t k : blocked_ks) {
         const path_count paths;
         constexpr int rounds = 5;
         int raw_short = 0, sluice_short = 0;
