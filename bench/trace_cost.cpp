@@ -186,14 +186,30 @@ int main(int argc, char** argv) {
     }
     b.synchronize();
   }));
+  // Which source timed the traces (the last trace's host track says so).
+  std::string source = "unknown";
+  if (std::FILE* t = std::fopen(run.trace_path().c_str(), "r")) {
+    std::string text;
+    char buf[4096];
+    for (std::size_t n = 0;
+         (n = std::fread(buf, 1, sizeof buf, t)) > 0 && text.size() < (1U << 20);)
+      text.append(buf, n);
+    std::fclose(t);
+    const std::string key = "\"trace_source\": \"";
+    const std::size_t at = text.find(key);
+    if (at != std::string::npos) {
+      const std::size_t from = at + key.size();
+      source = text.substr(from, text.find('"', from) - from);
+    }
+  }
   std::remove(run.trace_path().c_str());
 
   char date[32];
   const std::time_t now = std::time(nullptr);
   std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   std::printf("sluice tracing cost: the same sluice calls with tracing on vs off (same run)\n");
-  std::printf("date:    %s\nbackend: %s\ndevice:  %s\n", date, sluice::backend_version().c_str(),
-              dev.name().c_str());
+  std::printf("date:    %s\nbackend: %s\ndevice:  %s\ntrace source: %s\n", date,
+              sluice::backend_version().c_str(), dev.name().c_str(), source.c_str());
   std::printf(
       "method:  %d batches per side, alternating; trace written after each traced batch, "
       "outside the timed region; %zu traced operations written in all; workload buffers "

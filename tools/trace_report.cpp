@@ -494,6 +494,8 @@ class event_reader {
             const double error = number(field.value, "args.clock_error_us", byte);
             if (error < 0) bad(byte, "\"args.clock_error_us\" is negative");
             sink_.clock_error(static_cast<int>(pid), error);
+          } else if (is(field.key, "trace_source")) {
+            sink_.source(std::string(text(field.value, "args.trace_source", byte)), -1);
           }
       }
       return;
@@ -539,7 +541,9 @@ class event_reader {
     op_.start_us = ts;
     op_.end_us = ts + dur;
     op_.seq = op_.waits_for_stream = op_.waits_for_seq = 0;
-    op_.kernel = false;
+    op_.kernel = op_.has_enqueue = false;
+    op_.enqueued_us = 0;
+    op_.on_host = op_.kind == "host_func";
     if (has_args)
       for (const auto field : args) {
         const std::string_view k = field.key;
@@ -547,6 +551,12 @@ class event_reader {
           std::string_view v;
           if (field.value.get_string().get(v)) bad(byte, "\"args.kind\" is not a string");
           op_.kernel = v == "kernel";
+          if (v == "host_func") op_.on_host = true;
+        } else if (is(k, "enqueued_us")) {
+          op_.enqueued_us = number(field.value, "args.enqueued_us", byte);
+          op_.has_enqueue = true;
+        } else if (is(k, "path")) {
+          if (text(field.value, "args.path", byte) == "host") op_.on_host = true;
         } else if (is(k, "seq"))
           op_.seq = whole(field.value, "args.seq", byte);
         else if (is(k, "waits_for_stream"))
@@ -581,8 +591,10 @@ class event_reader {
 
 struct op_record {
   double start = 0, end = 0;
+  double enqueued = 0;  // with has_enqueue
   std::uint64_t seq = 0, waits_for_stream = 0, waits_for_seq = 0;
-  std::uint32_t kind = 0, wait = 0;
+  std::uint32_t kind = 0;
+  std::uint8_t wait = 0, has_enqueue = 0, on_host = 0;
 };
 using interval = std::pair<double, double>;
 
@@ -868,6 +880,7 @@ struct rank_sink : trace_sink {
     if (m.waits_for_stream != 0) m.waits_for_stream = id(o.waits_for_stream);
     m.start_us += shift;
     m.end_us += shift;
+    m.enqueued_us += shift;
     to.op(m);
   }
   void range(const traced_range& r) override {
@@ -878,6 +891,7 @@ struct rank_sink : trace_sink {
     to.range(m);
   }
   void metadata(const trace_metadata& m) override { to.metadata(m); }
+  void source(const std::string& source_name, int) override { to.source(source_name, rank); }
 };
 
 }  // namespace
@@ -977,6 +991,7 @@ struct stream_state {
   bool seq_sorted = true;
   std::uint64_t last_seq = 0;
   record_log<interval> busy;                   // after finish()
+  record_log<interval> in_flight;              // after finish()
   std::vector<std::uint64_t> block_first_seq;  // of ops' blocks, after finish()
 };
 
@@ -1025,6 +1040,7 @@ struct trace_analyzer::state {
   std::uint64_t range_count = 0;
   bool timeline = true;
   std::vector<traced_range> drawn_ranges;  // the first max_drawn_ranges, for the timeline
+  std::map<int, std::string> sources;      // per rank: trace_source
   trace_analysis a;
   bool finished = false;
 
@@ -1079,6 +1095,82 @@ struct trace_analyzer::state {
     *k = lo;
     return true;
   }
+
+  //! Stream i's in-flight intervals, merged into its in_flight log; returns
+  //! their total (stream_summary::in_flight_us says what they are). After
+  //! every stream's operations are in seq order with their block_first_seq
+  //! (a wait's source may be on any stream).
+  double in_flight(std::size_t i) {
+    stream_state& st = *streams[i];
+    spill_file& f = *file;
+    // Calls emit(interval) for each operation, in seq order.
+    const auto each = [&](const auto& emit) {
+      bool has_ready = false;
+      double ready = 0;  // the latest end of the stream's operations so far
+      const auto ended = [&](double t) {
+        ready = has_ready ? std::max(ready, t) : t;
+        has_ready = true;
+      };
+      log_reader<op_record> r(f, st.ops);
+      op_record o;
+      while (r.next(o)) {
+        if (o.wait != 0) {
+          ended(o.end);
+          std::size_t k = 0;
+          const auto source =
+              o.waits_for_stream != 0 ? index.find(o.waits_for_stream) : index.end();
+          if (source != index.end() && find_seq(source->second, o.waits_for_seq, &k))
+            ended(record(source->second, k).end);
+          continue;
+        }
+        if (o.end > o.start) {
+          double from = o.start;
+          if (o.has_enqueue != 0 && o.on_host == 0)
+            from = std::min(o.start, has_ready ? std::max(o.enqueued, ready) : o.enqueued);
+          emit(interval{from, o.end});
+        }
+        ended(o.end);
+      }
+    };
+    double total = 0;
+    bool in_order = true, open = false;
+    interval cur;
+    each([&](const interval& x) {
+      if (!in_order) return;
+      if (open && x.first < cur.first) {
+        in_order = false;
+        return;
+      }
+      if (open && x.first <= cur.second) {
+        cur.second = std::max(cur.second, x.second);
+        return;
+      }
+      if (open) {
+        st.in_flight.push(f, cur);
+        total += cur.second - cur.first;
+      }
+      cur = x;
+      open = true;
+    });
+    if (in_order) {
+      if (open) {
+        st.in_flight.push(f, cur);
+        total += cur.second - cur.first;
+      }
+    } else {
+      // Starts out of order: merged in memory.
+      intervals all;
+      each([&](const interval& x) { all.push_back(x); });
+      st.in_flight = record_log<interval>();
+      total = 0;
+      for (const interval& x : merged(std::move(all))) {
+        st.in_flight.push(f, x);
+        total += x.second - x.first;
+      }
+    }
+    st.in_flight.flush(f);
+    return total;
+  }
 };
 
 trace_analyzer::trace_analyzer(bool timeline) : s_(std::make_unique<state>()) {
@@ -1121,6 +1213,9 @@ void trace_analyzer::op(const traced_op& o) {
   }
   r.kind = kind->second;
   r.wait = is_wait(o.kind) ? 1 : 0;
+  r.has_enqueue = o.has_enqueue ? 1 : 0;
+  r.enqueued = o.enqueued_us;
+  r.on_host = o.on_host ? 1 : 0;
   if (o.kernel) {
     auto& k = s.kernels[{i, r.kind}];
     if (k.count == 0) k.first = s.kernel_order++;
@@ -1134,6 +1229,10 @@ void trace_analyzer::op(const traced_op& o) {
   s.first = s.any ? std::min(s.first, o.start_us) : o.start_us;
   s.last = s.any ? std::max(s.last, o.end_us) : o.end_us;
   s.any = true;
+}
+
+void trace_analyzer::source(const std::string& source_name, int rank) {
+  s_->sources[rank] = source_name;
 }
 
 void trace_analyzer::note_alignment(const std::vector<rank_alignment>& alignment) {
@@ -1298,17 +1397,23 @@ const trace_analysis& trace_analyzer::finish() {
     sum.idle_us = std::max(0.0, sum.span_us - sum.busy_us);
     a.streams.push_back(sum);
   }
+  for (std::size_t i = 0; i < s.streams.size(); ++i) a.streams[i].in_flight_us = s.in_flight(i);
+  a.trace_sources = s.sources;
   for (std::size_t i = 0; i < a.streams.size(); ++i)
     for (std::size_t j = i + 1; j < a.streams.size(); ++j) {
       // Several ranks: overlap within each rank (their clocks are apart).
       if (rank_of_stream(a.streams[i].stream) != rank_of_stream(a.streams[j].stream)) continue;
-      const double shorter = std::min(a.streams[i].busy_us, a.streams[j].busy_us);
+      // In flight covers busy: a stream with no in-flight time has no busy time.
+      const double shorter = std::min(a.streams[i].in_flight_us, a.streams[j].in_flight_us);
       if (shorter <= 0) continue;
       overlap_pair p;
       p.a = i;
       p.b = j;
-      p.overlap_us = intersection(*s.file, s.streams[i]->busy, s.streams[j]->busy);
+      p.overlap_us = intersection(*s.file, s.streams[i]->in_flight, s.streams[j]->in_flight);
       p.percent_of_shorter = 100.0 * p.overlap_us / shorter;
+      const double shorter_busy = std::min(a.streams[i].busy_us, a.streams[j].busy_us);
+      p.busy_overlap_us = intersection(*s.file, s.streams[i]->busy, s.streams[j]->busy);
+      p.busy_percent = shorter_busy > 0 ? 100.0 * p.busy_overlap_us / shorter_busy : 0.0;
       a.overlaps.push_back(p);
     }
   // The critical path, backwards from the operation that ended last: a wait
@@ -1439,19 +1544,69 @@ const trace_analysis& trace_analyzer::finish() {
   return a;
 }
 
+span_timing timing_of(const std::string& source_name) {
+  if (source_name == "events") return span_timing::events;
+  if (source_name == "cupti" || source_name == "host") return span_timing::executing;
+  return span_timing::unnamed;
+}
+
 trace_analysis analyze(const std::vector<traced_op>& ops, const stream_tracks& tracks,
-                       const std::vector<traced_range>& ranges) {
+                       const std::vector<traced_range>& ranges, const std::string& source_name) {
   trace_analyzer z;
+  if (!source_name.empty()) z.source(source_name, -1);
   for (const auto& t : tracks) z.track(t.first.first, t.first.second, t.second);
   for (const traced_op& o : ops) z.op(o);
   for (const traced_range& r : ranges) z.range(r);
   return z.finish();
 }
 
+namespace {
+
+//! The report's line on what timed a trace's operations.
+std::string timing_text(const std::string& source) {
+  switch (timing_of(source)) {
+    case span_timing::events:
+      return "timing events (trace_source events): an operation's span runs from when its stream "
+             "reached it (not before its enqueue) to its completion, time waiting for a copy "
+             "engine or the SMs included: executing is not measured";
+    case span_timing::executing:
+      if (source == "cupti")
+        return "CUPTI activity records (trace_source cupti): a device operation's span is its "
+               "execution on the device: busy is executing";
+      return "the host backend's workers (trace_source " + source +
+             "): an operation's span is its run on a worker: busy is executing";
+    case span_timing::unnamed: break;
+  }
+  if (source.empty()) return "not named in the trace (no trace_source): busy as its spans say";
+  return "trace_source " + source + ", not known to this report: busy as its spans say";
+}
+
+}  // namespace
+
 std::string format_report(const trace_analysis& a, const std::string& file) {
   std::ostringstream out;
   out << "trace: " << file << ": " << a.operations << " operations on " << a.streams.size()
       << " streams, " << us(a.span_us) << " from the first start to the last end\n";
+  // What timed the operations: one line, or one per rank where the ranks' differ.
+  std::vector<int> ranks;  // of the streams (a single trace: -1)
+  for (const stream_summary& st : a.streams) {
+    const int r = rank_of_stream(st.stream);
+    if (std::find(ranks.begin(), ranks.end(), r) == ranks.end()) ranks.push_back(r);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  if (ranks.empty()) ranks.push_back(-1);
+  const auto source_of = [&](int rank) {
+    const auto it = a.trace_sources.find(rank);
+    return it != a.trace_sources.end() ? it->second : std::string();
+  };
+  bool one_source = true;
+  for (const int rank : ranks) one_source = one_source && source_of(rank) == source_of(ranks[0]);
+  if (one_source) {
+    out << "timing: " << timing_text(source_of(ranks[0])) << "\n";
+  } else {
+    for (const int rank : ranks)
+      out << "timing on rank " << rank << ": " << timing_text(source_of(rank)) << "\n";
+  }
   if (!a.clock_error_us.empty()) {
     // Device times were mapped onto the host clock: against host functions'
     // times (host clock) they may be off by this much.
@@ -1474,30 +1629,30 @@ std::string format_report(const trace_analysis& a, const std::string& file) {
       out << shift << "\n";
     }
   }
-  out << "streams (busy: operations other than waits; idle: the rest of the stream's span):\n";
+  out << "streams (busy: the union of its operations other than waits, as timed; in flight: the "
+         "same, each from when it could start (enqueued, its stream's earlier operations done) to "
+         "its end; idle: the rest of the stream's span):\n";
   for (const stream_summary& s : a.streams) {
     char pct[16];
     std::snprintf(pct, sizeof pct, "%.0f%%", s.span_us > 0 ? 100.0 * s.busy_us / s.span_us : 0.0);
     out << "  " << label_of(s) << (s.about.empty() ? "" : " (" + s.about + ")") << ": "
         << s.operations << " operations, busy " << us(s.busy_us) << " of " << us(s.span_us) << " ("
-        << pct << "), idle " << us(s.idle_us) << " (largest gap " << us(s.largest_gap_us) << "), "
-        << s.waits << " waits (" << us(s.waiting_us) << ")\n";
+        << pct << "), in flight " << us(s.in_flight_us) << ", idle " << us(s.idle_us)
+        << " (largest gap " << us(s.largest_gap_us) << "), " << s.waits << " waits ("
+        << us(s.waiting_us) << ")\n";
   }
   // Overlap: within each rank (a single trace: one "rank").
-  std::vector<int> ranks;
-  for (const stream_summary& st : a.streams) {
-    const int r = rank_of_stream(st.stream);
-    if (std::find(ranks.begin(), ranks.end(), r) == ranks.end()) ranks.push_back(r);
-  }
-  std::sort(ranks.begin(), ranks.end());
-  if (ranks.empty()) ranks.push_back(-1);
   for (const int rank : ranks) {
     const std::string indent = rank >= 0 ? "    " : "  ";
-    if (rank >= 0)
-      out << "overlap on rank " << rank
-          << " (busy time of both streams at once, % of the shorter stream's busy time):\n";
-    else
-      out << "overlap (busy time of both streams at once, % of the shorter stream's busy time):\n";
+    const span_timing timing = timing_of(source_of(rank));
+    out << "overlap" << (rank >= 0 ? " on rank " + std::to_string(rank) : std::string())
+        << " (in flight: both streams had an operation in flight at once, % of the shorter "
+           "stream's in-flight time";
+    if (timing == span_timing::executing)
+      out << "; executing: both busy at once, % of the shorter stream's busy time";
+    else if (timing == span_timing::events)
+      out << "; executing: not measured (timing events cannot tell it from queued)";
+    out << "):\n";
     std::vector<overlap_pair> pairs;
     for (const overlap_pair& p : a.overlaps)
       if (rank_of_stream(a.streams[p.a].stream) == rank) pairs.push_back(p);
@@ -1516,7 +1671,12 @@ std::string format_report(const trace_analysis& a, const std::string& file) {
       char pct[16];
       std::snprintf(pct, sizeof pct, "%.1f%%", p.percent_of_shorter);
       out << indent << label_of(a.streams[p.a]) << " x " << label_of(a.streams[p.b]) << ": "
-          << us(p.overlap_us) << " (" << pct << ")\n";
+          << us(p.overlap_us) << " (" << pct << ")";
+      if (timing == span_timing::executing) {
+        std::snprintf(pct, sizeof pct, "%.1f%%", p.busy_percent);
+        out << ", executing " << us(p.busy_overlap_us) << " (" << pct << ")";
+      }
+      out << "\n";
     }
   }
   out << "critical path: " << us(a.path.length_us) << ", " << a.path.operations << " operations";

@@ -1,6 +1,7 @@
 // `sluice trace report <file>`: what a sluice trace (Chrome-trace JSON written
-// by trace_end / SLUICE_TRACE) says about overlap: per-stream busy time,
-// pairwise overlap, idle gaps, waits and the critical path.
+// by trace_end / SLUICE_TRACE) says about overlap: per-stream busy and
+// in-flight time, pairwise overlap (in flight, and executing where the trace
+// times execution), idle gaps, waits and the critical path.
 #pragma once
 
 #include <cstddef>
@@ -25,7 +26,22 @@ struct traced_op {
   std::uint64_t waits_for_stream = 0;  // 0: not a wait with a traced source
   std::uint64_t waits_for_seq = 0;
   bool kernel = false;  // args "kind": "kernel": someone else's kernel (sluice::kokkos), by name
+  //! args "enqueued_us": when the host enqueued it (every operation enqueued
+  //! through sluice; not the user's own work on a stream, "through_sluice": false).
+  bool has_enqueue = false;
+  double enqueued_us = 0;
+  //! Run by a host thread and timed there: a host function, a copy with
+  //! "path": "host" (its span is its run, see in-flight time below).
+  bool on_host = false;
 };
+
+//! How a trace's operations were timed: the host track's `trace_source`.
+enum class span_timing {
+  unnamed,    // no trace_source (traces before it), or one this report does not know
+  events,     // "events": timing events, from when the stream reached it to its completion
+  executing,  // "cupti" (CUPTI activity records), "host" (the host backend's workers): its run
+};
+span_timing timing_of(const std::string& source_name);
 
 //! A stream's track in the trace (its thread_name metadata).
 struct stream_track {
@@ -101,7 +117,14 @@ struct stream_summary {
   std::string name;   // the stream's name; empty: unnamed
   std::string about;  // "native priority 0" (an older trace: its track's name)
   std::size_t operations = 0;
-  double busy_us = 0;  // union of the non-wait operations
+  double busy_us = 0;  // union of the non-wait operations, as the trace times them
+  //! Union of the same operations, each in flight: from when it could start,
+  //! the latest of its enqueue (enqueued_us), its stream's previous
+  //! operations' ends and, after a wait, the end of what it waited for, to
+  //! its end; never later than its own start. An operation without an
+  //! enqueue time (the user's own work) and one run by a host thread (on_host)
+  //! count from their own start.
+  double in_flight_us = 0;
   double span_us = 0;  // first start to last end
   double idle_us = 0;  // span - busy
   double largest_gap_us = 0;
@@ -109,10 +132,15 @@ struct stream_summary {
   double waiting_us = 0;
 };
 
+//! Two streams' overlap: in flight (comparable across trace sources), and
+//! their busy time at once (executing where the trace times execution:
+//! span_timing::executing).
 struct overlap_pair {
-  std::size_t a = 0, b = 0;  // indices into streams
-  double overlap_us = 0;
-  double percent_of_shorter = 0;
+  std::size_t a = 0, b = 0;       // indices into streams
+  double overlap_us = 0;          // both streams had an operation in flight at once
+  double percent_of_shorter = 0;  // of the shorter stream's in_flight_us
+  double busy_overlap_us = 0;     // both busy at once
+  double busy_percent = 0;        // of the shorter stream's busy_us
 };
 
 struct critical_path {
@@ -154,6 +182,8 @@ struct trace_analysis {
   std::map<int, double> clock_error_us;
   //! Only between streams of one rank (merged traces: several ranks).
   std::vector<overlap_pair> overlaps;
+  //! Per rank (-1: a single trace), its trace_source where the trace names one.
+  std::map<int, std::string> trace_sources;
   //! sluice::comm's operations per stream and name (comm spans).
   struct comm_summary {
     std::string stream_label;
@@ -193,6 +223,13 @@ class trace_sink {
   virtual void range(const traced_range& r) = 0;
   //! The trace's "sluice_trace" metadata.
   virtual void metadata(const trace_metadata& m) { (void)m; }
+  //! What timed the trace's operations (the host track's process_name
+  //! argument trace_source); `rank`: -1 from the reader, the file's rank
+  //! where read_rank_files merges several.
+  virtual void source(const std::string& source_name, int rank) {
+    (void)source_name;
+    (void)rank;
+  }
 };
 
 //! The bytes of a trace, a block at a time: fills at most `size` bytes of
@@ -236,6 +273,7 @@ class trace_analyzer : public trace_sink {
   void clock_error(int device, double us) override;
   void op(const traced_op& o) override;
   void range(const traced_range& r) override;
+  void source(const std::string& source_name, int rank) override;
 
   //! Merged traces: how the files were aligned (shown by format_report).
   void note_alignment(const std::vector<rank_alignment>& alignment);
@@ -259,8 +297,10 @@ class trace_analyzer : public trace_sink {
   std::unique_ptr<state> s_;
 };
 
+//! `source_name`: the trace's trace_source (empty: it names none).
 trace_analysis analyze(const std::vector<traced_op>& ops, const stream_tracks& tracks,
-                       const std::vector<traced_range>& ranges = {});
+                       const std::vector<traced_range>& ranges = {},
+                       const std::string& source_name = std::string());
 
 //! How the report and the timeline name a stream: "d<device>/s<id>", then its
 //! name when it has one ("d0/s3 upload").

@@ -92,6 +92,7 @@ bool activity_tracer::begin(activity_source* source, std::string* why) {
   {
     std::lock_guard<std::mutex> lock(m_);
     ops_.clear();
+    host_runs_.clear();
     // Room for as many operations as the last trace had (at least 1024): no
     // reallocation, which moves every record so far, on an enqueuing thread.
     ops_.reserve(std::max<std::size_t>(last_ops_, 1024));
@@ -127,6 +128,12 @@ void activity_tracer::abandon(activity_source* pushed) noexcept {
   if (pushed != nullptr) pushed->pop();
 }
 
+void activity_tracer::host_ran(std::uint64_t stream, std::uint64_t seq, std::int64_t end_ns) {
+  if (source_.load(std::memory_order_relaxed) == nullptr) return;
+  std::lock_guard<std::mutex> lock(m_);
+  host_runs_.push_back(host_run{stream, seq, end_ns});
+}
+
 void activity_tracer::add_stream(void* native, std::uint64_t stream, int device, int priority) {
   activity_source* s = source_.load(std::memory_order_relaxed);
   std::uint32_t id = 0;
@@ -145,10 +152,12 @@ activity_summary activity_tracer::end(std::vector<trace::record>* out) {
   source_.store(nullptr, std::memory_order_relaxed);
   std::vector<op> ops;
   std::unordered_map<std::uint32_t, track> streams;
+  std::vector<host_run> host_runs;
   {
     std::lock_guard<std::mutex> lock(m_);
     ops.swap(ops_);
     streams.swap(streams_);
+    host_runs.swap(host_runs_);
     last_ops_ = ops.size();
   }
   sum.dropped = batch.dropped;
@@ -224,9 +233,19 @@ activity_summary activity_tracer::end(std::vector<trace::record>* out) {
   for (auto& t : timed) std::sort(t.second.begin(), t.second.end());
   std::unordered_map<std::uint64_t, std::int64_t> last_end;  // per stream
   std::unordered_map<std::pair<std::uint64_t, std::uint64_t>, std::int64_t, key_hash> ends;
+  // Host functions, per stream in stream order: an operation after one
+  // (a later seq) is placed no earlier than its end.
+  std::sort(host_runs.begin(), host_runs.end(), [](const host_run& a, const host_run& b) {
+    return a.stream != b.stream ? a.stream < b.stream : a.seq < b.seq;
+  });
   for (const std::size_t i : order) {
     trace::record& r = ops[i].r;
     std::int64_t& last = last_end[r.stream];
+    for (auto h =
+             std::lower_bound(host_runs.begin(), host_runs.end(), r.stream,
+                              [](const host_run&x, std::uint64_t st) { return x.stream < st; });
+         h != host_runs.end() && h->stream == r.stream && h->seq < r.seq; ++h)
+      last = std::max(last, h->end);
     if (spans[i].timed) {
       r.start_ns = std::max(spans[i].start, r.enqueue_ns);
       r.end_ns = std::max(spans[i].end, r.start_ns);

@@ -118,6 +118,12 @@ class activity_tracer {
   //! track (trace id `stream`) even without an external id. Cheap after
   //! the first call per stream and trace (the caller checks `epoch`).
   void add_stream(void* native, std::uint64_t stream, int device, int priority);
+
+  //! A host function (seq-th operation of trace stream `stream`) ended at
+  //! `end_ns` (host clock): the operations after it on its stream that have
+  //! no device activity of their own are placed no earlier (its record goes
+  //! to the trace by itself).
+  void host_ran(std::uint64_t stream, std::uint64_t seq, std::int64_t end_ns);
   std::uint64_t epoch() const noexcept { return epoch_.load(std::memory_order_relaxed); }
 
   //! trace_end: stops the source, places every operation; the records go to
@@ -146,7 +152,12 @@ class activity_tracer {
 
   std::atomic<activity_source*> source_{nullptr};
   std::mutex m_;
-  std::vector<op> ops_;                               // closed operations of this trace
+  std::vector<op> ops_;  // closed operations of this trace
+  struct host_run {
+    std::uint64_t stream = 0, seq = 0;
+    std::int64_t end = 0;
+  };
+  std::vector<host_run> host_runs_;                   // host functions of this trace (host_ran)
   std::size_t last_ops_ = 0;                          // the last trace's count
   std::unordered_map<std::uint32_t, track> streams_;  // source stream id -> track
   std::atomic<std::uint64_t> next_id_{1};

@@ -246,6 +246,9 @@ struct traced_task final : host_task {
       trace::record& r;
       ~stamp_end() {
         r.end_ns = trace::now_ns();
+        // From CUPTI, the operations after it with no activity of their
+        // own are placed after it (activity_tracer::host_ran).
+        if (auto& at = the_activity_tracer(); at.active()) at.host_ran(r.stream, r.seq, r.end_ns);
         trace::submit(std::move(r));
       }
     } end{r};

@@ -149,8 +149,13 @@ struct marker_op final : op {
 
 bool trace_supported() noexcept { return true; }
 
-// Host operations are timed by the host clock: one trace source, nothing to choose.
-bool trace_backend_begin() { return false; }
+// Host operations are timed by the host clock where a worker runs them: one
+// trace source, nothing to choose. Named in the trace all the same: `sluice
+// trace report` calls such spans executing (docs/tool.md).
+bool trace_backend_begin() {
+  trace::note_source("\"trace_source\": \"host\"");
+  return false;
+}
 
 // Host operations submit their records when they complete: nothing to collect.
 void trace_backend_collect() {}

@@ -161,6 +161,7 @@ struct batch {
   // before the stream goes on); false: they go on when NCCL is done, and a
   // failure is reported on them as it is found, like a device fault.
   bool gated = true;
+  bool verdict_given = false;    // the engine's (nccl): the lease was stored once the sizes matched
   bool reported = false;         // the engine's: the failure was reported on the streams
   std::size_t arrived = 0;       // the engine's: streams seen there
   std::uint64_t collective = 0;  // its place among the communicator's collectives; 0: none

@@ -415,6 +415,7 @@ void recycle(batch* b) noexcept {
   b->arrivals.clear();
   b->failed.reset();
   b->gated = true;
+  b->verdict_given = false;
   b->reported = false;
   b->arrived = 0;
   b->collective = 0;
@@ -645,6 +646,17 @@ bool progress::poll_nccl(batch& b) {
       // given): its kernels end only when the communicator is aborted.
       fail_nccl(b, b.failure);
     }
+  }
+  // Every size is known and matched: the verdict is given now, before
+  // NCCL's kernels are done, so that a gated stream does not wait for the
+  // engine to see them done as well (a host round trip per receive). The
+  // lease is past NCCL's calls and the done events on the streams: no
+  // stream goes on before its kernels end. A failure found later (NCCL's
+  // own, a timeout) is reported on the streams before the abort lets the
+  // kernels end (fail_nccl), as for an ungated batch.
+  if (all_done && b.gated && !b.verdict_given && b.failure.empty()) {
+    b.verdict_given = true;
+    b.lease.flag->store(b.lease.value);
   }
   for (sluice::event* d : b.done_events)
     if (!event_ready(d)) all_done = false;

@@ -4,13 +4,15 @@
 // the job's, and rank 0 alone prints one verdict per rule (and writes the
 // JUnit and Markdown files). MPI runs at MPI_THREAD_MULTIPLE: the tests' own
 // MPI calls (barriers) run beside the engine thread. The watchdog names a
-// test that hangs (exit 124).
+// test that hangs (exit 124). A GPU backend where a rank has no device of it
+// (CI, the VM) runs nothing: rank 0 says so and every rank exits 77 (skipped).
 #include "comm_test.hpp"
 
 #include "../conformance/watchdog.hpp"
 #include "../family_report.hpp"
 
 #include <sluice/backend.hpp>
+#include <sluice/device.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -69,6 +71,20 @@ int main(int argc, char** argv) {
                    size, provided);
     MPI_Finalize();
     return 2;
+  }
+  // Every rank's answer: one rank without a device must not leave the others
+  // waiting in the probe communicator's collective creation.
+  int devices = sluice::backend() == sluice::backend_kind::host ? 1 : sluice::device_count();
+  int fewest = devices;
+  MPI_Allreduce(&devices, &fewest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (fewest == 0) {
+    if (rank == 0)
+      std::printf("sluice-comm-%s: no %s device on %s rank: every COMM test needs one; none ran\n",
+                  sluice::backend_name(),
+                  sluice::backend() == sluice::backend_kind::cuda ? "CUDA" : "HIP",
+                  devices == 0 ? "this" : "another");
+    MPI_Finalize();
+    return 77;
   }
   ::testing::InitGoogleTest(&argc, argv);
   auto& listeners = ::testing::UnitTest::GetInstance()->listeners();

@@ -13,6 +13,7 @@
 // the caller's L1 caches, so that sluice's code runs with the caches it would
 // find after a real vendor call.
 #include "common.hpp"
+#include "sim_cupti.hpp"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -195,6 +196,12 @@ cudaError_t cudaMemsetAsync(void* dst, int value, size_t n, cudaStream_t) {
 }
 
 }  // extern "C"
+
+//! sim_cupti.cpp's stream ids (the stub is a CUPTI too where CUPTI's headers
+//! are: activity records it has none, the API sluice's source calls it has).
+std::uint32_t sim_stream_id(void* h) noexcept {
+  return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(h) >> 4);
+}
 
 namespace fake {
 const char* runtime_name() { return "stub runtime (no GPU)"; }

@@ -221,6 +221,30 @@ TEST(ActivityTracer, InstantsAndWaitsArePlacedAfterWhatTheyFollow) {
   EXPECT_EQ(wr->end_ns, r->end_ns);    // and it ended when the record completed
 }
 
+TEST(ActivityTracer, AnInstantAfterAHostFunctionIsPlacedAfterItsEnd) {
+  fake_source src;
+  activity_tracer t;
+  std::string why;
+  ASSERT_TRUE(t.begin(&src, &why));
+  const std::int64_t base = trace::now_ns();
+  // Stream 1: a copy [base+1000, base+2000], a host function (seq 2, not the
+  // activity tracer's: it ran until base+90000), then a record and a host
+  // function of stream 2 that ran until base+500000 (no bearing on stream 1).
+  const opened copy = open_op(t);
+  src.ran(activity_record::type::copy, 1, base + 1000, base + 2000, copy.id);
+  close_op(t, copy, op("copy", 1, 1, base));
+  t.host_ran(1, 2, base + 90000);
+  t.host_ran(2, 1, base + 500000);
+  const opened rec = open_op(t);
+  close_op(t, rec, op("record", 1, 3, base + 20));
+  std::vector<trace::record> out;
+  t.end(&out);
+  const auto* r = find(out, 1, 3);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->start_ns, base + 90000);  // after the host function, before it: no
+  EXPECT_EQ(r->end_ns, base + 90000);
+}
+
 TEST(ActivityTracer, AWaitItCannotSeeTheEndOfEndsWhereTheStreamWentOn) {
   fake_source src;
   activity_tracer t;

@@ -631,6 +631,58 @@ TEST(Trace, ANamedStreamsTrackAndItsRangesShowInTheFileAndTheReport) {
   EXPECT_NE(report.find(": \"inner\" "), std::string::npos) << report;
 }
 
+// What `sluice trace report` needs for its in-flight time (issue 21): every
+// operation's enqueue time (enqueued_us), and the trace's source
+// (trace_source: "host" on the host backend, "events" or "cupti" on a GPU
+// backend), which says whether its spans are executing. In flight covers busy.
+TEST(Trace, TheFileNamesItsSourceAndEveryOperationsEnqueue) {
+  const std::string path = temp_path("in-flight");
+  const sluice::device d0{0};
+  sluice::stream s{d0}, t{d0};
+  sluice::device_buffer<unsigned char> a{d0, 1 << 20}, b{d0, 1 << 20};
+  sluice::pinned_buffer<unsigned char> p{1 << 20};
+  sluice::event e{d0};
+  sluice::trace_begin(path);
+  sluice::fill(s, a.data(), 1, a.size());
+  sluice::copy(s, p.data(), a.data(), a.size());
+  e.record(s);
+  sluice::fill(t, b.data(), 2, b.size());
+  t.wait(e);
+  sluice::copy(t, b.data(), p.data(), b.size());
+  s.host_func([] {});
+  s.synchronize();
+  t.synchronize();
+  const std::string json = end_trace(path, 7U);
+  const auto ops = sluice::tool::read_trace(json, nullptr);
+  ASSERT_EQ(ops.size(), 7U) << json;
+  for (const auto& o : ops) EXPECT_TRUE(o.has_enqueue) << o.kind << "\n" << json;
+  sluice::tool::trace_analyzer analyzer(false);
+  std::size_t at = 0;
+  sluice::tool::read_trace_events(
+      [&](char* into, std::size_t size) {
+        const std::size_t n = std::min(size, json.size() - at);
+        std::copy_n(json.data() + at, n, into);
+        at += n;
+        return n;
+      },
+      analyzer);
+  const auto& analysis = analyzer.finish();
+  ASSERT_EQ(analysis.trace_sources.count(-1), 1U) << json;
+  const std::string source = analysis.trace_sources.at(-1);
+  if (std::string(sluice::backend_name()) == "host")
+    EXPECT_EQ(source, "host");
+  else
+    EXPECT_TRUE(source == "events" || source == "cupti") << source;
+  ASSERT_EQ(analysis.streams.size(), 2U);
+  for (const auto& st : analysis.streams) {
+    EXPECT_GT(st.busy_us, 0.0);
+    EXPECT_GE(st.in_flight_us, st.busy_us);
+  }
+  const std::string report = sluice::tool::format_report(analysis, path);
+  EXPECT_NE(report.find("(trace_source " + source + ")"), std::string::npos) << report;
+  EXPECT_NE(report.find("\noverlap (in flight: "), std::string::npos) << report;
+}
+
 namespace {
 
 //! The file's last characters: a complete document ends with "]}\n".
