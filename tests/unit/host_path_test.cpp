@@ -26,10 +26,12 @@ namespace {
 
 sluice::detail::host_function_paths counts() { return sluice::detail::host_function_path_counts(); }
 
-//! The path SLUICE_HOST_FUNC_PATH forces, or "" (auto).
+//! The path SLUICE_HOST_FUNC_PATH forces, or "" (auto). Unset: the
+//! default, the callback.
 std::string forced() {
   const char* v = std::getenv("SLUICE_HOST_FUNC_PATH");
-  return v == nullptr || std::string(v) == "auto" ? std::string() : std::string(v);
+  if (v == nullptr) return "callback";
+  return std::string(v) == "auto" ? std::string() : std::string(v);
 }
 
 //! Runs one host function on s and waits for it.
