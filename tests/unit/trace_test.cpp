@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -642,19 +643,27 @@ TEST(Trace, TheFileNamesItsSourceAndEveryOperationsEnqueue) {
   sluice::device_buffer<unsigned char> a{d0, 1 << 20}, b{d0, 1 << 20};
   sluice::pinned_buffer<unsigned char> p{1 << 20};
   sluice::event e{d0};
+  // s is held by a host function until t's wait is enqueued: the event is
+  // not complete then, so the wait is an operation of its own (a wait on a
+  // completed event may enqueue nothing: CI at 035400d saw 6 of 7).
+  std::atomic<bool> waited{false};
   sluice::trace_begin(path);
   sluice::fill(s, a.data(), 1, a.size());
   sluice::copy(s, p.data(), a.data(), a.size());
+  s.host_func([&waited] {
+    while (!waited.load()) std::this_thread::yield();
+  });
   e.record(s);
   sluice::fill(t, b.data(), 2, b.size());
   t.wait(e);
+  waited.store(true);
   sluice::copy(t, b.data(), p.data(), b.size());
   s.host_func([] {});
   s.synchronize();
   t.synchronize();
-  const std::string json = end_trace(path, 7U);
+  const std::string json = end_trace(path, 8U);
   const auto ops = sluice::tool::read_trace(json, nullptr);
-  ASSERT_EQ(ops.size(), 7U) << json;
+  ASSERT_EQ(ops.size(), 8U) << json;
   for (const auto& o : ops) EXPECT_TRUE(o.has_enqueue) << o.kind << "\n" << json;
   sluice::tool::trace_analyzer analyzer(false);
   std::size_t at = 0;
