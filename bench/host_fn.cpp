@@ -265,6 +265,14 @@ struct raw_side {
     for (auto& s : streams)
       check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
   }
+  raw_side(const raw_side&) = delete;
+  raw_side& operator=(const raw_side&) = delete;
+  //! Every stream and the mapped words go back (LeakSanitizer checks it in CI).
+  ~raw_side() {
+    for (auto s : streams)
+      if (s != nullptr) (void)cudaStreamDestroy(s);
+    if (host != nullptr) (void)cudaFreeHost(host);
+  }
   // One word per 64 bytes (its own cache line): [0] flag, [1 + i] signal i, [1 + n + i] gate i.
   std::atomic<std::uint64_t>& word(std::size_t i) { return host[i * 8]; }
   CUdeviceptr device_word(std::size_t i) const { return dev + i * 64; }
