@@ -381,12 +381,26 @@ void engine_t::give_event(device_state& d, api::event_t e) noexcept {
 void when_streams_pass(const std::vector<stream_state*>& streams,
                        std::function<void(const std::string& failure)> then) noexcept {
   auto& e = engine();
-  // The marks are made on the reaper thread, not here: recording one takes the
-  // stream's enqueue lock (a mark between a host function's signal and its
-  // gate wait would pass before the function returned), and the caller may be
-  // a host function whose own stream's lock is held by an enqueue that waits
-  // for it. A later mark waits for more work, never less.
-  std::vector<stream_state*> held;
+  // Each stream's mark is made here, at the moment it must pass, where that
+  // can be done safely: a stream idle now gets none (no work it did not ask
+  // for: its ready() stays true), a busy one gets an event recorded now under
+  // its enqueue lock (a mark between a host function's signal and its gate
+  // wait would pass before the function returned). So a caller that frees
+  // and then synchronizes the stream waits for the mark too, and ready()
+  // after that synchronize is true: a mark recorded later, on the reaper
+  // thread, could land after the user's synchronize and leave ready() false
+  // with none of the user's work pending (found by the conformance suite
+  // against the simulated runtime, ERR-4's test, about 1 run in 100). Where
+  // the lock is taken (the caller may be a host function whose own stream's
+  // lock is held by an enqueue that waits for it) or no event can be had, the
+  // stream is left to the reaper thread as before: a later mark waits for
+  // more work, never less.
+  struct item {
+    stream_state* s = nullptr;
+    api::event_t mark{};
+    bool marked = false;  // a mark was recorded here (or the stream was idle: no mark)
+  };
+  std::vector<item> held;
   try {
     held.reserve(streams.size());
   } catch (...) {
@@ -394,7 +408,30 @@ void when_streams_pass(const std::vector<stream_state*>& streams,
   }
   for (auto* s : streams) {
     s->add_ref();
-    held.push_back(s);
+    held.push_back(item{s});
+  }
+  for (auto& it : held) {
+    stream_state* s = it.s;
+    if (!s->enqueue_m.try_lock()) continue;
+    try {
+      const api::status q = api::stream_query(s->native);
+      if (q.ok()) {
+        it.marked = true;  // idle: nothing enqueued before this moment is left
+      } else if (q.code == api::not_ready) {
+        auto& d = e.devices[static_cast<std::size_t>(s->device)];
+        const api::event_t ev = e.take_event(d);
+        const api::status r = api::event_record(ev, s->native);
+        if (r.ok()) {
+          it.mark = ev;
+          it.marked = true;
+        } else {
+          e.give_event(d, ev);  // left to the reaper, which reports what fails there
+        }
+      }
+    } catch (...) {
+      // No event to be had here: left to the reaper.
+    }
+    s->enqueue_m.unlock();
   }
   try {
     e.reaper.submit([held, then = std::move(then)] {
@@ -407,7 +444,9 @@ void when_streams_pass(const std::vector<stream_state*>& streams,
         failure = concat(what, " on device ", device, ": ", api::error_name(code), " (",
                          api::error_string(code), ")");
       };
-      for (auto* s : held) {
+      for (const auto& it : held) {
+        stream_state* s = it.s;
+        if (it.marked) continue;  // marked at the call (waited for below), or idle then
         try {
           // Idle now: everything enqueued before the free has run. No mark, so an
           // idle stream gets no work it did not ask for (its ready() stays true).
@@ -441,7 +480,16 @@ void when_streams_pass(const std::vector<stream_state*>& streams,
           if (failure.empty()) failure = "out of host memory";
         }
       }
-      for (auto* s : held) s->release();
+      for (const auto& it : held) {
+        if (it.mark == api::event_t{}) continue;
+        const api::status st = api::event_synchronize(it.mark);
+        if (api::means_shutdown(st.code))
+          unloading = true;
+        else if (!st.ok())
+          failed(st.api, it.s->device, st.code);
+        eng.give_event(eng.devices[static_cast<std::size_t>(it.s->device)], it.mark);
+      }
+      for (const auto& it : held) it.s->release();
       for (const auto& [device, ev] : marks) {
         const api::status st = api::event_synchronize(ev);
         if (api::means_shutdown(st.code))
@@ -454,7 +502,11 @@ void when_streams_pass(const std::vector<stream_state*>& streams,
     });
   } catch (...) {
     // No memory to hand the wait over: what `then` would release stays allocated.
-    for (auto* s : held) s->release();
+    for (const auto& it : held) {
+      if (it.mark != api::event_t{})
+        e.give_event(e.devices[static_cast<std::size_t>(it.s->device)], it.mark);
+      it.s->release();
+    }
   }
 }
 
