@@ -37,6 +37,11 @@
 // others 1). ratio = raw time / sluice time (> 1: sluice faster); delta =
 // sluice time - raw time. After every trial each side's result is copied back
 // to the host and compared with the expected values.
+// SLUICE_COMMBENCH_ENQUEUE=1 also prints rank 0's enqueue time per operation
+// of both sides; SLUICE_COMMBENCH_SPLIT=1 times the sluice side again in two
+// parts (a line "# <op> <bytes> split"): the enqueue while a flag holds the
+// stream (the calling thread alone), then the drain once the flag is stored
+// (the engine and the messages alone): which of the two bounds the loop.
 //
 // Exit status: 0; 1 wrong data (or the PNG failed); 2 usage; 77 the engine
 // (or its raw counterpart) is not available in this build: no rows.
@@ -650,6 +655,34 @@ int main(int argc, char** argv) {
             ok = correct() && ok;
             reset();
           }
+          // SLUICE_COMMBENCH_SPLIT: the sluice side in two parts, per trial: the
+          // enqueue of `iters` operations while a flag holds the stream (the
+          // calling thread alone: nothing runs meanwhile), then, from the
+          // flag's store, the drain (the engine and the messages alone, no
+          // enqueuing thread beside them; slowest rank). The whole loop above
+          // is about the larger of the two where they overlap.
+          std::vector<double> held_enq, drain;
+          if (std::getenv("SLUICE_COMMBENCH_SPLIT") != nullptr) {
+            for (int trial = 0; trial < o.trials; ++trial) {
+              for (int i = 0; i < warmup; ++i) sluice_op(op, s, in.data(), out.data(), count, *c);
+              s.synchronize();
+              sluice::flag hold(0);
+              s.wait_value(hold, 1);
+              MPI_Barrier(MPI_COMM_WORLD);
+              auto t0 = clock_type::now();
+              for (int i = 0; i < iters; ++i) sluice_op(op, s, in.data(), out.data(), count, *c);
+              held_enq.push_back(std::chrono::duration<double>(clock_type::now() - t0).count() /
+                                 iters);
+              MPI_Barrier(MPI_COMM_WORLD);
+              t0 = clock_type::now();
+              hold.store(1);
+              s.synchronize();
+              drain.push_back(
+                  slowest(std::chrono::duration<double>(clock_type::now() - t0).count()) / iters);
+              ok = correct() && ok;
+              reset();
+            }
+          }
           row w;
           w.op = op;
           w.bytes = bytes;
@@ -670,6 +703,11 @@ int main(int argc, char** argv) {
                         op.c_str(), bytes, iters, w.sluice_us, w.algbw, w.busbw, w.raw_us,
                         w.raw_algbw, w.raw_busbw, w.raw_us / w.sluice_us, w.sluice_us - w.raw_us,
                         w.checked ? "ok" : "BAD");
+            if (!drain.empty())
+              std::printf(
+                  "# %s %zu split (median of %d): enqueue while held %.3f us per "
+                  "operation (rank 0), drain %.3f us per operation (slowest rank)\n",
+                  op.c_str(), bytes, o.trials, median(held_enq) * 1e6, median(drain) * 1e6);
             if (std::getenv("SLUICE_COMMBENCH_ENQUEUE") != nullptr)
               std::printf("# %s %zu enqueue per operation (rank 0): sluice %.2f us, raw %.2f us\n",
                           op.c_str(), bytes, w.sluice_enqueue_us, w.raw_enqueue_us);
