@@ -64,11 +64,13 @@ constexpr std::chrono::microseconds join_wait{2};
 //! A batch of s was enqueued (or is about to be): s holds for the host until
 //! its gate opens (host_holds.hpp).
 void announce_batch_hold(stream_state& s) noexcept {
+  std::lock_guard<spin_mutex> lock(s.hold_m);
   if (s.pending_batches.fetch_add(1, std::memory_order_seq_cst) == 0)
     engine().devices[static_cast<std::size_t>(s.device)].holds.stream_holds();
 }
 //! A batch of s opened its gate, or was never enqueued.
 void release_batch_hold(stream_state& s) noexcept {
+  std::lock_guard<spin_mutex> lock(s.hold_m);
   if (s.pending_batches.fetch_sub(1, std::memory_order_seq_cst) == 1)
     engine().devices[static_cast<std::size_t>(s.device)].holds.stream_released();
 }

@@ -69,6 +69,13 @@ struct stream_state {
   // Host-function batches enqueued whose gates have not opened: while any, the
   // stream holds for the host (host_holds.hpp).
   std::atomic<std::uint32_t> pending_batches{0};
+  // Makes a change of pending_batches and the device's count of holding
+  // streams one step (announce_batch_hold, release_batch_hold): otherwise a
+  // batch's release between its two steps let the next batch of the same
+  // stream count it a second time (host_holds::begin_signal then saw two
+  // streams holding and sent a stream alone to the callback; seen once in CI,
+  // sim.host_path.cuda under load).
+  spin_mutex hold_m;
 
   std::mutex batch_m;  // with enqueue_m, guards setting open_batch
   // The last ticket whose gate wait is enqueued: a batch runs only from then
