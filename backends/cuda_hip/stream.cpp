@@ -150,9 +150,14 @@ void run_host_batch(host_batch* batch) noexcept {
   tls_host_stream = nullptr;
   tls_host_ticket = 0;
   tls_host_path = nullptr;
+  // The stream no longer holds for the host once the gate opens, which
+  // nothing can stop now: the count drops first, so that whoever saw the
+  // gate pass (a synchronize of this stream) also sees this stream holding no
+  // more (a signal enqueued meanwhile behind the gate wait waits for the
+  // store below, a few instructions, and for nothing else).
+  release_batch_hold(s);
   // Open the gate: the stream's device-side wait for this ticket passes.
   s.gate.host->store(batch->ticket, std::memory_order_release);
-  release_batch_hold(s);
   delete batch;
   s.release();
 }
