@@ -659,8 +659,10 @@ int main(int argc, char** argv) {
           // enqueue of `iters` operations while a flag holds the stream (the
           // calling thread alone: nothing runs meanwhile), then, from the
           // flag's store, the drain (the engine and the messages alone, no
-          // enqueuing thread beside them; slowest rank). The whole loop above
-          // is about the larger of the two where they overlap.
+          // enqueuing thread beside them; slowest rank). Where there are cores
+          // enough for both, the whole loop above can be as short as the larger
+          // of the two; on 2 cores with 2 ranks it took about their sum
+          // (docs/comm.md).
           std::vector<double> held_enq, drain;
           if (std::getenv("SLUICE_COMMBENCH_SPLIT") != nullptr) {
             for (int trial = 0; trial < o.trials; ++trial) {

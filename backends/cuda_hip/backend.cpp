@@ -480,24 +480,19 @@ void when_streams_pass(const std::vector<stream_state*>& streams,
           if (failure.empty()) failure = "out of host memory";
         }
       }
-      for (const auto& it : held) {
-        if (it.mark == api::event_t{}) continue;
-        const api::status st = api::event_synchronize(it.mark);
-        if (api::means_shutdown(st.code))
-          unloading = true;
-        else if (!st.ok())
-          failed(st.api, it.s->device, st.code);
-        eng.give_event(eng.devices[static_cast<std::size_t>(it.s->device)], it.mark);
-      }
-      for (const auto& it : held) it.s->release();
-      for (const auto& [device, ev] : marks) {
+      // Waits for one mark (made at the call or here) and gives its event back.
+      const auto wait_mark = [&](int device, api::event_t ev) {
         const api::status st = api::event_synchronize(ev);
         if (api::means_shutdown(st.code))
           unloading = true;
         else if (!st.ok())
           failed(st.api, device, st.code);
         eng.give_event(eng.devices[static_cast<std::size_t>(device)], ev);
-      }
+      };
+      for (const auto& it : held)
+        if (it.mark != api::event_t{}) wait_mark(it.s->device, it.mark);
+      for (const auto& it : held) it.s->release();
+      for (const auto& [device, ev] : marks) wait_mark(device, ev);
       if (!unloading) then(failure);
     });
   } catch (...) {
