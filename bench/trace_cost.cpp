@@ -10,8 +10,19 @@
 // timed region. Off-cost: the api_overhead bench's rows already include the
 // one relaxed load a call pays while tracing is off.
 //
+// CUDA build: the raw_* rows make the same vendor calls on the stream's native
+// handle, no sluice call, inside the same traced and untraced batches. Traced
+// by the CUPTI source, they are what CUPTI itself, as sluice sets it up (its
+// activity kinds and callbacks), costs a vendor call: the floor under any
+// CUPTI-based trace. With the event source they are not traced (about 1.0).
+//
 //   sluice-bench-trace-cost-<backend> [--batches=N] [--mib=M] [--json=<file>]
 #include <sluice/sluice.hpp>
+#if defined(SLUICE_TRACE_COST_RAW_CUDA)
+#include <sluice/native.hpp>
+
+#include <cuda_runtime.h>
+#endif
 
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -153,6 +164,30 @@ int main(int argc, char** argv) {
       "copy_64B_h2d", 100, [&] { sluice::copy(a, small.data(), host.data(), 64); }, sync_a));
   rows.push_back(run.enqueue_row(
       "fill_64B", 100, [&] { sluice::fill(a, small.data(), 1, 64); }, sync_a));
+#if defined(SLUICE_TRACE_COST_RAW_CUDA)
+  {
+    const cudaStream_t raw = sluice::native_handle(a);
+    const auto must = [](cudaError_t r) {
+      if (r != cudaSuccess) {
+        std::fprintf(stderr, "raw CUDA call failed: %s\n", cudaGetErrorString(r));
+        std::exit(1);
+      }
+    };
+    // An event of its own (sluice's event e keeps its own state).
+    cudaEvent_t raw_event = nullptr;
+    must(cudaSetDevice(0));
+    must(cudaEventCreateWithFlags(&raw_event, cudaEventDisableTiming));
+    rows.push_back(run.enqueue_row(
+        "raw_event_record", 1000, [&] { must(cudaEventRecord(raw_event, raw)); }, sync_a));
+    rows.push_back(run.enqueue_row(
+        "raw_copy_64B_h2d", 100,
+        [&] { must(cudaMemcpyAsync(small.data(), host.data(), 64, cudaMemcpyHostToDevice, raw)); },
+        sync_a));
+    rows.push_back(run.enqueue_row(
+        "raw_fill_64B", 100, [&] { must(cudaMemsetAsync(small.data(), 1, 64, raw)); }, sync_a));
+    must(cudaEventDestroy(raw_event));
+  }
+#endif
   // One fill alone: traced, the first call after trace_begin. Against the
   // 100-call row it shows what a trace source costs once per trace rather
   // than per call (the CUPTI source's first GPU run, issue 21, added about

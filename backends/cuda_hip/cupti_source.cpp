@@ -251,6 +251,11 @@ class cupti_source final : public activity_source {
     const char* mode = std::getenv("SLUICE_CUPTI_CORRELATION");
     external_ =
         (mode != nullptr && std::strcmp(mode, "external") == 0) || t_.enable_callback == nullptr;
+    // A diagnosis, not a trace source: the activity kinds alone, with no
+    // correlation (no callback, no API record), so that a bench can tell
+    // CUPTI's cost for the activities from the cost of tying them to
+    // sluice's operations. No sluice operation gets device times this way.
+    uncorrelated_ = !external_ && mode != nullptr && std::strcmp(mode, "none") == 0;
     std::vector<CUpti_ActivityKind> kinds = {
         CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
         CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
@@ -271,7 +276,7 @@ class cupti_source final : public activity_source {
       }
       enabled_.push_back(k);
     }
-    if (!external_) {
+    if (!external_ && !uncorrelated_) {
       for (const CUpti_CallbackId c : enqueue_calls) {
         r = t_.enable_callback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, c);
         if (r == CUPTI_SUCCESS) callbacks_.push_back(c);
@@ -338,8 +343,10 @@ class cupti_source final : public activity_source {
     *out = std::move(batch_);
     batch_ = activity_batch{};
     out->settings = std::string("\"cupti_correlation\": \"") +
-                    (external_ ? "external ids (every runtime call's API record)"
-                               : "callbacks at the calls that enqueue device work") +
+                    (external_       ? "external ids (every runtime call's API record)"
+                     : uncorrelated_ ? "none (diagnosis: activities only, no sluice "
+                                       "operation tied to them)"
+                                     : "callbacks at the calls that enqueue device work") +
                     "\", \"cupti_buffers_allocated_in_trace\": " +
                     std::to_string(buffers().take_asked_beyond());
   }
@@ -456,6 +463,7 @@ class cupti_source final : public activity_source {
   std::vector<CUpti_ActivityKind> enabled_;
   std::vector<CUpti_CallbackId> callbacks_;  // enabled (callbacks mode)
   bool external_ = false;                    // SLUICE_CUPTI_CORRELATION=external
+  bool uncorrelated_ = false;                // SLUICE_CUPTI_CORRELATION=none (a diagnosis)
   std::mutex m_;                             // batch_, ignored_
   activity_batch batch_;
   std::set<std::uint32_t> ignored_;  // stream ids (ignore_stream)
