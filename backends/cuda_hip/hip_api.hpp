@@ -198,6 +198,9 @@ struct hip_api {
   // On the NVIDIA platform it is cudaStreamDestroy, which does not wait: kept, so that a
   // run there takes the code path AMD takes.
   static constexpr bool stream_destroy_blocks = true;
+  // The vendor callback while SLUICE_HOST_FUNC_PATH is unset: the path rule (cuda_api.hpp)
+  // has not run on HIP (neither on an AMD GPU nor on HIP's NVIDIA platform); auto opts in.
+  static constexpr bool host_path_auto_by_default = false;
   // Reasoned, not run (no AMD GPU): HIP's documentation does not say that hipStreamCreate
   // never waits for the device, hipStreamDestroy does wait for the stream's work (above), and
   // HIP on NVIDIA forwards to cudaStreamCreate, which waits past about 33 streams. So HIP gets

@@ -179,15 +179,15 @@ void hand_over(void* data) {
   }
 }
 
-//! SLUICE_HOST_FUNC_PATH: callback (also unset), auto or signal; invalid for anything else.
-//! The default stays the vendor's callback until the rule has been shown on
-//! more than one GPU run (docs/design.md, "Which host functions use the word
-//! watcher").
+//! SLUICE_HOST_FUNC_PATH: auto, signal or callback; invalid for anything else.
+//! Unset: auto on CUDA, the callback on HIP (api::host_path_auto_by_default;
+//! docs/design.md, "Which host functions use the word watcher").
 enum class host_path_mode { automatic, signal, callback, invalid };
 host_path_mode path_mode() noexcept {
   static const host_path_mode mode = [] {
     const char* v = std::getenv("SLUICE_HOST_FUNC_PATH");
-    if (v == nullptr) return host_path_mode::callback;
+    if (v == nullptr)
+      return api::host_path_auto_by_default ? host_path_mode::automatic : host_path_mode::callback;
     if (std::strcmp(v, "auto") == 0) return host_path_mode::automatic;
     if (std::strcmp(v, "signal") == 0) return host_path_mode::signal;
     if (std::strcmp(v, "callback") == 0) return host_path_mode::callback;

@@ -27,10 +27,11 @@ namespace {
 sluice::detail::host_function_paths counts() { return sluice::detail::host_function_path_counts(); }
 
 //! The path SLUICE_HOST_FUNC_PATH forces, or "" (auto). Unset: the
-//! default, the callback.
+//! backend's default, the rule (auto) on CUDA and the callback on HIP
+//! (docs/api.md, SLUICE_HOST_FUNC_PATH).
 std::string forced() {
   const char* v = std::getenv("SLUICE_HOST_FUNC_PATH");
-  if (v == nullptr) return "callback";
+  if (v == nullptr) return std::string(sluice::backend_name()) == "cuda" ? "" : "callback";
   return std::string(v) == "auto" ? std::string() : std::string(v);
 }
 
