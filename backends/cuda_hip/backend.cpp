@@ -15,6 +15,7 @@
 #include <sluice/version.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -186,7 +187,10 @@ struct startup {
   engine_t* instance = nullptr;
   std::exception_ptr failure;
 };
+std::atomic<engine_t*> started_engine{nullptr};
 }  // namespace
+
+engine_t* engine_if_started() noexcept { return started_engine.load(std::memory_order_acquire); }
 
 engine_t& engine() {
   // Never destroyed: sluice threads and vendor callbacks may run until the process ends.
@@ -194,6 +198,7 @@ engine_t& engine() {
     startup r;
     try {
       r.instance = new engine_t();
+      started_engine.store(r.instance, std::memory_order_release);
       // At exit, before the vendor runtime unloads (it registered its own exit
       // work when engine_t() first called it, so this runs first): let the
       // frees that buffers destroyed at the end of main handed to the reaper

@@ -112,6 +112,10 @@ struct engine_t {
 };
 
 engine_t& engine();
+//! The engine once engine() has made it, else nullptr; never makes it. For
+//! what the engine's own construction may reach (SLUICE_TRACE starts a trace
+//! from engine_t's constructor: engine() there would wait for itself).
+engine_t* engine_if_started() noexcept;
 
 //! On a sluice thread: marks the end of each stream that is not idle (a pooled
 //! event, recorded under the stream's enqueue lock), waits on the host until

@@ -283,9 +283,15 @@ namespace {
 //! here instead, in trace_begin, on each device sluice has set up: a fill,
 //! a copy and the SM copy kernel on the device's internal allocation
 //! stream, whose activities the source drops. Failures are ignored: the
-//! first traced operation then pays it.
+//! first traced operation then pays it. Not while the engine is being made
+//! (a trace started by SLUICE_TRACE from its constructor; engine() there
+//! waited for itself: the process hung before main's first call returned):
+//! no device is set up yet then, so the first traced operation of each
+//! device pays it.
 void warm_activity_source(activity_source& src) {
-  engine_t& e = engine();
+  engine_t* started = engine_if_started();
+  if (started == nullptr) return;
+  engine_t& e = *started;
   for (int i = 0; i < e.count; ++i) {
     device_state& d = e.devices[static_cast<std::size_t>(i)];
     if (!d.initialized.load(std::memory_order_acquire)) continue;
