@@ -19,9 +19,9 @@
 //   sluice-bench-trace-cost-<backend> [--batches=N] [--mib=M] [--json=<file>]
 #include <sluice/sluice.hpp>
 #if defined(SLUICE_TRACE_COST_RAW_CUDA)
-#include <sluice/native.hpp>
+#include "raw_cuda.hpp"
 
-#include <cuda_runtime.h>
+#include <sluice/native.hpp>
 #endif
 
 #include <nlohmann/json.hpp>
@@ -166,26 +166,27 @@ int main(int argc, char** argv) {
       "fill_64B", 100, [&] { sluice::fill(a, small.data(), 1, 64); }, sync_a));
 #if defined(SLUICE_TRACE_COST_RAW_CUDA)
   {
+    using raw_cuda::check;
+    raw_cuda::program = "sluice-bench-trace-cost-cuda";
     const cudaStream_t raw = sluice::native_handle(a);
-    const auto must = [](cudaError_t r) {
-      if (r != cudaSuccess) {
-        std::fprintf(stderr, "raw CUDA call failed: %s\n", cudaGetErrorString(r));
-        std::exit(1);
-      }
-    };
     // An event of its own (sluice's event e keeps its own state).
     cudaEvent_t raw_event = nullptr;
-    must(cudaSetDevice(0));
-    must(cudaEventCreateWithFlags(&raw_event, cudaEventDisableTiming));
+    check(cudaSetDevice(0), "cudaSetDevice");
+    check(cudaEventCreateWithFlags(&raw_event, cudaEventDisableTiming), "cudaEventCreateWithFlags");
     rows.push_back(run.enqueue_row(
-        "raw_event_record", 1000, [&] { must(cudaEventRecord(raw_event, raw)); }, sync_a));
+        "raw_event_record", 1000,
+        [&] { check(cudaEventRecord(raw_event, raw), "cudaEventRecord"); }, sync_a));
     rows.push_back(run.enqueue_row(
         "raw_copy_64B_h2d", 100,
-        [&] { must(cudaMemcpyAsync(small.data(), host.data(), 64, cudaMemcpyHostToDevice, raw)); },
+        [&] {
+          check(cudaMemcpyAsync(small.data(), host.data(), 64, cudaMemcpyHostToDevice, raw),
+                "cudaMemcpyAsync");
+        },
         sync_a));
     rows.push_back(run.enqueue_row(
-        "raw_fill_64B", 100, [&] { must(cudaMemsetAsync(small.data(), 1, 64, raw)); }, sync_a));
-    must(cudaEventDestroy(raw_event));
+        "raw_fill_64B", 100,
+        [&] { check(cudaMemsetAsync(small.data(), 1, 64, raw), "cudaMemsetAsync"); }, sync_a));
+    check(cudaEventDestroy(raw_event), "cudaEventDestroy");
   }
 #endif
   // One fill alone: traced, the first call after trace_begin. Against the
