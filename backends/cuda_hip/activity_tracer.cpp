@@ -3,9 +3,14 @@
 #include "activity_tracer.hpp"
 
 #include <cxxabi.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 #include <utility>
 
@@ -46,6 +51,35 @@ struct key_hash {
 
 }  // namespace
 
+bool counter_clock_available() noexcept {
+#if defined(__x86_64__)
+  std::FILE* f =
+      std::fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+  if (f == nullptr) return false;
+  char name[32] = {};
+  const bool tsc =
+      std::fgets(name, sizeof name, f) != nullptr && std::strncmp(name, "tsc\n", 4) == 0;
+  std::fclose(f);
+  return tsc;
+#elif defined(__aarch64__)
+  return true;
+#else
+  return false;
+#endif
+}
+
+std::int64_t activity_tracer::counter_ticks() noexcept {
+#if defined(__x86_64__)
+  return static_cast<std::int64_t>(__rdtsc());
+#elif defined(__aarch64__)
+  std::uint64_t v = 0;
+  asm volatile("mrs %0, cntvct_el0" : "=r"(v));
+  return static_cast<std::int64_t>(v);
+#else
+  return trace::now_ns();
+#endif
+}
+
 activity_tracer::sample activity_tracer::calibrate() noexcept {
   // The narrowest of a few host-source-host windows.
   sample best{};
@@ -56,6 +90,17 @@ activity_tracer::sample activity_tracer::calibrate() noexcept {
     const std::int64_t after = trace::now_ns();
     const std::int64_t w = after - before;
     if (i == 0 || w < best.window) best = sample{before + w / 2, w, t};
+  }
+  for (int i = 0; i < 16; ++i) {
+    const std::int64_t before = trace::now_ns();
+    const std::int64_t t = stamp();
+    const std::int64_t after = trace::now_ns();
+    const std::int64_t w = after - before;
+    if (i == 0 || w < best.tick_window) {
+      best.ticks = t;
+      best.tick_host = before + w / 2;
+      best.tick_window = w;
+    }
   }
   return best;
 }
@@ -71,6 +116,16 @@ std::int64_t activity_tracer::to_host(std::uint64_t t) const noexcept {
   if (ds >= static_cast<double>(rate_span_ns))
     return begin_.host + static_cast<std::int64_t>(from_begin * (dh / ds));
   return begin_.host + static_cast<std::int64_t>(from_begin + (dh - ds) / 2);
+}
+
+std::int64_t activity_tracer::ticks_to_host(std::int64_t t) const noexcept {
+  // Linear between the two calibrations: the counter runs at a constant
+  // rate, so each time is off by at most the wider window's half.
+  const double dk = static_cast<double>(end_.ticks - begin_.ticks);
+  const double dh = static_cast<double>(end_.tick_host - begin_.tick_host);
+  if (dk <= 0) return begin_.tick_host + (t - begin_.ticks);  // the trace clock itself
+  return begin_.tick_host +
+         static_cast<std::int64_t>(static_cast<double>(t - begin_.ticks) * (dh / dk));
 }
 
 std::int64_t activity_tracer::clock_error() const noexcept {
@@ -91,16 +146,13 @@ bool activity_tracer::begin(activity_source* source, std::string* why) {
   if (!source->start(why)) return false;
   {
     std::lock_guard<std::mutex> lock(m_);
-    ops_.clear();
     host_runs_.clear();
-    // Room for as many operations as the last trace had (at least 1024): no
-    // reallocation, which moves every record so far, on an enqueuing thread.
-    ops_.reserve(std::max<std::size_t>(last_ops_, 1024));
     streams_.clear();
-    first_id_ = next_id_.load(std::memory_order_relaxed);
+    first_id_.store(next_id_.load(std::memory_order_relaxed), std::memory_order_relaxed);
   }
   source_.store(source, std::memory_order_relaxed);
-  epoch_.fetch_add(1, std::memory_order_relaxed);
+  // After first_id_: a close() that sees this trace's epoch sees its first id.
+  epoch_.fetch_add(1, std::memory_order_release);
   begin_ = calibrate();
   return true;
 }
@@ -116,12 +168,45 @@ std::uint64_t activity_tracer::open(activity_source** pushed, bool push) noexcep
   return id;
 }
 
+activity_tracer::activity_tracer(bool counter) noexcept
+    : counter_(counter), serial_([] {
+        static std::atomic<std::uint64_t> next{1};
+        return next.fetch_add(1, std::memory_order_relaxed);
+      }()) {}
+
+activity_tracer::thread_ops& activity_tracer::mine() {
+  // The process has one tracer; the unit tests make several, one after another.
+  thread_local std::uint64_t owner = 0;
+  thread_local std::shared_ptr<thread_ops> ops;
+  if (owner != serial_) [[unlikely]] {
+    owner = serial_;
+    ops = std::make_shared<thread_ops>();
+    std::lock_guard<std::mutex> lock(m_);
+    // Buffers of threads that ended, with nothing left to take, go.
+    threads_.erase(std::remove_if(threads_.begin(), threads_.end(),
+                                  [](const std::shared_ptr<thread_ops>& t) {
+                                    if (t.use_count() != 1) return false;
+                                    const std::lock_guard<std::mutex> ended(t->m);
+                                    return t->ops.empty();
+                                  }),
+                   threads_.end());
+    threads_.push_back(ops);
+  }
+  return *ops;
+}
+
 void activity_tracer::close(std::uint64_t id, activity_source* pushed, trace::record&& r) {
   if (pushed != nullptr) pushed->pop();
-  const bool collecting = source_.load(std::memory_order_relaxed) != nullptr;
-  std::lock_guard<std::mutex> lock(m_);
-  if (!collecting || id < first_id_) return;  // the trace ended, or it began in an earlier one
-  ops_.push_back(op{id, std::move(r)});
+  if (source_.load(std::memory_order_relaxed) == nullptr) return;  // the trace ended
+  thread_ops& t = mine();
+  const std::lock_guard<std::mutex> lock(t.m);
+  const std::uint64_t e = epoch_.load(std::memory_order_acquire);
+  if (t.epoch != e) {
+    t.ops.clear();  // left from a trace that ended before they were closed
+    t.epoch = e;
+  }
+  if (id < first_id_.load(std::memory_order_relaxed)) return;  // opened in an earlier trace
+  t.ops.push_back(op{id, std::move(r)});
 }
 
 void activity_tracer::abandon(activity_source* pushed) noexcept {
@@ -155,11 +240,19 @@ activity_summary activity_tracer::end(std::vector<trace::record>* out) {
   std::vector<host_run> host_runs;
   {
     std::lock_guard<std::mutex> lock(m_);
-    ops.swap(ops_);
+    const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
+    for (const auto& t : threads_) {
+      const std::lock_guard<std::mutex> thread_lock(t->m);
+      if (t->epoch == e)
+        ops.insert(ops.end(), std::make_move_iterator(t->ops.begin()),
+                   std::make_move_iterator(t->ops.end()));
+      t->ops.clear();  // its capacity stays for the next trace
+    }
     streams.swap(streams_);
     host_runs.swap(host_runs_);
-    last_ops_ = ops.size();
   }
+  if (counter_)
+    for (op& o : ops) o.r.enqueue_ns = ticks_to_host(o.r.enqueue_ns);
   sum.dropped = batch.dropped;
   sum.settings = std::move(batch.settings);
   sum.activities = batch.activities.size();
@@ -284,7 +377,8 @@ activity_summary activity_tracer::end(std::vector<trace::record>* out) {
 }
 
 activity_tracer& the_activity_tracer() {
-  static auto* t = new activity_tracer();  // never destroyed: traces may be written at exit
+  static auto* t = new activity_tracer(
+      counter_clock_available());  // never destroyed: traces may be written at exit
   return *t;
 }
 

@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -97,8 +98,23 @@ struct activity_summary {
 //! only these push an external id; without an activity they are left out.
 bool activity_device_kind(std::string_view kind) noexcept;
 
+//! Whether the CPU's counter can stamp enqueues (activity_tracer::stamp):
+//! x86-64 where the kernel keeps its own clock on the TSC (invariant, the
+//! same on every core, read without a trap), aarch64's virtual counter.
+bool counter_clock_available() noexcept;
+
 class activity_tracer {
  public:
+  //! counter: operations are stamped with the CPU's counter (stamp()),
+  //! mapped onto the host clock at end(); else with the host clock itself.
+  explicit activity_tracer(bool counter = false) noexcept;
+
+  //! The enqueue time of an operation closed into this tracer (its record's
+  //! enqueue_ns until end()): with the counter, read in about a third of a
+  //! steady_clock read on the enqueuing thread; end() maps it onto the host
+  //! clock by the two calibrations, as it maps the source's clock.
+  std::int64_t stamp() const noexcept { return counter_ ? counter_ticks() : trace::now_ns(); }
+
   //! trace_begin: starts the source and calibrates; false (and *why) when
   //! the source cannot start: the caller uses the event tracer.
   bool begin(activity_source* source, std::string* why);
@@ -135,6 +151,8 @@ class activity_tracer {
     std::int64_t host = 0;    // middle of the window
     std::int64_t window = 0;  // its width
     std::uint64_t source = 0;
+    // stamp() in a window of its own (tick_window wide, middle tick_host)
+    std::int64_t ticks = 0, tick_host = 0, tick_window = 0;
   };
   struct op {
     std::uint64_t id = 0;
@@ -145,23 +163,38 @@ class activity_tracer {
     int device = 0;
     int priority = 0;
   };
+  static std::int64_t counter_ticks() noexcept;
   sample calibrate() noexcept;
   std::int64_t to_host(std::uint64_t t) const noexcept;
+  std::int64_t ticks_to_host(std::int64_t t) const noexcept;
   std::int64_t clock_error() const noexcept;
   static constexpr std::int64_t rate_span_ns = 50000000;  // see to_host
 
+  //! The operations one thread closed: close() appends under the thread's
+  //! own lock (no line shared between enqueuing threads, no allocation once
+  //! the buffer has grown: it keeps its capacity from trace to trace); end()
+  //! takes them. Owned by the thread and by the tracer's list (a thread may
+  //! end before the trace does).
+  struct thread_ops {
+    std::mutex m;
+    std::uint64_t epoch = 0;  // the trace its ops belong to
+    std::vector<op> ops;
+  };
+  thread_ops& mine();
+
+  const bool counter_;
+  const std::uint64_t serial_;  // which tracer a thread's buffer belongs to (mine())
   std::atomic<activity_source*> source_{nullptr};
   std::mutex m_;
-  std::vector<op> ops_;  // closed operations of this trace
+  std::vector<std::shared_ptr<thread_ops>> threads_;  // every thread that closed an op
   struct host_run {
     std::uint64_t stream = 0, seq = 0;
     std::int64_t end = 0;
   };
   std::vector<host_run> host_runs_;                   // host functions of this trace (host_ran)
-  std::size_t last_ops_ = 0;                          // the last trace's count
   std::unordered_map<std::uint32_t, track> streams_;  // source stream id -> track
   std::atomic<std::uint64_t> next_id_{1};
-  std::uint64_t first_id_ = 1;  // this trace's first id
+  std::atomic<std::uint64_t> first_id_{1};  // this trace's first id
   std::atomic<std::uint64_t> epoch_{0};
   sample begin_{}, end_{};
 };

@@ -42,8 +42,10 @@ struct traced_op_state {
 
 namespace {
 
-//! The record every traced operation starts from.
-trace::record new_record(stream_state& s, const char* kind, std::size_t bytes) {
+//! The record every traced operation starts from, enqueued at `enqueue`
+//! (the host clock; the activity tracer's stamp() for its operations).
+trace::record new_record(stream_state& s, const char* kind, std::size_t bytes,
+                         std::int64_t enqueue) {
   trace::record r;
   r.kind = kind;
   r.bytes = bytes;
@@ -52,7 +54,7 @@ trace::record new_record(stream_state& s, const char* kind, std::size_t bytes) {
   r.priority = s.native_priority;
   r.seq = s.trace.seq.fetch_add(1, std::memory_order_relaxed) + 1;
   r.host_thread = trace::thread_id();
-  r.enqueue_ns = trace::now_ns();
+  r.enqueue_ns = enqueue;
   return r;
 }
 
@@ -84,7 +86,7 @@ traced_op_state* begin_activity(activity_tracer& at, stream_state& s, const char
   std::unique_ptr<traced_op_state> st = std::move(spare_state);
   if (st == nullptr) st = std::make_unique<traced_op_state>();
   st->stream = &s;
-  st->r = new_record(s, kind, bytes);
+  st->r = new_record(s, kind, bytes, at.stamp());
   st->activity = true;
   add_activity_stream(at, s);
   // An operation with no device work of its own (an event record, a wait, a
@@ -109,7 +111,7 @@ void traced_op::begin(stream_state& s, const char* kind, std::size_t bytes, bool
   auto st = std::make_unique<traced_op_state>();
   st->stream = &s;
   st->lock = std::unique_lock<std::mutex>(s.trace.m);
-  st->r = new_record(s, kind, bytes);
+  st->r = new_record(s, kind, bytes, trace::now_ns());
   const std::int64_t now = st->r.enqueue_ns;
   bool record_start = false;
   if (instant) the_tracer().begin_op(s, now, false, &st->end, nullptr, &record_start);
@@ -133,7 +135,7 @@ void traced_op::begin_wait(stream_state& s, event_state* waited_event,
   st->stream = &s;
   st->lock = std::unique_lock<std::mutex>(s.trace.m);
   auto& t = the_tracer();
-  st->r = new_record(s, "wait", 0);
+  st->r = new_record(s, "wait", 0, trace::now_ns());
   const std::int64_t now = st->r.enqueue_ns;
   auto plan = t.begin_wait(s, now, waited_event, waited_stream, false, &st->start, &st->end);
   if (plan == tracer::wait_plan::ask_event) {
@@ -199,7 +201,6 @@ void traced_op::finish() {
   stream_state& s = *st->stream;
   if (st->activity) {
     the_activity_tracer().close(st->activity_id, st->pushed, std::move(st->r));
-    st->r = trace::record{};
     st->mark = nullptr;
     spare_state = std::move(st);
     return;
@@ -267,7 +268,7 @@ std::unique_ptr<host_task> traced_host_task(stream_state& s, std::unique_ptr<hos
     const std::lock_guard<std::mutex> lock(s.trace.m);
     the_tracer().break_chain(s);
   }
-  trace::record r = new_record(s, kind, bytes);
+  trace::record r = new_record(s, kind, bytes, trace::now_ns());
   r.path = path;
   return std::make_unique<traced_task>(std::move(task), std::move(r));
 }
@@ -395,7 +396,7 @@ void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin, std
   trace_slot* start = nullptr;
   trace_slot* end = nullptr;
   bool unused = false;
-  trace::record r = new_record(st, begin ? "range_begin" : "range_end", 0);
+  trace::record r = new_record(st, begin ? "range_begin" : "range_end", 0, trace::now_ns());
   the_tracer().begin_op(st, r.enqueue_ns, false, &start, &end, &unused);
   record_slot(st, end, nullptr, end);
   r.label = name;

@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -339,6 +341,82 @@ TEST(ActivityTracer, AnOperationOfAnEarlierTraceIsNotInTheNextOne) {
   ASSERT_TRUE(t.begin(&src, &why));
   out.clear();
   EXPECT_EQ(t.end(&out).operations, 0u);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(ActivityTracer, OperationsClosedOnManyThreadsAreAllInTheTrace) {
+  // Each thread closes into a buffer of its own (no lock shared between
+  // enqueuing threads); end() takes every thread's, also of threads that
+  // ended before the trace did, and none of the next trace's.
+  fake_source src;
+  activity_tracer t;
+  std::string why;
+  ASSERT_TRUE(t.begin(&src, &why));
+  constexpr int threads = 8, per_thread = 500;
+  std::vector<std::thread> pool;
+  for (int k = 0; k < threads; ++k)
+    pool.emplace_back([&t, k] {
+      for (int i = 0; i < per_thread; ++i) {
+        std::uint64_t id = 0;
+        activity_source* pushed = nullptr;
+        id = t.open(&pushed, false);
+        t.close(id, pushed,
+                op("record", static_cast<std::uint64_t>(k + 1), static_cast<std::uint64_t>(i + 1),
+                   trace::now_ns()));
+      }
+    });
+  for (auto& th : pool) th.join();  // the threads end before the trace
+  std::vector<trace::record> out;
+  EXPECT_EQ(t.end(&out).operations, static_cast<std::uint64_t>(threads * per_thread));
+  std::vector<int> seen(threads * per_thread, 0);
+  for (const auto& r : out) {
+    ASSERT_GE(r.stream, 1u);
+    ASSERT_LE(r.stream, static_cast<std::uint64_t>(threads));
+    ++seen[(r.stream - 1) * per_thread + (r.seq - 1)];
+  }
+  for (int n : seen) EXPECT_EQ(n, 1);
+  ASSERT_TRUE(t.begin(&src, &why));
+  out.clear();
+  EXPECT_EQ(t.end(&out).operations, 0u);  // nothing carried into the next trace
+}
+
+TEST(ActivityTracer, CounterStampsComeBackOnTheHostClock) {
+  // With the CPU's counter (where it can be used), an operation stamped
+  // between two host-clock reads is placed between them, within the
+  // calibration's error.
+  if (!sluice::detail::counter_clock_available())
+    GTEST_SKIP() << "no usable CPU counter here (not x86-64 on the tsc clocksource, nor aarch64): "
+                    "the host clock stamps operations";
+  fake_source src;
+  activity_tracer t(true);
+  std::string why;
+  ASSERT_TRUE(t.begin(&src, &why));
+  std::vector<std::pair<std::int64_t, std::int64_t>> brackets;
+  for (int i = 0; i < 200; ++i) {
+    const std::int64_t before = trace::now_ns();
+    const opened o = open_op(t);
+    const std::int64_t stamp = t.stamp();
+    const std::int64_t after = trace::now_ns();
+    close_op(t, o, op("record", 1, static_cast<std::uint64_t>(i + 1), stamp));
+    brackets.emplace_back(before, after);
+    // 50 us apart (10 ms in all): a rate off by 1 % would put the last
+    // stamps 100 us away from their brackets.
+    while (trace::now_ns() < after + 50000) {
+    }
+  }
+  std::vector<trace::record> out;
+  const activity_summary sum = t.end(&out);
+  ASSERT_EQ(out.size(), brackets.size());
+  const std::int64_t slack = 2000;  // ns: both calibrations' windows, generously
+  for (const auto& r : out) {
+    const auto& b = brackets[r.seq - 1];
+    EXPECT_GE(r.enqueue_ns, b.first - slack) << "seq " << r.seq;
+    EXPECT_LE(r.enqueue_ns, b.second + slack) << "seq " << r.seq;
+  }
+  (void)sum;
 }
 
 }  // namespace
