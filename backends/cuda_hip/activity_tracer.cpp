@@ -3,9 +3,6 @@
 #include "activity_tracer.hpp"
 
 #include <cxxabi.h>
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#endif
 
 #include <algorithm>
 #include <cstdio>
@@ -65,18 +62,6 @@ bool counter_clock_available() noexcept {
   return true;
 #else
   return false;
-#endif
-}
-
-std::int64_t activity_tracer::counter_ticks() noexcept {
-#if defined(__x86_64__)
-  return static_cast<std::int64_t>(__rdtsc());
-#elif defined(__aarch64__)
-  std::uint64_t v = 0;
-  asm volatile("mrs %0, cntvct_el0" : "=r"(v));
-  return static_cast<std::int64_t>(v);
-#else
-  return trace::now_ns();
 #endif
 }
 
@@ -186,7 +171,7 @@ activity_tracer::thread_ops& activity_tracer::mine() {
     threads_.erase(std::remove_if(threads_.begin(), threads_.end(),
                                   [](const std::shared_ptr<thread_ops>& t) {
                                     if (t.use_count() != 1) return false;
-                                    const std::lock_guard<std::mutex> ended(t->m);
+                                    const std::lock_guard<spin_mutex> ended(t->m);
                                     return t->ops.empty();
                                   }),
                    threads_.end());
@@ -199,7 +184,7 @@ void activity_tracer::close(std::uint64_t id, activity_source* pushed, trace::re
   if (pushed != nullptr) pushed->pop();
   if (source_.load(std::memory_order_relaxed) == nullptr) return;  // the trace ended
   thread_ops& t = mine();
-  const std::lock_guard<std::mutex> lock(t.m);
+  const std::lock_guard<spin_mutex> lock(t.m);
   const std::uint64_t e = epoch_.load(std::memory_order_acquire);
   if (t.epoch != e) {
     t.ops.clear();  // left from a trace that ended before they were closed
@@ -242,7 +227,7 @@ activity_summary activity_tracer::end(std::vector<trace::record>* out) {
     std::lock_guard<std::mutex> lock(m_);
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
     for (const auto& t : threads_) {
-      const std::lock_guard<std::mutex> thread_lock(t->m);
+      const std::lock_guard<spin_mutex> thread_lock(t->m);
       if (t->epoch == e)
         ops.insert(ops.end(), std::make_move_iterator(t->ops.begin()),
                    std::make_move_iterator(t->ops.end()));

@@ -20,7 +20,12 @@
 // mapped onto the host clock by two calibrations (trace begin and end).
 #pragma once
 
+#include "spin_mutex.hpp"
 #include "trace.hpp"
+
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include <atomic>
 #include <cstddef>
@@ -163,7 +168,17 @@ class activity_tracer {
     int device = 0;
     int priority = 0;
   };
-  static std::int64_t counter_ticks() noexcept;
+  static std::int64_t counter_ticks() noexcept {
+#if defined(__x86_64__)
+    return static_cast<std::int64_t>(__rdtsc());
+#elif defined(__aarch64__)
+    std::uint64_t v = 0;
+    asm volatile("mrs %0, cntvct_el0" : "=r"(v));
+    return static_cast<std::int64_t>(v);
+#else
+    return trace::now_ns();
+#endif
+  }
   sample calibrate() noexcept;
   std::int64_t to_host(std::uint64_t t) const noexcept;
   std::int64_t ticks_to_host(std::int64_t t) const noexcept;
@@ -176,7 +191,7 @@ class activity_tracer {
   //! takes them. Owned by the thread and by the tracer's list (a thread may
   //! end before the trace does).
   struct thread_ops {
-    std::mutex m;
+    spin_mutex m;             // contended only while end() takes the ops
     std::uint64_t epoch = 0;  // the trace its ops belong to
     std::vector<op> ops;
   };
