@@ -15,7 +15,7 @@ namespace sluice::detail {
 
 namespace {
 
-bool device_kind(std::string_view k) { return activity_device_kind(k); }
+bool device_kind(const char* k) { return activity_device_kind(k); }
 
 bool is_wait(std::string_view k) { return k == "wait" || k == "wait_value"; }
 
@@ -142,7 +142,11 @@ bool activity_tracer::begin(activity_source* source, std::string* why) {
   return true;
 }
 
-bool activity_device_kind(std::string_view k) noexcept {
+bool activity_device_kind(const char* kind) noexcept {
+  // Most enqueues that are not device work (record, wait, wait_value,
+  // write_value, range markers) are told apart by their first letter.
+  if (kind == nullptr || (kind[0] != 'c' && kind[0] != 'f' && kind[0] != 'k')) return false;
+  const std::string_view k(kind);
   return k == "copy" || k == "fill" || k == "copy_peer" || k == "copy_peer_batch" || k == "kernel";
 }
 

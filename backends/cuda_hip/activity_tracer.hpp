@@ -101,7 +101,7 @@ struct activity_summary {
 
 //! Kinds of operation whose work is device activity (kernels, copies, fills):
 //! only these push an external id; without an activity they are left out.
-bool activity_device_kind(std::string_view kind) noexcept;
+bool activity_device_kind(const char* kind) noexcept;
 
 //! Whether the CPU's counter can stamp enqueues (activity_tracer::stamp):
 //! x86-64 where the kernel keeps its own clock on the TSC (invariant, the

@@ -44,10 +44,13 @@ namespace {
 
 //! The record every traced operation starts from, enqueued at `enqueue`
 //! (the host clock; the activity tracer's stamp() for its operations).
-trace::record new_record(stream_state& s, const char* kind, std::size_t bytes,
-                         std::int64_t enqueue) {
-  trace::record r;
+//! Filled in place (a reused state's record: no temporary moved in, which
+//! cost an H200's enqueuing thread about 40 ns with the CUPTI source).
+void fill_record(trace::record& r, stream_state& s, const char* kind, std::size_t bytes,
+                 std::int64_t enqueue) {
   r.kind = kind;
+  r.label.clear();
+  r.path = nullptr;
   r.bytes = bytes;
   r.device = s.device;
   r.stream = s.trace.id;
@@ -55,6 +58,17 @@ trace::record new_record(stream_state& s, const char* kind, std::size_t bytes,
   r.seq = s.trace.seq.fetch_add(1, std::memory_order_relaxed) + 1;
   r.host_thread = trace::thread_id();
   r.enqueue_ns = enqueue;
+  r.start_ns = 0;
+  r.end_ns = 0;
+  r.from_stream = 0;
+  r.from_seq = 0;
+  r.range = 0;
+}
+
+trace::record new_record(stream_state& s, const char* kind, std::size_t bytes,
+                         std::int64_t enqueue) {
+  trace::record r;
+  fill_record(r, s, kind, bytes, enqueue);
   return r;
 }
 
@@ -86,7 +100,7 @@ traced_op_state* begin_activity(activity_tracer& at, stream_state& s, const char
   std::unique_ptr<traced_op_state> st = std::move(spare_state);
   if (st == nullptr) st = std::make_unique<traced_op_state>();
   st->stream = &s;
-  st->r = new_record(s, kind, bytes, at.stamp());
+  fill_record(st->r, s, kind, bytes, at.stamp());
   st->activity = true;
   add_activity_stream(at, s);
   // An operation with no device work of its own (an event record, a wait, a
