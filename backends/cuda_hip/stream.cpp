@@ -180,7 +180,8 @@ void hand_over(void* data) {
 }
 
 //! SLUICE_HOST_FUNC_PATH: auto, signal or callback; invalid for anything else.
-//! Unset: auto on CUDA, the callback on HIP (api::host_path_auto_by_default;
+//! Unset: auto on CUDA and on HIP's NVIDIA platform, the callback on HIP's AMD
+//! platform (api::host_path_auto_by_default;
 //! docs/design.md, "Which host functions use the word watcher").
 enum class host_path_mode { automatic, signal, callback, invalid };
 host_path_mode path_mode() noexcept {

@@ -27,11 +27,17 @@ namespace {
 sluice::detail::host_function_paths counts() { return sluice::detail::host_function_path_counts(); }
 
 //! The path SLUICE_HOST_FUNC_PATH forces, or "" (auto). Unset: the
-//! backend's default, the rule (auto) on CUDA and the callback on HIP
-//! (docs/api.md, SLUICE_HOST_FUNC_PATH).
+//! backend's default, the rule (auto) on CUDA and on HIP's NVIDIA platform,
+//! the callback on HIP's AMD platform (docs/api.md, SLUICE_HOST_FUNC_PATH).
 std::string forced() {
   const char* v = std::getenv("SLUICE_HOST_FUNC_PATH");
-  if (v == nullptr) return std::string(sluice::backend_name()) == "cuda" ? "" : "callback";
+  if (v == nullptr) {
+#if defined(__HIP_PLATFORM_NVIDIA__)
+    return "";
+#else
+    return std::string(sluice::backend_name()) == "cuda" ? "" : "callback";
+#endif
+  }
   return std::string(v) == "auto" ? std::string() : std::string(v);
 }
 
