@@ -1,6 +1,7 @@
 // Flags of the host backend: a 32-bit word plus the streams parked on it.
 #include "host.hpp"
 
+#include <algorithm>
 #include <new>
 
 namespace sluice {
@@ -50,8 +51,28 @@ void flag_state::store(std::uint32_t v) noexcept {
     waiters.erase(keep, waiters.end());
     waiter_count.fetch_sub(static_cast<int>(woken));
   }
-  for (std::size_t i = 0; i < woken && i < inline_wakes; ++i) resume_inline(*few[i]);
-  for (auto* s : more) resume_inline(*s);
+  // Greatest priority first (PRIO-4): the store makes every one of them
+  // runnable at once, but they become runnable one after another here; in
+  // the order they parked, a low-priority stream resumed first could have a
+  // worker run its whole backlog while this thread, preempted, had not yet
+  // resumed a high-priority one (unit.scheduling.one_slot saw 64 of 256
+  // low-priority fills finish first on a loaded 2-core VM).
+  // Every stream is resumed exactly once: its level is its priority clamped
+  // into the host range (greatest -1 .. least 1), and a resumed one is
+  // never looked at again (it may be gone once resumed).
+  static_assert(host_priority_range.greatest < host_priority_range.least);
+  const auto resume_at = [](stream_state*& st, int p) {
+    if (st == nullptr || std::clamp(st->native_priority, host_priority_range.greatest,
+                                    host_priority_range.least) != p)
+      return;
+    stream_state& resumed = *st;
+    st = nullptr;
+    resume_inline(resumed);
+  };
+  for (int p = host_priority_range.greatest; p <= host_priority_range.least; ++p) {
+    for (std::size_t i = 0; i < woken && i < inline_wakes; ++i) resume_at(few[i], p);
+    for (auto*& s : more) resume_at(s, p);
+  }
 }
 
 }  // namespace detail
