@@ -65,27 +65,39 @@ bool counter_clock_available() noexcept {
 #endif
 }
 
-activity_tracer::sample activity_tracer::calibrate() noexcept {
-  // The narrowest of a few host-source-host windows.
-  sample best{};
-  activity_source* src = source_.load(std::memory_order_relaxed);
+namespace {
+
+//! The narrowest of 16 host-clock windows around read(): the window's
+//! middle, its width, and what read() gave in it.
+template <class T>
+struct window_read {
+  std::int64_t host = 0;
+  std::int64_t width = 0;
+  T value{};
+};
+template <class Read>
+auto narrowest_window(Read read) noexcept {
+  window_read<decltype(read())> best;
   for (int i = 0; i < 16; ++i) {
     const std::int64_t before = trace::now_ns();
-    const std::uint64_t t = src->timestamp();
-    const std::int64_t after = trace::now_ns();
-    const std::int64_t w = after - before;
-    if (i == 0 || w < best.window) best = sample{before + w / 2, w, t};
+    const auto v = read();
+    const std::int64_t w = trace::now_ns() - before;
+    if (i == 0 || w < best.width) best = {before + w / 2, w, v};
   }
-  for (int i = 0; i < 16; ++i) {
-    const std::int64_t before = trace::now_ns();
-    const std::int64_t t = stamp();
-    const std::int64_t after = trace::now_ns();
-    const std::int64_t w = after - before;
-    if (i == 0 || w < best.tick_window) {
-      best.ticks = t;
-      best.tick_host = before + w / 2;
-      best.tick_window = w;
-    }
+  return best;
+}
+
+}  // namespace
+
+activity_tracer::sample activity_tracer::calibrate() noexcept {
+  activity_source* src = source_.load(std::memory_order_relaxed);
+  const auto s = narrowest_window([src] { return src->timestamp(); });
+  sample best{s.host, s.width, s.value};
+  if (counter_) {  // ticks_to_host's samples; without the counter stamps are host times
+    const auto k = narrowest_window([] { return counter_ticks(); });
+    best.ticks = k.value;
+    best.tick_host = k.host;
+    best.tick_window = k.width;
   }
   return best;
 }

@@ -156,7 +156,8 @@ class activity_tracer {
     std::int64_t host = 0;    // middle of the window
     std::int64_t window = 0;  // its width
     std::uint64_t source = 0;
-    // stamp() in a window of its own (tick_window wide, middle tick_host)
+    // With the counter: counter_ticks() in a window of its own (tick_window
+    // wide, middle tick_host)
     std::int64_t ticks = 0, tick_host = 0, tick_window = 0;
   };
   struct op {

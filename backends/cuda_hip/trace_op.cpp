@@ -44,8 +44,10 @@ namespace {
 
 //! The record every traced operation starts from, enqueued at `enqueue`
 //! (the host clock; the activity tracer's stamp() for its operations).
-//! Filled in place (a reused state's record: no temporary moved in, which
-//! cost an H200's enqueuing thread about 40 ns with the CUPTI source).
+//! Filled in place in a reused state's record (no temporary moved in). On
+//! 2x H200, skipping the record altogether took about 36 ns off a traced
+//! event record with the CUPTI source (docs/performance.md); what filling
+//! in place saves there was not measured apart.
 void fill_record(trace::record& r, stream_state& s, const char* kind, std::size_t bytes,
                  std::int64_t enqueue) {
   r.kind = kind;

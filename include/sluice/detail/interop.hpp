@@ -49,8 +49,9 @@ int device_memory_of(const void* p) noexcept;
 //! sees) where no other stream of its device holds for the host (a pending
 //! host function, a flag wait) when it is enqueued, else by
 //! `callback` (the vendor's host callback hands it to a sluice thread): the
-//! rule is CUDA's default and opt-in on HIP (SLUICE_HOST_FUNC_PATH=auto), whose
-//! default is `callback`; SLUICE_HOST_FUNC_PATH=signal|callback forces one
+//! rule is the default on CUDA and on HIP's NVIDIA platform, opt-in
+//! (SLUICE_HOST_FUNC_PATH=auto) on HIP's AMD platform, whose default is
+//! `callback`; SLUICE_HOST_FUNC_PATH=signal|callback forces one
 //! (docs/api.md). The host
 //! backend: both 0 (its host functions need neither). For benches and tests.
 struct host_function_paths {
