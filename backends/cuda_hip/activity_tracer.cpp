@@ -145,11 +145,11 @@ bool activity_tracer::begin(activity_source* source, std::string* why) {
     std::lock_guard<std::mutex> lock(m_);
     host_runs_.clear();
     streams_.clear();
-    first_id_.store(next_id_.load(std::memory_order_relaxed), std::memory_order_relaxed);
   }
-  source_.store(source, std::memory_order_relaxed);
-  // After first_id_: a close() that sees this trace's epoch sees its first id.
+  // A thread's open() that sees the new epoch reserves its slots for this
+  // trace (an operation opened in the same instant may land in the last).
   epoch_.fetch_add(1, std::memory_order_release);
+  source_.store(source, std::memory_order_relaxed);
   begin_ = calibrate();
   return true;
 }
@@ -162,18 +162,20 @@ bool activity_device_kind(const char* kind) noexcept {
   return k == "copy" || k == "fill" || k == "copy_peer" || k == "copy_peer_batch" || k == "kernel";
 }
 
-std::uint64_t activity_tracer::open(activity_source** pushed, bool push) noexcept {
-  const std::uint64_t id = next_id_.fetch_add(1, std::memory_order_relaxed);
-  *pushed = push ? source_.load(std::memory_order_relaxed) : nullptr;
-  if (*pushed != nullptr) (*pushed)->push(id);
-  return id;
-}
-
 activity_tracer::activity_tracer(bool counter) noexcept
     : counter_(counter), serial_([] {
         static std::atomic<std::uint64_t> next{1};
         return next.fetch_add(1, std::memory_order_relaxed);
       }()) {}
+
+activity_tracer::thread_ops::~thread_ops() {
+  chunk* c = head.next.load(std::memory_order_relaxed);
+  while (c != nullptr) {
+    chunk* n = c->next.load(std::memory_order_relaxed);
+    delete c;
+    c = n;
+  }
+}
 
 activity_tracer::thread_ops& activity_tracer::mine() {
   // The process has one tracer; the unit tests make several, one after another.
@@ -183,12 +185,13 @@ activity_tracer::thread_ops& activity_tracer::mine() {
     owner = serial_;
     ops = std::make_shared<thread_ops>();
     std::lock_guard<std::mutex> lock(m_);
-    // Buffers of threads that ended, with nothing left to take, go.
+    // Buffers of threads that ended, holding no operation of the trace now
+    // collected (or of a trace still to be ended), go.
+    const std::uint64_t now = epoch_.load(std::memory_order_acquire);
     threads_.erase(std::remove_if(threads_.begin(), threads_.end(),
-                                  [](const std::shared_ptr<thread_ops>& t) {
-                                    if (t.use_count() != 1) return false;
-                                    const std::lock_guard<spin_mutex> ended(t->m);
-                                    return t->ops.empty();
+                                  [now](const std::shared_ptr<thread_ops>& t) {
+                                    return t.use_count() == 1 &&
+                                           t->epoch.load(std::memory_order_acquire) < now;
                                   }),
                    threads_.end());
     threads_.push_back(ops);
@@ -196,22 +199,64 @@ activity_tracer::thread_ops& activity_tracer::mine() {
   return *ops;
 }
 
-void activity_tracer::close(std::uint64_t id, activity_source* pushed, trace::record&& r) {
-  if (pushed != nullptr) pushed->pop();
-  if (source_.load(std::memory_order_relaxed) == nullptr) return;  // the trace ended
+activity_tracer::slot* activity_tracer::open(activity_source** pushed, bool push) {
   thread_ops& t = mine();
-  const std::lock_guard<spin_mutex> lock(t.m);
   const std::uint64_t e = epoch_.load(std::memory_order_acquire);
-  if (t.epoch != e) {
-    t.ops.clear();  // left from a trace that ended before they were closed
-    t.epoch = e;
+  if (t.epoch.load(std::memory_order_relaxed) != e) [[unlikely]] {
+    // The first operation of this thread in this trace: its slots of earlier
+    // traces are reused unless one is still open (an operation that began
+    // before the trace did and encloses this one: then this trace's slots
+    // follow it; end() tells them apart by their epoch).
+    bool still_open = false;
+    for (chunk* c = &t.head; c != nullptr && !still_open;
+         c = c->next.load(std::memory_order_relaxed)) {
+      const std::uint32_t n = c->reserved.load(std::memory_order_relaxed);
+      for (std::uint32_t i = 0; i < n && !still_open; ++i)
+        still_open =
+            c->slots[i].state.load(std::memory_order_relaxed) == slot::open_state;
+    }
+    if (!still_open) {
+      const std::lock_guard<spin_mutex> lock(t.m);
+      for (chunk* c = &t.head; c != nullptr; c = c->next.load(std::memory_order_relaxed))
+        c->reserved.store(0, std::memory_order_relaxed);
+      t.tail = &t.head;
+    }
+    t.epoch.store(e, std::memory_order_release);
+    t.next_id = t.end_id = 0;  // ids of this trace come after its begin()
   }
-  if (id < first_id_.load(std::memory_order_relaxed)) return;  // opened in an earlier trace
-  t.ops.push_back(op{id, std::move(r)});
+  if (t.next_id == t.end_id) [[unlikely]] {
+    t.next_id = next_id_.fetch_add(id_block, std::memory_order_relaxed);
+    t.end_id = t.next_id + id_block;
+  }
+  chunk* c = t.tail;
+  std::uint32_t n = c->reserved.load(std::memory_order_relaxed);
+  if (n == chunk::size) [[unlikely]] {
+    chunk* next = c->next.load(std::memory_order_relaxed);
+    if (next == nullptr) {
+      next = new chunk;
+      c->next.store(next, std::memory_order_release);
+    }
+    c = t.tail = next;
+    n = 0;
+  }
+  slot& s = c->slots[n];
+  s.state.store(slot::open_state, std::memory_order_relaxed);
+  s.epoch = e;
+  s.id = t.next_id++;
+  c->reserved.store(n + 1, std::memory_order_release);
+  *pushed = push ? source_.load(std::memory_order_relaxed) : nullptr;
+  if (*pushed != nullptr) (*pushed)->push(s.id);
+  return &s;
 }
 
-void activity_tracer::abandon(activity_source* pushed) noexcept {
+void activity_tracer::close(slot* s, activity_source* pushed) noexcept {
   if (pushed != nullptr) pushed->pop();
+  s->state.store(slot::done_state, std::memory_order_release);
+}
+
+void activity_tracer::abandon(slot* s, activity_source* pushed) noexcept {
+  if (pushed != nullptr) pushed->pop();
+  s->state.store(slot::dropped_state, std::memory_order_release);
 }
 
 void activity_tracer::host_ran(std::uint64_t stream, std::uint64_t seq, std::int64_t end_ns) {
@@ -243,11 +288,21 @@ activity_summary activity_tracer::end(std::vector<trace::record>* out) {
     std::lock_guard<std::mutex> lock(m_);
     const std::uint64_t e = epoch_.load(std::memory_order_relaxed);
     for (const auto& t : threads_) {
+      // The owner may be opening and closing meanwhile (an operation that
+      // ends as the trace does): only slots already done are read, and a
+      // reset waits for this lock. A slot closed after this pass is not in
+      // the trace.
       const std::lock_guard<spin_mutex> thread_lock(t->m);
-      if (t->epoch == e)
-        ops.insert(ops.end(), std::make_move_iterator(t->ops.begin()),
-                   std::make_move_iterator(t->ops.end()));
-      t->ops.clear();  // its capacity stays for the next trace
+      if (t->epoch.load(std::memory_order_acquire) != e) continue;
+      for (chunk* c = &t->head; c != nullptr; c = c->next.load(std::memory_order_acquire)) {
+        const std::uint32_t n = c->reserved.load(std::memory_order_acquire);
+        for (std::uint32_t i = 0; i < n; ++i) {
+          slot& sl = c->slots[i];
+          if (sl.state.load(std::memory_order_acquire) != slot::done_state || sl.epoch != e)
+            continue;
+          ops.push_back(op{sl.id, std::move(sl.r)});
+        }
+      }
     }
     streams.swap(streams_);
     host_runs.swap(host_runs_);

@@ -125,15 +125,27 @@ class activity_tracer {
   bool begin(activity_source* source, std::string* why);
   bool active() const noexcept { return source_.load(std::memory_order_relaxed) != nullptr; }
 
-  //! Around the vendor call of one operation: open() takes a new id and,
-  //! with `push` (a device kind), pushes it (*pushed: the source it was
-  //! pushed to, or null); close() pops it there
-  //! (even after the trace ended: the thread's stack stays balanced) and
-  //! keeps the record if its trace is still collected; abandon() pops it (the
-  //! operation threw before it was enqueued).
-  std::uint64_t open(activity_source** pushed, bool push = true) noexcept;
-  void close(std::uint64_t id, activity_source* pushed, trace::record&& r);
-  static void abandon(activity_source* pushed) noexcept;
+  //! One operation's entry in the calling thread's buffer (thread_ops).
+  struct slot {
+    enum : std::uint8_t { open_state, done_state, dropped_state };
+    std::atomic<std::uint8_t> state{open_state};
+    std::uint64_t epoch = 0;  // the trace it was opened in
+    std::uint64_t id = 0;
+    trace::record r;  // filled by the caller between open() and close()
+  };
+
+  //! Around the vendor call of one operation: open() reserves the calling
+  //! thread's next slot with a new id and, with `push` (a device kind),
+  //! pushes the id (*pushed: the source it was pushed to, or null); the
+  //! caller fills the slot's record, before the vendor call where it can.
+  //! close() pops the id there (even after the trace ended: the thread's
+  //! stack stays balanced) and publishes the slot: one store, no lock and no
+  //! read-modify-write after the vendor call (on the H200 every line touched
+  //! there cost the traced enqueue, docs/performance.md). abandon() pops it
+  //! and drops the slot (the operation threw before it was enqueued).
+  slot* open(activity_source** pushed, bool push = true);
+  static void close(slot* s, activity_source* pushed) noexcept;
+  static void abandon(slot* s, activity_source* pushed) noexcept;
 
   //! A sluice stream of this trace: activities on `native` belong to its
   //! track (trace id `stream`) even without an external id. Cheap after
@@ -186,17 +198,34 @@ class activity_tracer {
   std::int64_t clock_error() const noexcept;
   static constexpr std::int64_t rate_span_ns = 50000000;  // see to_host
 
-  //! The operations one thread closed: close() appends under the thread's
-  //! own lock (no line shared between enqueuing threads, no allocation once
-  //! the buffer has grown: it keeps its capacity from trace to trace); end()
-  //! takes them. Owned by the thread and by the tracer's list (a thread may
-  //! end before the trace does).
+  //! The operations one thread opened, in slots that never move: a list of
+  //! chunks, kept from trace to trace. Only the owning thread writes a slot
+  //! (open() reserves it: `reserved` stored after the slot's state, epoch
+  //! and id; close() stores its state); end() takes the slots done in its
+  //! trace, reading a slot only after its state says done. The owner reuses
+  //! its slots (a reset) at its first open() of a later trace when none is
+  //! still open, under `m`, which end() holds while it reads the thread's.
+  //! Owned by the thread and by the tracer's list (a thread may end before
+  //! the trace does).
+  struct chunk {
+    static constexpr std::uint32_t size = 256;
+    std::atomic<std::uint32_t> reserved{0};
+    std::atomic<chunk*> next{nullptr};
+    slot slots[size];
+  };
   struct thread_ops {
-    spin_mutex m;             // contended only while end() takes the ops
-    std::uint64_t epoch = 0;  // the trace its ops belong to
-    std::vector<op> ops;
+    thread_ops() : tail(&head) {}
+    ~thread_ops();
+    spin_mutex m;  // a reset, and end() reading
+    chunk head;
+    // The owner's: where the next slot goes, the trace it last opened in,
+    // its block of ids.
+    chunk* tail;
+    std::atomic<std::uint64_t> epoch{0};
+    std::uint64_t next_id = 0, end_id = 0;
   };
   thread_ops& mine();
+  static constexpr std::uint64_t id_block = 4096;  // ids a thread takes at once
 
   const bool counter_;
   const std::uint64_t serial_;  // which tracer a thread's buffer belongs to (mine())
@@ -209,8 +238,7 @@ class activity_tracer {
   };
   std::vector<host_run> host_runs_;                   // host functions of this trace (host_ran)
   std::unordered_map<std::uint32_t, track> streams_;  // source stream id -> track
-  std::atomic<std::uint64_t> next_id_{1};
-  std::atomic<std::uint64_t> first_id_{1};  // this trace's first id
+  std::atomic<std::uint64_t> next_id_{1};  // the next block of ids (thread_ops::next_id)
   std::atomic<std::uint64_t> epoch_{0};
   sample begin_{}, end_{};
 };

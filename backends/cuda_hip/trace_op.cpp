@@ -28,15 +28,17 @@ namespace sluice::detail {
 struct traced_op_state {
   stream_state* stream = nullptr;
   std::unique_lock<std::mutex> lock;  // the stream's trace.m, from begin to finish
-  trace::record r;
+  trace::record own;
+  // The operation's record: `own` for the event tracer, the activity
+  // tracer's slot's (filled there before the vendor call) for it.
+  trace::record* r = &own;
   trace_slot* start = nullptr;
   trace_slot* end = nullptr;
   bool shared_end = false;  // an instant at the stream's last slot, or a join: nothing to record
   event_trace* mark = nullptr;  // an event this operation records (traced_op::marks)
-  // Timed by the activity tracer (activity_tracer.hpp): its external id, and
-  // the source it was pushed to (popped there whatever happens to the trace).
-  bool activity = false;
-  std::uint64_t activity_id = 0;
+  // Timed by the activity tracer (activity_tracer.hpp): its slot, and the
+  // source its id was pushed to (popped there whatever happens to the trace).
+  activity_tracer::slot* activity = nullptr;
   activity_source* pushed = nullptr;
 };
 
@@ -102,13 +104,13 @@ traced_op_state* begin_activity(activity_tracer& at, stream_state& s, const char
   std::unique_ptr<traced_op_state> st = std::move(spare_state);
   if (st == nullptr) st = std::make_unique<traced_op_state>();
   st->stream = &s;
-  fill_record(st->r, s, kind, bytes, at.stamp());
-  st->activity = true;
   add_activity_stream(at, s);
   // An operation with no device work of its own (an event record, a wait, a
   // flag operation, a marker) needs no external id: it is placed from its
   // stream's other operations (activity_tracer.hpp).
-  st->activity_id = at.open(&st->pushed, activity_device_kind(kind));
+  st->activity = at.open(&st->pushed, activity_device_kind(kind));
+  st->r = &st->activity->r;
+  fill_record(*st->r, s, kind, bytes, at.stamp());
   return st.release();
 }
 
@@ -127,8 +129,8 @@ void traced_op::begin(stream_state& s, const char* kind, std::size_t bytes, bool
   auto st = std::make_unique<traced_op_state>();
   st->stream = &s;
   st->lock = std::unique_lock<std::mutex>(s.trace.m);
-  st->r = new_record(s, kind, bytes, trace::now_ns());
-  const std::int64_t now = st->r.enqueue_ns;
+  st->own = new_record(s, kind, bytes, trace::now_ns());
+  const std::int64_t now = st->own.enqueue_ns;
   bool record_start = false;
   if (instant) the_tracer().begin_op(s, now, false, &st->end, nullptr, &record_start);
   if (st->end != nullptr)
@@ -151,8 +153,8 @@ void traced_op::begin_wait(stream_state& s, event_state* waited_event,
   st->stream = &s;
   st->lock = std::unique_lock<std::mutex>(s.trace.m);
   auto& t = the_tracer();
-  st->r = new_record(s, "wait", 0, trace::now_ns());
-  const std::int64_t now = st->r.enqueue_ns;
+  st->own = new_record(s, "wait", 0, trace::now_ns());
+  const std::int64_t now = st->own.enqueue_ns;
   auto plan = t.begin_wait(s, now, waited_event, waited_stream, false, &st->start, &st->end);
   if (plan == tracer::wait_plan::ask_event) {
     // Recorded before this trace (or untraced): if it has completed, the
@@ -181,18 +183,18 @@ void traced_op::marks(event_trace& e) noexcept {
     return;
   }
   e.stream.store(state_->stream->trace.id, std::memory_order_relaxed);
-  e.seq.store(state_->r.seq, std::memory_order_relaxed);
+  e.seq.store(state_->r->seq, std::memory_order_relaxed);
   state_->mark = &e;
 }
 
 void trace_forget_event(event_trace& e) noexcept { the_tracer().forget_event(e); }
 
 void traced_op::path(const char* p) noexcept {
-  if (state_ != nullptr) state_->r.path = p;
+  if (state_ != nullptr) state_->r->path = p;
 }
 
 void traced_op::label(const char* text) {
-  if (state_ != nullptr) state_->r.label = text;
+  if (state_ != nullptr) state_->r->label = text;
 }
 
 void traced_op::waits_for(const stream_trace& other) noexcept {
@@ -206,8 +208,8 @@ void traced_op::waits_for(const event_trace& e) noexcept {
 
 void traced_op::waits_for(std::uint64_t stream, std::uint64_t seq) noexcept {
   if (stream != 0) {
-    state_->r.from_stream = stream;
-    state_->r.from_seq = seq;
+    state_->r->from_stream = stream;
+    state_->r->from_seq = seq;
   }
 }
 
@@ -215,14 +217,16 @@ void traced_op::finish() {
   std::unique_ptr<traced_op_state> st(state_);
   state_ = nullptr;
   stream_state& s = *st->stream;
-  if (st->activity) {
-    the_activity_tracer().close(st->activity_id, st->pushed, std::move(st->r));
+  if (st->activity != nullptr) {
+    activity_tracer::close(st->activity, st->pushed);
+    st->activity = nullptr;
+    st->r = &st->own;
     st->mark = nullptr;
     spare_state = std::move(st);
     return;
   }
   if (st->shared_end) {
-    the_tracer().end_op(s, pending{std::move(st->r), st->start, st->end}, st->mark);
+    the_tracer().end_op(s, pending{std::move(st->own), st->start, st->end}, st->mark);
     return;
   }
   // The operation is enqueued: a failure here must not make its call throw.
@@ -232,11 +236,11 @@ void traced_op::finish() {
     std::fprintf(stderr,
                  "sluice: trace: a %s on a stream of device %d is left out of the trace: "
                  "recording its timing event failed (%s)\n",
-                 st->r.kind, s.device, recorded.api);
+                 st->own.kind, s.device, recorded.api);
     the_tracer().abandon(st->start, st->end);
     return;
   }
-  the_tracer().end_op(s, pending{std::move(st->r), st->start, st->end}, st->mark);
+  the_tracer().end_op(s, pending{std::move(st->own), st->start, st->end}, st->mark);
 }
 
 void traced_op::abandon() noexcept {
@@ -244,8 +248,8 @@ void traced_op::abandon() noexcept {
   // event already recorded completes on its own).
   std::unique_ptr<traced_op_state> st(state_);
   state_ = nullptr;
-  if (st->activity)
-    activity_tracer::abandon(st->pushed);
+  if (st->activity != nullptr)
+    activity_tracer::abandon(st->activity, st->pushed);
   else
     the_tracer().abandon(st->start, st->end);
 }
@@ -402,9 +406,9 @@ void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin, std
     // Placed where the stream's previous operation ended (activity_tracer.cpp).
     std::unique_ptr<traced_op_state> op(
         begin_activity(at, st, begin ? "range_begin" : "range_end", 0));
-    op->r.label = name;
-    op->r.range = range;
-    at.close(op->activity_id, op->pushed, std::move(op->r));
+    op->r->label = name;
+    op->r->range = range;
+    activity_tracer::close(op->activity, op->pushed);
     return;
   }
   // One event: a marker takes no time; the next operation starts there.

@@ -8,9 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <set>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -93,18 +96,22 @@ class fake_source final : public activity_source {
   }
 };
 
-//! open() and close() as the backend calls them (the source pushed to travels with the op).
+//! open() and close() as the backend calls them (the source pushed to travels
+//! with the op); the record is filled into the op's slot before it is closed.
 struct opened {
+  activity_tracer::slot* slot = nullptr;
   std::uint64_t id = 0;
   activity_source* pushed = nullptr;
 };
 opened open_op(activity_tracer& t) {
   opened o;
-  o.id = t.open(&o.pushed);
+  o.slot = t.open(&o.pushed);
+  o.id = o.slot->id;
   return o;
 }
-void close_op(activity_tracer& t, const opened& o, trace::record r) {
-  t.close(o.id, o.pushed, std::move(r));
+void close_op(activity_tracer&, const opened& o, trace::record r) {
+  o.slot->r = std::move(r);
+  activity_tracer::close(o.slot, o.pushed);
 }
 
 void* native(std::uint32_t id) { return reinterpret_cast<void*>(std::uintptr_t{id}); }
@@ -287,7 +294,7 @@ TEST(ActivityTracer, WhatIsLostIsCountedNotHidden) {
   const opened copy = open_op(t);  // its activity record was dropped
   close_op(t, copy, op("copy", 1, 1, base));
   const opened thrown = open_op(t);  // threw before it was enqueued
-  activity_tracer::abandon(thrown.pushed);
+  activity_tracer::abandon(thrown.slot, thrown.pushed);
   src.ran(activity_record::type::fill, 1, base + 10, base + 20, thrown.id);  // not shown
   src.batch.dropped = 3;
   std::vector<trace::record> out;
@@ -361,10 +368,10 @@ TEST(ActivityTracer, OperationsClosedOnManyThreadsAreAllInTheTrace) {
     pool.emplace_back([&t, k] {
       for (int i = 0; i < per_thread; ++i) {
         activity_source* pushed = nullptr;
-        const std::uint64_t id = t.open(&pushed, false);
-        t.close(id, pushed,
-                op("record", static_cast<std::uint64_t>(k + 1), static_cast<std::uint64_t>(i + 1),
-                   trace::now_ns()));
+        activity_tracer::slot* s = t.open(&pushed, false);
+        s->r = op("record", static_cast<std::uint64_t>(k + 1), static_cast<std::uint64_t>(i + 1),
+                  trace::now_ns());
+        activity_tracer::close(s, pushed);
       }
     });
   for (auto& th : pool) th.join();  // the threads end before the trace
@@ -380,6 +387,76 @@ TEST(ActivityTracer, OperationsClosedOnManyThreadsAreAllInTheTrace) {
   ASSERT_TRUE(t.begin(&src, &why));
   out.clear();
   EXPECT_EQ(t.end(&out).operations, 0u);  // nothing carried into the next trace
+}
+
+TEST(ActivityTracer, TracesEndWhileThreadsKeepClosing) {
+  // Threads open and close without a lock while end() takes their slots and
+  // the next trace begins: an operation closed before end() began is in that
+  // trace, and none is in two traces (run under TSan in CI).
+  fake_source src;
+  activity_tracer t;
+  std::string why;
+  constexpr int threads = 4;
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> allowed{0};  // each thread's seqs up to this
+  std::array<std::atomic<std::uint64_t>, threads> closed{};  // the last seq closed, per thread
+  std::vector<std::thread> pool;
+  ASSERT_TRUE(t.begin(&src, &why));
+  for (int k = 0; k < threads; ++k)
+    pool.emplace_back([&, k] {
+      for (std::uint64_t seq = 1; !stop.load(std::memory_order_relaxed); ++seq) {
+        // As the backend does: only while a trace is collected; and at most
+        // `allowed`, so that the slots stay few.
+        while ((!t.active() || seq > allowed.load(std::memory_order_acquire)) &&
+               !stop.load(std::memory_order_relaxed))
+          std::this_thread::yield();
+        activity_source* pushed = nullptr;
+        activity_tracer::slot* s = t.open(&pushed, false);
+        s->r = op("record", static_cast<std::uint64_t>(k + 1), seq, trace::now_ns());
+        activity_tracer::close(s, pushed);
+        closed[k].store(seq, std::memory_order_release);
+      }
+    });
+  std::vector<std::set<std::uint64_t>> seen(threads);  // seqs in any trace, per thread
+  for (int round = 0; round < 6; ++round) {
+    // No ASSERT while the threads run: they are stopped and joined below.
+    if (round > 0 && !t.begin(&src, &why)) {
+      ADD_FAILURE() << "round " << round << ": begin failed: " << why;
+      break;
+    }
+    // Each thread closes at least 600 more (past a chunk) before the trace ends.
+    std::array<std::uint64_t, threads> from{};
+    for (int k = 0; k < threads; ++k) from[k] = closed[k].load(std::memory_order_acquire);
+    allowed.store(allowed.load() + 20000, std::memory_order_release);  // still closing as it ends
+    for (int k = 0; k < threads; ++k)
+      while (closed[k].load(std::memory_order_acquire) < from[k] + 600) std::this_thread::yield();
+    std::array<std::uint64_t, threads> before_end{};
+    for (int k = 0; k < threads; ++k) before_end[k] = closed[k].load(std::memory_order_acquire);
+    std::vector<trace::record> out;
+    t.end(&out);
+    std::vector<std::set<std::uint64_t>> mine(threads);
+    for (const auto& r : out) {
+      if (r.stream < 1 || r.stream > static_cast<std::uint64_t>(threads)) {
+        ADD_FAILURE() << "a record of no thread's stream: " << r.stream;
+        continue;
+      }
+      const auto k = static_cast<std::size_t>(r.stream - 1);
+      EXPECT_TRUE(mine[k].insert(r.seq).second) << "twice in one trace: " << r.seq;
+      EXPECT_TRUE(seen[k].insert(r.seq).second) << "in two traces: " << r.seq;
+    }
+    // The operation after from[k] may have opened before this trace began.
+    for (int k = 0; k < threads; ++k) {
+      std::uint64_t missing = 0, first = 0;
+      for (std::uint64_t seq = from[k] + 2; seq <= before_end[k]; ++seq)
+        if (mine[k].count(seq) == 0 && missing++ == 0) first = seq;
+      EXPECT_EQ(missing, 0u) << "round " << round << ", thread " << k << ": " << missing
+                             << " operations closed before the trace ended are not in it, "
+                                "the first seq "
+                             << first;
+    }
+  }
+  stop = true;
+  for (auto& th : pool) th.join();
 }
 
 TEST(ActivityTracer, CounterStampsComeBackOnTheHostClock) {
