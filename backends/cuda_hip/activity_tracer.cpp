@@ -212,8 +212,7 @@ activity_tracer::slot* activity_tracer::open(activity_source** pushed, bool push
          c = c->next.load(std::memory_order_relaxed)) {
       const std::uint32_t n = c->reserved.load(std::memory_order_relaxed);
       for (std::uint32_t i = 0; i < n && !still_open; ++i)
-        still_open =
-            c->slots[i].state.load(std::memory_order_relaxed) == slot::open_state;
+        still_open = c->slots[i].state.load(std::memory_order_relaxed) == slot::open_state;
     }
     if (!still_open) {
       const std::lock_guard<spin_mutex> lock(t.m);

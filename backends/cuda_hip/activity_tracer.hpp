@@ -238,7 +238,7 @@ class activity_tracer {
   };
   std::vector<host_run> host_runs_;                   // host functions of this trace (host_ran)
   std::unordered_map<std::uint32_t, track> streams_;  // source stream id -> track
-  std::atomic<std::uint64_t> next_id_{1};  // the next block of ids (thread_ops::next_id)
+  std::atomic<std::uint64_t> next_id_{1};             // the next block of ids (thread_ops::next_id)
   std::atomic<std::uint64_t> epoch_{0};
   sample begin_{}, end_{};
 };

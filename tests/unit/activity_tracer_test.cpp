@@ -12,8 +12,8 @@
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
-#include <string>
 #include <set>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -398,7 +398,7 @@ TEST(ActivityTracer, TracesEndWhileThreadsKeepClosing) {
   std::string why;
   constexpr int threads = 4;
   std::atomic<bool> stop{false};
-  std::atomic<std::uint64_t> allowed{0};  // each thread's seqs up to this
+  std::atomic<std::uint64_t> allowed{0};                     // each thread's seqs up to this
   std::array<std::atomic<std::uint64_t>, threads> closed{};  // the last seq closed, per thread
   std::vector<std::thread> pool;
   ASSERT_TRUE(t.begin(&src, &why));
