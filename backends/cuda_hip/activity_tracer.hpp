@@ -105,7 +105,8 @@ bool activity_device_kind(const char* kind) noexcept;
 
 //! Whether the CPU's counter can stamp enqueues (activity_tracer::stamp):
 //! x86-64 where the kernel keeps its own clock on the TSC (invariant, the
-//! same on every core, read without a trap), aarch64's virtual counter.
+//! same on every core, read without a trap), aarch64's virtual counter;
+//! SLUICE_TRACE_COUNTER=1 or 0 decides instead (x86-64 and aarch64).
 bool counter_clock_available() noexcept;
 
 class activity_tracer {
@@ -119,6 +120,7 @@ class activity_tracer {
   //! steady_clock read on the enqueuing thread; end() maps it onto the host
   //! clock by the two calibrations, as it maps the source's clock.
   std::int64_t stamp() const noexcept { return counter_ ? counter_ticks() : trace::now_ns(); }
+  bool counter() const noexcept { return counter_; }
 
   //! trace_begin: starts the source and calibrates; false (and *why) when
   //! the source cannot start: the caller uses the event tracer.

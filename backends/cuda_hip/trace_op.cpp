@@ -387,7 +387,8 @@ void trace_backend_collect() {
         ", \"activities_off_sluice_streams\": " + std::to_string(sum.foreign) +
         ", \"cupti_activities\": " + std::to_string(sum.activities) +
         ", \"cupti_correlations\": " + std::to_string(sum.correlations) +
-        ", \"clock_error_ns\": " + std::to_string(sum.clock_error_ns) +
+        ", \"clock_error_ns\": " + std::to_string(sum.clock_error_ns) + ", \"enqueue_stamps\": \"" +
+        (at.counter() ? "cpu_counter" : "host_clock") + "\"" +
         (sum.settings.empty() ? std::string() : ", " + sum.settings));
     if (sum.dropped != 0 || sum.left_out != 0)
       std::fprintf(stderr,
