@@ -13,8 +13,15 @@
 //   blocks       all of priority 0 first, then all of the greatest
 //
 //   sluice-probe-channels [--streams=N] [--wait-ms=M] [--layouts=same,interleaved,blocks]
-//   [--memset]
-//   (--memset: each other stream also runs a 4 KiB memset before its record)
+//   [--memset] [--memop=write|wait] [--memop-version=V]
+//   (--memset: each other stream also runs a 4 KiB memset before its record;
+//   --memop: a stream memory write, or a wait already satisfied, before it, as
+//   sluice's flags and host-function gates do; --memop-version: the CUDA
+//   version whose stream memory operations are used, hold included: 12000,
+//   the default, the _v2 functions of CUDA 12 and 13; 11080 CUDA 11.8's, which
+//   sluice::hip calls on HIP's NVIDIA platform, built against CUDA 11.8.
+//   Built against CUDA 11.8's runtime, as scripts/hip-nvidia-build also does,
+//   the runtime's own version is used whatever is asked.)
 #include "raw_cuda.hpp"
 
 #include <cuda.h>
@@ -39,8 +46,13 @@ struct layout_result {
   std::vector<std::vector<int>> tied_to;  // per stream: the others that did not complete
 };
 
-layout_result run_layout(const std::string& layout, int n, int wait_ms, raw_cuda::wait_fn wait,
-                         bool memset_work) {
+struct memops {
+  raw_cuda::wait_fn wait = nullptr;
+  raw_cuda::wait_fn write = nullptr;
+};
+
+layout_result run_layout(const std::string& layout, int n, int wait_ms, const memops& ops,
+                         bool memset_work, const std::string& memop) {
   check(cudaDeviceReset(), "cudaDeviceReset");
   int least = 0;
   int greatest = 0;
@@ -74,13 +86,22 @@ layout_result run_layout(const std::string& layout, int n, int wait_ms, raw_cuda
         "cudaMalloc");
   for (int i = 0; i < n; ++i) {
     const auto value = static_cast<std::uint64_t>(i + 1);
-    raw_cuda::wait_value(wait, streams[static_cast<std::size_t>(i)], dev_word, value);
+    raw_cuda::wait_value(ops.wait, streams[static_cast<std::size_t>(i)], dev_word, value);
     for (int j = 0; j < n; ++j) {
       if (j == i) continue;
       const cudaStream_t sj = streams[static_cast<std::size_t>(j)];
       if (memset_work)
         check(cudaMemsetAsync(scratch + static_cast<std::size_t>(j) * 4096, j & 0xFF, 4096, sj),
               "cudaMemsetAsync");
+      // The word the streams write (a slot each) lies beside the held one;
+      // a wait on the held word for a value it already has passes at once.
+      if (memop == "write" &&
+          ops.write(reinterpret_cast<CUstream>(sj),
+                    reinterpret_cast<CUdeviceptr>(static_cast<char*>(dev_word) + 8 +
+                                                  8 * static_cast<std::size_t>(j % 7)),
+                    value, CU_STREAM_WRITE_VALUE_DEFAULT) != CUDA_SUCCESS)
+        check(cudaErrorUnknown, "cuStreamWriteValue64");
+      if (memop == "wait") raw_cuda::wait_value(ops.wait, sj, dev_word, value - 1);
       check(cudaEventRecord(events[static_cast<std::size_t>(j)], sj), "cudaEventRecord");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
@@ -128,6 +149,8 @@ int main(int argc, char** argv) {
   int wait_ms = 20;
   std::string layouts = "same,interleaved,blocks";
   bool memset_work = false;
+  std::string memop = "none";
+  int memop_version = 12000;
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
     if (arg.rfind("--streams=", 0) == 0)
@@ -138,10 +161,14 @@ int main(int argc, char** argv) {
       layouts = arg.substr(10);
     else if (arg == "--memset")
       memset_work = true;
+    else if (arg == "--memop=write" || arg == "--memop=wait")
+      memop = arg.substr(8);
+    else if (arg.rfind("--memop-version=", 0) == 0)
+      memop_version = std::atoi(arg.c_str() + 16);
     else {
       std::fprintf(stderr,
                    "usage: sluice-probe-channels [--streams=N] [--wait-ms=M] [--layouts=...] "
-                   "[--memset]\n");
+                   "[--memset] [--memop=write|wait] [--memop-version=V]\n");
       return 2;
     }
   }
@@ -149,11 +176,15 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   std::printf(
-      "sluice-probe-channels: raw CUDA; %s; CUDA_DEVICE_MAX_CONNECTIONS=%s; %d streams; %d ms; "
-      "%s\n",
-      prop.name, connections != nullptr ? connections : "unset", n, wait_ms,
-      memset_work ? "memset and record" : "record");
-  const raw_cuda::wait_fn wait = raw_cuda::wait_entry();
+      "sluice-probe-channels: raw CUDA (runtime %d); %s; CUDA_DEVICE_MAX_CONNECTIONS=%s; %d "
+      "streams; %d ms; %s%s%s; stream memory operations of CUDA %d\n",
+      CUDART_VERSION, prop.name, connections != nullptr ? connections : "unset", n, wait_ms,
+      memset_work ? "memset, " : "", memop == "none" ? "" : memop.c_str(),
+      memop == "none" ? "record" : " and record",
+      CUDART_VERSION >= 12050 ? memop_version : CUDART_VERSION);
+  memops ops;
+  ops.wait = raw_cuda::memop_entry("cuStreamWaitValue64", memop_version);
+  ops.write = raw_cuda::memop_entry("cuStreamWriteValue64", memop_version);
   std::size_t at = 0;
   while (at <= layouts.size()) {
     const std::size_t comma = layouts.find(',', at);
@@ -161,7 +192,7 @@ int main(int argc, char** argv) {
         layouts.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
     at = comma == std::string::npos ? layouts.size() + 1 : comma + 1;
     if (layout.empty()) continue;
-    const layout_result r = run_layout(layout, n, wait_ms, wait, memset_work);
+    const layout_result r = run_layout(layout, n, wait_ms, ops, memset_work, memop);
     std::printf("layout=%s\n", layout.c_str());
     for (int i = 0; i < n; ++i) {
       std::printf("  stream %2d (priority %2d) tied to:", i,
