@@ -166,10 +166,6 @@ struct batch {
   std::size_t arrived = 0;       // the engine's: streams seen there
   std::uint64_t collective = 0;  // its place among the communicator's collectives; 0: none
   bool grouped = false;          // a group's (its trace span is named "group")
-  // The engine's: whether a pass must follow at once while it is in the
-  // engine (progress::run): false only for an NCCL batch without messages (a
-  // collective), which no stream and no peer waits for the engine to see.
-  bool urgent = true;
   // The engine's.
   std::chrono::steady_clock::time_point deadline{};
   std::string failure;    // empty: none
@@ -239,10 +235,6 @@ class progress {
   static int on_finalize(MPI_Comm, int, void*, void*);
 
   int timeout_s_;  // SLUICE_COMM_TIMEOUT_S: seconds an operation may wait for its peers
-  // SLUICE_COMM_NCCL_POLL_US: while only NCCL collectives are in the engine,
-  // it looks at their events this often (0: every pass), not in every pass.
-  int nccl_poll_us_;
-  std::size_t urgent_batches_ = 0;               // batches in the engine with `urgent`
   std::chrono::steady_clock::time_point now_{};  // the engine's last clock reading
   // Enqueued batches, newest first (a lock-free stack: an enqueuing thread
   // never waits for the engine); closed_inbox() once the engine stopped.

@@ -448,9 +448,7 @@ progress& progress::get() {
 }
 
 progress::progress()
-    : timeout_s_(sluice::detail::integer_from_environment("SLUICE_COMM_TIMEOUT_S", 300, 1, 86400)),
-      nccl_poll_us_(
-          sluice::detail::integer_from_environment("SLUICE_COMM_NCCL_POLL_US", 20, 0, 100000)) {
+    : timeout_s_(sluice::detail::integer_from_environment("SLUICE_COMM_TIMEOUT_S", 300, 1, 86400)) {
   // MPI_Finalize deletes MPI_COMM_SELF's attributes first: the engine stops
   // there, failing what is still pending, before MPI goes away.
   int key = MPI_KEYVAL_INVALID;
@@ -770,7 +768,6 @@ void progress::report(batch& b) noexcept {
 }
 
 void progress::finish(batch* b) noexcept {
-  if (b->urgent) --urgent_batches_;
   report(*b);
   b->lease.flag->store(b->lease.value);  // the streams go on
   recycle(b);  // with its flags (one its stream has not stored yet is retired there)
@@ -788,25 +785,8 @@ void progress::run() {
   clock::time_point idle_since{};
   unsigned idle_passes = 0;
   unsigned deadline_passes = 0;
-  bool slow = false;              // no progress for 200 us: poll every 50 us
-  clock::time_point last_look{};  // the last pass that looked at the batches
+  bool slow = false;  // no progress for 200 us: poll every 50 us
   for (;;) {
-    // Only NCCL collectives in the engine (no stream, peer or message waits
-    // for it to see them: their streams go on when NCCL is done) and none
-    // coming: look at their events every nccl_poll_us_, not in every pass.
-    // Each look asks the driver (cudaEventQuery, ncclCommGetAsyncError),
-    // which the enqueuing thread's next NCCL call and event records need at
-    // the same time; between looks the engine only reads its inbox.
-    if (urgent_batches_ == 0 && nccl_poll_us_ > 0 && !slow && !stopping_.load() &&
-        inbox_.load(std::memory_order_relaxed) == nullptr &&
-        (!active_.empty() || waiting_batches_ != 0)) {
-      const auto now = clock::now();
-      if (now - last_look < std::chrono::microseconds(nccl_poll_us_)) {
-        std::this_thread::yield();
-        continue;
-      }
-      last_look = now;
-    }
     // Nothing to do: sleep, but only once 200 us passed without progress
     // (`slow`): a thread that enqueues one operation at a time, each after
     // the engine finished the one before, would otherwise wake it (a futex
@@ -827,8 +807,6 @@ void progress::run() {
       while (incoming != nullptr) {
         batch* b = std::exchange(incoming, incoming->next);
         moved = true;
-        b->urgent = !(b->comm->kind == engine::nccl && b->messages.empty());
-        if (b->urgent) ++urgent_batches_;
         if (mutation::is(mutation::kind::post_at_enqueue)) {
           order(b);  // the mutation: started before its streams get there
           continue;
