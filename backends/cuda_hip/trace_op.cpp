@@ -407,7 +407,13 @@ void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin, std
     // Placed where the stream's previous operation ended (activity_tracer.cpp).
     std::unique_ptr<traced_op_state> op(
         begin_activity(at, st, begin ? "range_begin" : "range_end", 0));
-    op->r->label = name;
+    try {
+      op->r->label = name;
+    } catch (...) {
+      // No slot stays open (it would keep the thread's slots from reuse).
+      activity_tracer::abandon(op->activity, op->pushed);
+      throw;
+    }
     op->r->range = range;
     activity_tracer::close(op->activity, op->pushed);
     return;
