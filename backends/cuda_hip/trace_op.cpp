@@ -28,10 +28,7 @@ namespace sluice::detail {
 struct traced_op_state {
   stream_state* stream = nullptr;
   std::unique_lock<std::mutex> lock;  // the stream's trace.m, from begin to finish
-  trace::record own;
-  // The operation's record: `own` for the event tracer, the activity
-  // tracer's slot's (filled there before the vendor call) for it.
-  trace::record* r = &own;
+  trace::record own;                  // the event tracer's record of the operation
   trace_slot* start = nullptr;
   trace_slot* end = nullptr;
   bool shared_end = false;  // an instant at the stream's last slot, or a join: nothing to record
@@ -40,16 +37,19 @@ struct traced_op_state {
   // source its id was pushed to (popped there whatever happens to the trace).
   activity_tracer::slot* activity = nullptr;
   activity_source* pushed = nullptr;
+  //! The operation's record: the activity tracer's slot's (filled there
+  //! before the vendor call), else `own`.
+  trace::record& r() noexcept { return activity != nullptr ? activity->r : own; }
 };
 
 namespace {
 
 //! The record every traced operation starts from, enqueued at `enqueue`
 //! (the host clock; the activity tracer's stamp() for its operations).
-//! Filled in place in a reused state's record (no temporary moved in). On
-//! 2x H200, skipping the record altogether took about 36 ns off a traced
-//! event record with the CUPTI source (docs/performance.md); what filling
-//! in place saves there was not measured apart.
+//! The activity tracer's is filled in place in its slot (no temporary moved
+//! in). On 2x H200, skipping the record altogether took about 36 ns off a
+//! traced event record with the CUPTI source (docs/performance.md); what
+//! filling in place saves there was not measured apart.
 void fill_record(trace::record& r, stream_state& s, const char* kind, std::size_t bytes,
                  std::int64_t enqueue) {
   r.kind = kind;
@@ -109,8 +109,7 @@ traced_op_state* begin_activity(activity_tracer& at, stream_state& s, const char
   // flag operation, a marker) needs no external id: it is placed from its
   // stream's other operations (activity_tracer.hpp).
   st->activity = at.open(&st->pushed, activity_device_kind(kind));
-  st->r = &st->activity->r;
-  fill_record(*st->r, s, kind, bytes, at.stamp());
+  fill_record(st->r(), s, kind, bytes, at.stamp());
   return st.release();
 }
 
@@ -183,18 +182,18 @@ void traced_op::marks(event_trace& e) noexcept {
     return;
   }
   e.stream.store(state_->stream->trace.id, std::memory_order_relaxed);
-  e.seq.store(state_->r->seq, std::memory_order_relaxed);
+  e.seq.store(state_->r().seq, std::memory_order_relaxed);
   state_->mark = &e;
 }
 
 void trace_forget_event(event_trace& e) noexcept { the_tracer().forget_event(e); }
 
 void traced_op::path(const char* p) noexcept {
-  if (state_ != nullptr) state_->r->path = p;
+  if (state_ != nullptr) state_->r().path = p;
 }
 
 void traced_op::label(const char* text) {
-  if (state_ != nullptr) state_->r->label = text;
+  if (state_ != nullptr) state_->r().label = text;
 }
 
 void traced_op::waits_for(const stream_trace& other) noexcept {
@@ -208,8 +207,8 @@ void traced_op::waits_for(const event_trace& e) noexcept {
 
 void traced_op::waits_for(std::uint64_t stream, std::uint64_t seq) noexcept {
   if (stream != 0) {
-    state_->r->from_stream = stream;
-    state_->r->from_seq = seq;
+    state_->r().from_stream = stream;
+    state_->r().from_seq = seq;
   }
 }
 
@@ -220,7 +219,6 @@ void traced_op::finish() {
   if (st->activity != nullptr) {
     activity_tracer::close(st->activity, st->pushed);
     st->activity = nullptr;
-    st->r = &st->own;
     st->mark = nullptr;
     spare_state = std::move(st);
     return;
@@ -408,13 +406,13 @@ void enqueue_trace_marker(stream_ref s, const std::string& name, bool begin, std
     std::unique_ptr<traced_op_state> op(
         begin_activity(at, st, begin ? "range_begin" : "range_end", 0));
     try {
-      op->r->label = name;
+      op->r().label = name;
     } catch (...) {
       // No slot stays open (it would keep the thread's slots from reuse).
       activity_tracer::abandon(op->activity, op->pushed);
       throw;
     }
-    op->r->range = range;
+    op->r().range = range;
     activity_tracer::close(op->activity, op->pushed);
     return;
   }
