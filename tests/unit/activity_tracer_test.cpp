@@ -109,7 +109,7 @@ opened open_op(activity_tracer& t) {
   o.id = o.slot->id;
   return o;
 }
-void close_op(activity_tracer&, const opened& o, trace::record r) {
+void close_op(const opened& o, trace::record r) {
   o.slot->r = std::move(r);
   activity_tracer::close(o.slot, o.pushed);
 }
@@ -146,12 +146,12 @@ TEST(ActivityTracer, OperationsAreTimedByTheirActivitiesOnTheHostClock) {
   ASSERT_EQ(src.stack, std::vector<std::uint64_t>{copy.id});
   src.ran(activity_record::type::copy, 7, base + 1000, base + 5000, copy.id);
   src.ran(activity_record::type::copy, 7, base + 6000, base + 9000, copy.id);
-  close_op(t, copy, op("copy", 1, 1, base));
+  close_op(copy, op("copy", 1, 1, base));
   EXPECT_TRUE(src.stack.empty());
   const opened fill = open_op(t);
   EXPECT_NE(fill.id, copy.id);
   src.ran(activity_record::type::fill, 7, base + 9500, base + 12000, fill.id);
-  close_op(t, fill, op("fill", 1, 2, base + 10));
+  close_op(fill, op("fill", 1, 2, base + 10));
 
   std::vector<trace::record> out;
   const activity_summary sum = t.end(&out);
@@ -207,15 +207,15 @@ TEST(ActivityTracer, InstantsAndWaitsArePlacedAfterWhatTheyFollow) {
   // Stream 1: a copy [base+1000, base+50000], then a record (enqueued at base+20).
   const opened copy = open_op(t);
   src.ran(activity_record::type::copy, 1, base + 1000, base + 50000, copy.id);
-  close_op(t, copy, op("copy", 1, 1, base));
+  close_op(copy, op("copy", 1, 1, base));
   const opened rec = open_op(t);
-  close_op(t, rec, op("record", 1, 2, base + 20));
+  close_op(rec, op("record", 1, 2, base + 20));
   // Stream 2: waits for stream 1's record (enqueued at base+30).
   auto w = op("wait", 2, 1, base + 30);
   w.from_stream = 1;
   w.from_seq = 2;
   const opened wait = open_op(t);
-  close_op(t, wait, std::move(w));
+  close_op(wait, std::move(w));
   std::vector<trace::record> out;
   const activity_summary sum = t.end(&out);
   EXPECT_EQ(sum.operations, 3u);
@@ -241,11 +241,11 @@ TEST(ActivityTracer, AnInstantAfterAHostFunctionIsPlacedAfterItsEnd) {
   // function of stream 2 that ran until base+500000 (no bearing on stream 1).
   const opened copy = open_op(t);
   src.ran(activity_record::type::copy, 1, base + 1000, base + 2000, copy.id);
-  close_op(t, copy, op("copy", 1, 1, base));
+  close_op(copy, op("copy", 1, 1, base));
   t.host_ran(1, 2, base + 90000);
   t.host_ran(2, 1, base + 500000);
   const opened rec = open_op(t);
-  close_op(t, rec, op("record", 1, 3, base + 20));
+  close_op(rec, op("record", 1, 3, base + 20));
   std::vector<trace::record> out;
   t.end(&out);
   const auto* r = find(out, 1, 3);
@@ -263,13 +263,13 @@ TEST(ActivityTracer, AWaitItCannotSeeTheEndOfEndsWhereTheStreamWentOn) {
   // A flag's wait_value (no device activity, nothing to wait for in the
   // trace), then a fill that ran only once the flag was stored, 30 us later.
   const opened wait = open_op(t);
-  close_op(t, wait, op("wait_value", 1, 1, base));
+  close_op(wait, op("wait_value", 1, 1, base));
   const opened fill = open_op(t);
   src.ran(activity_record::type::fill, 1, base + 30000, base + 31000, fill.id);
-  close_op(t, fill, op("fill", 1, 2, base + 10));
+  close_op(fill, op("fill", 1, 2, base + 10));
   // And one at the end of a stream: nothing follows, an instant.
   const opened last = open_op(t);
-  close_op(t, last, op("wait_value", 2, 1, base + 20));
+  close_op(last, op("wait_value", 2, 1, base + 20));
   std::vector<trace::record> out;
   const activity_summary sum = t.end(&out);
   const std::int64_t tol = sum.clock_error_ns + 1000;
@@ -292,7 +292,7 @@ TEST(ActivityTracer, WhatIsLostIsCountedNotHidden) {
   ASSERT_TRUE(t.begin(&src, &why));
   const std::int64_t base = trace::now_ns();
   const opened copy = open_op(t);  // its activity record was dropped
-  close_op(t, copy, op("copy", 1, 1, base));
+  close_op(copy, op("copy", 1, 1, base));
   const opened thrown = open_op(t);  // threw before it was enqueued
   activity_tracer::abandon(thrown.slot, thrown.pushed);
   src.ran(activity_record::type::fill, 1, base + 10, base + 20, thrown.id);  // not shown
@@ -332,15 +332,15 @@ TEST(ActivityTracer, AnOperationOfAnEarlierTraceIsNotInTheNextOne) {
   std::vector<trace::record> out;
   t.end(&out);
   ASSERT_TRUE(t.begin(&src, &why));
-  close_op(t, late, op("record", 1, 1, trace::now_ns()));
+  close_op(late, op("record", 1, 1, trace::now_ns()));
   const opened now = open_op(t);
-  close_op(t, now, op("record", 1, 2, trace::now_ns()));
+  close_op(now, op("record", 1, 2, trace::now_ns()));
   const opened after = open_op(t);  // closed once this trace has ended
   out.clear();
   EXPECT_EQ(t.end(&out).operations, 1u);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].seq, 2u);
-  close_op(t, after, op("record", 1, 3, trace::now_ns()));
+  close_op(after, op("record", 1, 3, trace::now_ns()));
   // Every push popped where it was pushed, the trace over or not: the
   // thread's external ids never tag later work.
   EXPECT_TRUE(src.stack.empty());
@@ -476,7 +476,7 @@ TEST(ActivityTracer, CounterStampsComeBackOnTheHostClock) {
     const opened o = open_op(t);
     const std::int64_t stamp = t.stamp();
     const std::int64_t after = trace::now_ns();
-    close_op(t, o, op("record", 1, static_cast<std::uint64_t>(i + 1), stamp));
+    close_op(o, op("record", 1, static_cast<std::uint64_t>(i + 1), stamp));
     brackets.emplace_back(before, after);
     // 50 us apart (10 ms in all): a rate off by 1 % would put the last
     // stamps 100 us away from their brackets.
