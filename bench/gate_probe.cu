@@ -1,0 +1,239 @@
+// sluice-probe-gates: raw CUDA only (no sluice code). Issue 22, item 4: K
+// streams each with a host function pending at once. A GPU stream that runs a
+// host function tells the host that its earlier work is done (a signal) and
+// holds its later work until the function returned (a gate). Two ways to do
+// it on the device, compared here with the same host side:
+//
+//   memop   a stream memory write of the signal word, then a stream memory
+//           wait on the gate word (what sluice does today, and what CUDA's own
+//           host node does in effect: the stream waits in its hardware queue);
+//   kernel  one kernel of one thread that stores the signal word and spins on
+//           the gate word (with __nanosleep between reads) until it opens: the
+//           stream's later work waits behind a running kernel, not a waiting
+//           queue entry.
+//
+// Every stream is first held on one flag word (cuStreamWaitValue64), so all K
+// signals become due at once when the host stores the flag. Parts, per way:
+//
+//   seen    K = --streams: how many signals the host sees within --seen-ms
+//           while every gate stays closed (then all gates open);
+//   hold    K = 1, 32 and --streams: the host opens gate k --hold-us after it
+//           saw signal k (a host function that works that long, one per
+//           stream, all at once), from the flag's store until an event
+//           recorded behind every gate has completed: median and min of
+//           --trials, and the ratio K / 1 (the issue's target: 2.0 at K = 64).
+//
+// Words live in mapped pinned memory; generations grow, so no word is reset.
+// CUDA_DEVICE_MAX_CONNECTIONS is 32 unless the environment sets it.
+//
+//   sluice-probe-gates [--streams=N] [--trials=N] [--hold-us=U] [--seen-ms=M]
+//                      [--ways=memop,kernel]
+#include "raw_cuda.hpp"
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+using raw_cuda::check;
+using clock_type = std::chrono::steady_clock;
+
+__global__ void gate_kernel(volatile unsigned long long* signal,
+                            const volatile unsigned long long* gate, unsigned long long generation) {
+  *signal = generation;
+  __threadfence_system();
+  while (*gate < generation) __nanosleep(500);
+}
+
+struct words {
+  volatile unsigned long long* host = nullptr;
+  unsigned long long* device = nullptr;
+  explicit words(std::size_t n) {
+    void* p = nullptr;
+    check(cudaHostAlloc(&p, n * sizeof(unsigned long long), cudaHostAllocMapped), "cudaHostAlloc");
+    std::memset(p, 0, n * sizeof(unsigned long long));
+    host = static_cast<volatile unsigned long long*>(p);
+    void* d = nullptr;
+    check(cudaHostGetDevicePointer(&d, p, 0), "cudaHostGetDevicePointer");
+    device = static_cast<unsigned long long*>(d);
+  }
+};
+
+struct probe {
+  int streams = 64;
+  raw_cuda::wait_fn wait = nullptr;
+  raw_cuda::wait_fn write = nullptr;
+  std::vector<cudaStream_t> s;
+  std::vector<cudaEvent_t> done;
+  words flag{1}, signal, gate;
+  unsigned long long generation = 0;
+
+  explicit probe(int n) : streams(n), signal(static_cast<std::size_t>(n)), gate(static_cast<std::size_t>(n)) {
+    wait = raw_cuda::memop_entry("cuStreamWaitValue64");
+    write = raw_cuda::memop_entry("cuStreamWriteValue64");
+    s.resize(static_cast<std::size_t>(n));
+    done.resize(static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+      check(cudaStreamCreateWithFlags(&s[static_cast<std::size_t>(i)], cudaStreamNonBlocking),
+            "cudaStreamCreateWithFlags");
+      check(cudaEventCreateWithFlags(&done[static_cast<std::size_t>(i)], cudaEventDisableTiming),
+            "cudaEventCreateWithFlags");
+    }
+  }
+
+  void memop(raw_cuda::wait_fn fn, cudaStream_t st, unsigned long long* word, unsigned long long v,
+             unsigned flags) {
+    const CUresult r = fn(reinterpret_cast<CUstream>(st), reinterpret_cast<CUdeviceptr>(word), v, flags);
+    if (r != CUDA_SUCCESS) {
+      std::fprintf(stderr, "%s: stream memory operation failed (%d)\n", raw_cuda::program,
+                   static_cast<int>(r));
+      std::exit(2);
+    }
+  }
+
+  // Enqueues, on the first k streams: hold on the flag, signal, gate, record.
+  void enqueue(int k, bool kernel) {
+    ++generation;
+    for (int i = 0; i < k; ++i) {
+      const auto u = static_cast<std::size_t>(i);
+      memop(wait, s[u], flag.device, generation, CU_STREAM_WAIT_VALUE_GEQ);
+      if (kernel) {
+        gate_kernel<<<1, 1, 0, s[u]>>>(signal.device + i, gate.device + i, generation);
+        check(cudaGetLastError(), "gate_kernel launch");
+      } else {
+        memop(write, s[u], signal.device + i, generation, CU_STREAM_WRITE_VALUE_DEFAULT);
+        memop(wait, s[u], gate.device + i, generation, CU_STREAM_WAIT_VALUE_GEQ);
+      }
+      check(cudaEventRecord(done[u], s[u]), "cudaEventRecord");
+    }
+  }
+
+  // Stores the flag; opens gate i hold after signal i was seen (never, with a
+  // negative hold, until `give_up`). Returns the seconds from the flag's store
+  // until every event completed, and the signals seen.
+  std::pair<double, int> run(int k, std::chrono::microseconds hold, std::chrono::milliseconds give_up) {
+    std::vector<clock_type::time_point> seen(static_cast<std::size_t>(k));
+    std::vector<char> was_seen(static_cast<std::size_t>(k), 0), opened(static_cast<std::size_t>(k), 0);
+    int seen_count = 0, open_count = 0;
+    const auto t0 = clock_type::now();
+    *flag.host = generation;
+    while (open_count < k) {
+      const auto now = clock_type::now();
+      for (int i = 0; i < k; ++i) {
+        const auto u = static_cast<std::size_t>(i);
+        if (!was_seen[u] && signal.host[i] >= generation) {
+          was_seen[u] = 1;
+          seen[u] = now;
+          ++seen_count;
+        }
+        if (was_seen[u] && !opened[u] && hold.count() >= 0 && now - seen[u] >= hold) {
+          gate.host[i] = generation;
+          opened[u] = 1;
+          ++open_count;
+        }
+      }
+      if (now - t0 >= give_up) {  // open the rest, and report what was seen
+        for (int i = 0; i < k; ++i) gate.host[i] = generation;
+        for (int i = 0; i < k; ++i) {
+          if (!was_seen[static_cast<std::size_t>(i)] && signal.host[i] >= generation) ++seen_count;
+        }
+        check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+        return {-1.0, seen_count};
+      }
+    }
+    for (int i = 0; i < k; ++i) {
+      while (cudaEventQuery(done[static_cast<std::size_t>(i)]) == cudaErrorNotReady) {
+      }
+    }
+    const double seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    return {seconds, seen_count};
+  }
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  raw_cuda::program = "sluice-probe-gates";
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
+  int streams = 64, trials = 20, hold_us = 1000, seen_ms = 200;
+  std::string ways = "memop,kernel";
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a.rfind("--streams=", 0) == 0)
+      streams = std::atoi(a.c_str() + 10);
+    else if (a.rfind("--trials=", 0) == 0)
+      trials = std::atoi(a.c_str() + 9);
+    else if (a.rfind("--hold-us=", 0) == 0)
+      hold_us = std::atoi(a.c_str() + 10);
+    else if (a.rfind("--seen-ms=", 0) == 0)
+      seen_ms = std::atoi(a.c_str() + 10);
+    else if (a.rfind("--ways=", 0) == 0)
+      ways = a.substr(7);
+    else {
+      std::fprintf(stderr,
+                   "usage: sluice-probe-gates [--streams=N] [--trials=N] [--hold-us=U] "
+                   "[--seen-ms=M] [--ways=memop,kernel]\n");
+      return 1;
+    }
+  }
+  if (streams < 1 || trials < 1 || hold_us < 0 || seen_ms < 1) return 1;
+  check(cudaSetDevice(0), "cudaSetDevice");
+  check(cudaFree(nullptr), "cudaFree");
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  const char* connections = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  std::printf("sluice-probe-gates: %s, %d streams, CUDA_DEVICE_MAX_CONNECTIONS=%s, hold %d us, "
+              "%d trials\n",
+              prop.name, streams, connections, hold_us, trials);
+  probe p(streams);
+  int status = 0;
+  for (const char* way : {"memop", "kernel"}) {
+    if (ways.find(way) == std::string::npos) continue;
+    const bool kernel = std::strcmp(way, "kernel") == 0;
+    p.enqueue(streams, kernel);
+    const auto closed = p.run(streams, std::chrono::microseconds(-1), std::chrono::milliseconds(seen_ms));
+    std::printf("%s seen: %d of %d signals within %d ms, every gate closed\n", way, closed.second,
+                streams, seen_ms);
+    std::fflush(stdout);
+    double one = 0;
+    std::vector<int> ks = {1, 32, streams};
+    ks.erase(std::unique(ks.begin(), ks.end()), ks.end());
+    for (int k : ks) {
+      if (k > streams) continue;
+      std::vector<double> t;
+      int lost = 0;
+      for (int trial = 0; trial < trials; ++trial) {
+        p.enqueue(k, kernel);
+        const auto r = p.run(k, std::chrono::microseconds(hold_us), std::chrono::milliseconds(5000));
+        if (r.first < 0)
+          ++lost;
+        else
+          t.push_back(r.first * 1e6);
+      }
+      const double m = median(t);
+      if (k == 1) one = m;
+      std::printf("%s hold K=%d: median %.1f us, min %.1f us, ratio K/1 %.2f%s\n", way, k, m,
+                  t.empty() ? 0.0 : *std::min_element(t.begin(), t.end()), one > 0 ? m / one : 0.0,
+                  lost > 0 ? (" (" + std::to_string(lost) + " trials not done within 5 s)").c_str()
+                           : "");
+      std::fflush(stdout);
+      if (lost > 0) status = 1;
+    }
+  }
+  return status;
+}
