@@ -88,6 +88,13 @@ struct probe {
       check(cudaEventCreateWithFlags(&done[static_cast<std::size_t>(i)], cudaEventDisableTiming),
             "cudaEventCreateWithFlags");
     }
+    // The kernel loaded before any stream is held: CUDA loads modules lazily
+    // (CUDA_MODULE_LOADING=LAZY, the default), and a first launch while
+    // streams wait for the host waited for them (the first run of this probe
+    // hung there on 2x H100).
+    gate_kernel<<<1, 1, 0, s[0]>>>(signal.device, gate.device, 0);
+    check(cudaGetLastError(), "gate_kernel launch");
+    check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   }
 
   void memop(raw_cuda::wait_fn fn, cudaStream_t st, unsigned long long* word, unsigned long long v,
