@@ -6,6 +6,7 @@
 #pragma once
 
 #include "nvml_link.hpp"
+#include "host_gate.hpp"
 #include "sm_copy.hpp"
 
 #include <sluice/backend.hpp>
@@ -342,6 +343,15 @@ struct cuda_api {
     return {static_cast<cudaError_t>(
                 ::sluice::detail::sm_copy::launch_batch(pieces, count, s, blocks_per_piece)),
             "the SM copy kernel's launch"};
+  }
+  //! A host-function batch's signal and gate as one kernel (host_gate.cu,
+  //! compiled by nvcc into this library): the path where other streams of
+  //! the device hold for the host (stream.cpp, docs/design.md "The gate kernel").
+  static status stream_gate_kernel(stream_t s, void* signal_word, std::uint64_t signal_value,
+                                   const void* gate_word, std::uint64_t gate_value) noexcept {
+    return {static_cast<cudaError_t>(::sluice::detail::host_gate::launch(s, signal_word, signal_value,
+                                                                   gate_word, gate_value)),
+            "the host-function gate kernel's launch"};
   }
   static status multiprocessor_count(int* n, int d) noexcept {
     return {cudaDeviceGetAttribute(n, cudaDevAttrMultiProcessorCount, d), "cudaDeviceGetAttribute"};

@@ -37,7 +37,9 @@ thread_local const char* tls_host_path = nullptr;
 
 // Host-function batches per path since the process started (host_function_path_counts).
 std::atomic<std::uint64_t> batches_by_signal{0};
+std::atomic<std::uint64_t> batches_by_kernel{0};
 std::atomic<std::uint64_t> batches_by_callback{0};
+std::atomic<std::uint64_t> kernel_launch_failures{0};
 
 }  // namespace
 
@@ -51,8 +53,9 @@ struct host_batch {
   stream_state* stream = nullptr;                // holds a reference until the gate is open
   std::uint32_t ticket = 0;
   std::atomic<std::uint32_t> joined{1};  // tasks ever added (changed under stream->batch_m)
-  word_watch::watch watch;      // signal >= ticket: run the batch (fire_host_batch; signal path)
-  const char* path = "signal";  // or "callback": the vendor callback hands it over (hand_over)
+  word_watch::watch watch;      // signal >= ticket: run the batch (fire_host_batch; signal, kernel)
+  const char* path = "signal";  // "kernel" (the gate kernel stores the signal), or "callback":
+                                // the vendor callback hands it over (hand_over)
 };
 
 namespace {
@@ -179,11 +182,11 @@ void hand_over(void* data) {
   }
 }
 
-//! SLUICE_HOST_FUNC_PATH: auto, signal or callback; invalid for anything else.
-//! Unset: auto on CUDA and on HIP's NVIDIA platform, the callback on HIP's AMD
-//! platform (api::host_path_auto_by_default;
+//! SLUICE_HOST_FUNC_PATH: auto, signal, kernel or callback; invalid for
+//! anything else. Unset: auto on CUDA and on HIP's NVIDIA platform, the
+//! callback on HIP's AMD platform (api::host_path_auto_by_default;
 //! docs/design.md, "Which host functions use the word watcher").
-enum class host_path_mode { automatic, signal, callback, invalid };
+enum class host_path_mode { automatic, signal, kernel, callback, invalid };
 host_path_mode path_mode() noexcept {
   static const host_path_mode mode = [] {
     const char* v = std::getenv("SLUICE_HOST_FUNC_PATH");
@@ -191,6 +194,7 @@ host_path_mode path_mode() noexcept {
       return api::host_path_auto_by_default ? host_path_mode::automatic : host_path_mode::callback;
     if (std::strcmp(v, "auto") == 0) return host_path_mode::automatic;
     if (std::strcmp(v, "signal") == 0) return host_path_mode::signal;
+    if (std::strcmp(v, "kernel") == 0) return host_path_mode::kernel;
     if (std::strcmp(v, "callback") == 0) return host_path_mode::callback;
     return host_path_mode::invalid;
   }();
@@ -412,10 +416,10 @@ void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* 
   const host_path_mode mode = path_mode();
   if (mode == host_path_mode::invalid)
     fail(errc::invalid_argument, api_name,
-         "SLUICE_HOST_FUNC_PATH must be auto, signal or callback");
+         "SLUICE_HOST_FUNC_PATH must be auto, signal, kernel or callback");
   // A borrowed stream's owner enqueues what sluice does not see: the callback.
-  const bool may_signal =
-      mode == host_path_mode::signal || (mode == host_path_mode::automatic && !s.borrowed);
+  const bool may_signal = mode == host_path_mode::signal || mode == host_path_mode::kernel ||
+                          (mode == host_path_mode::automatic && !s.borrowed);
   // Before anything is enqueued: a watcher that cannot start loses nothing.
   if (may_signal) {
     try {
@@ -427,8 +431,9 @@ void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* 
   }
   // The batch holds s for the host from here until its gate opens; the signal
   // only where no other stream of the device holds for the host now
-  // (host_holds.hpp). Otherwise the vendor callback, whose batch enqueues
-  // after any signal-path enqueue in progress.
+  // (host_holds.hpp). Otherwise the gate kernel (host_gate.hpp), or the
+  // vendor callback where the kernel cannot be launched; both enqueue after
+  // any signal-path enqueue in progress.
   host_holds& holds = engine().devices[static_cast<std::size_t>(s.device)].holds;
   announce_batch_hold(s);
   signal_enqueue in_progress;
@@ -449,7 +454,7 @@ void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* 
   auto batch = std::make_unique<host_batch>();
   batch->tasks.push_back(std::move(task));
   batch->stream = &s;
-  if (!by_signal) batch->path = "callback";
+  if (!by_signal) batch->path = "callback";  // or "kernel", below
   // The ticket is read from here on, never from `batch`: once watched, the
   // batch may run, and be freed, before the next line.
   const std::uint32_t ticket = s.host_functions + 1;
@@ -472,6 +477,26 @@ void enqueue_host(stream_state& s, std::unique_ptr<host_task> task, const char* 
   // stream pool makes vendor streams meanwhile (IND-4). Only around the vendor
   // calls: a thread that makes streams may hold a lock this one waits for.
   const stream_pool::hold_scope hold(engine().devices[static_cast<std::size_t>(s.device)].natives);
+  if (!by_signal && may_signal && mode != host_path_mode::callback) {
+    // The gate kernel: its signal is seen by the watcher, as the signal path's.
+    // A launch that failed enqueued nothing: the callback instead (counted).
+    batch->path = "kernel";
+    const device_current on_device(s);
+    const auto launched =
+        gpu::api::stream_gate_kernel(s.native, s.signal.device, ticket, s.gate.device, ticket);
+    if (launched.ok()) {
+      enqueued = true;
+      s.host_functions = ticket;
+      s.host_functions_published.store(ticket, std::memory_order_release);
+      word_watch::start(batch.release()->watch);
+      batches_by_kernel.fetch_add(1, std::memory_order_relaxed);
+      s.gate_enqueued.store(ticket, std::memory_order_release);  // the batch may run now
+      return;
+    }
+    gpu::api::clear_last_error();
+    kernel_launch_failures.fetch_add(1, std::memory_order_relaxed);
+    batch->path = "callback";
+  }
   if (!by_signal) {
     // The callback path: the vendor's callback hands the batch to a sluice
     // thread (hand_over); then the same gate wait.
@@ -598,7 +623,9 @@ int device_memory_of(const void* p) noexcept {
 
 host_function_paths host_function_path_counts() noexcept {
   return {batches_by_signal.load(std::memory_order_relaxed),
-          batches_by_callback.load(std::memory_order_relaxed)};
+          batches_by_callback.load(std::memory_order_relaxed),
+          batches_by_kernel.load(std::memory_order_relaxed),
+          kernel_launch_failures.load(std::memory_order_relaxed)};
 }
 
 const char* running_host_function_path() noexcept { return tls_host_path; }

@@ -1,6 +1,6 @@
 // What the stub (stub.cpp) and the simulated runtime (sim.cpp) define alike:
 // devices, versions, errors and the driver entry points. Included once by each;
-// each defines the four functions declared first.
+// each defines the five functions declared first.
 #pragma once
 
 #include <cuda.h>
@@ -16,6 +16,9 @@ const char* runtime_name();  // the device name the fake reports
 int device_count();
 CUresult wait_value64(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
 CUresult write_value64(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
+//! sluice's host-function gate kernel (backends/cuda_hip/host_gate.cu), the one
+//! kernel the fakes run: store args' signal value, then wait for the gate word.
+cudaError_t gate_kernel(cudaStream_t, void** args);
 
 thread_local int current_device = 0;
 thread_local cudaError_t last_error = cudaSuccess;
@@ -132,30 +135,55 @@ const char* cudaGetErrorString(cudaError_t e) {
   }
 }
 // What nvcc's host code calls for a program with device code (the conformance
-// suite's ERR-2 fault kernel, sluice::cuda's SM copy kernel): registration does
-// nothing; a launch fails (no kernels here), so sluice keeps peer copies on the
-// copy engine.
+// suite's ERR-2 fault kernel, sluice::cuda's SM copy kernel, its host-function
+// gate kernel): registration notes each kernel's name; a launch fails (no
+// kernels here), so sluice keeps peer copies on the copy engine, except the
+// gate kernel's, which the fake runs (fake::gate_kernel: its stores and its
+// wait are host memory's).
 void** __cudaRegisterFatBinary(void*) {
   static void* handle = nullptr;
   return &handle;
 }
 void __cudaRegisterFatBinaryEnd(void**) {}
 void __cudaUnregisterFatBinary(void**) {}
-void __cudaRegisterFunction(void**, const char*, char*, const char*, int, uint3*, uint3*, dim3*,
-                            dim3*, int*) {}
-unsigned __cudaPushCallConfiguration(dim3, dim3, size_t, CUstream_st*) { return 0; }
+// Registered gate kernels' host stubs (their device name contains
+// "sluice_host_gate"); registration runs at load time, before any launch.
+const void* gate_stubs[4] = {};
+void __cudaRegisterFunction(void**, const char* host_stub, char* device_name, const char*, int,
+                            uint3*, uint3*, dim3*, dim3*, int*) {
+  if (device_name != nullptr && std::strstr(device_name, "sluice_host_gate") != nullptr)
+    for (const void*& g : gate_stubs)
+      if (g == nullptr) {
+        g = host_stub;
+        break;
+      }
+}
+// <<<grid, block, shared, stream>>> pushes its configuration; the kernel's host
+// stub pops it and launches with it.
+thread_local dim3 pushed_grid, pushed_block;
+thread_local size_t pushed_shared = 0;
+thread_local CUstream_st* pushed_stream = nullptr;
+unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared, CUstream_st* stream) {
+  pushed_grid = grid;
+  pushed_block = block;
+  pushed_shared = shared;
+  pushed_stream = stream;
+  return 0;
+}
 cudaError_t __cudaPopCallConfiguration(dim3* grid, dim3* block, size_t* shared, void* stream) {
-  *grid = dim3();
-  *block = dim3();
-  *shared = 0;
-  *static_cast<cudaStream_t*>(stream) = nullptr;
+  *grid = pushed_grid;
+  *block = pushed_block;
+  *shared = pushed_shared;
+  *static_cast<cudaStream_t*>(stream) = pushed_stream;
   return cudaSuccess;
 }
-cudaError_t __cudaGetKernel(cudaKernel_t* k, const void*) {
-  *k = nullptr;
+cudaError_t __cudaGetKernel(cudaKernel_t* k, const void* host_stub) {
+  *k = reinterpret_cast<cudaKernel_t>(const_cast<void*>(host_stub));
   return cudaSuccess;
 }
-cudaError_t __cudaLaunchKernel(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t) {
+cudaError_t __cudaLaunchKernel(cudaKernel_t k, dim3, dim3, void** args, size_t, cudaStream_t s) {
+  for (const void* g : gate_stubs)
+    if (g != nullptr && g == reinterpret_cast<const void*>(k)) return fake::gate_kernel(s, args);
   return fake::failed(cudaErrorNotSupported);
 }
 

@@ -859,4 +859,17 @@ CUresult wait_value64(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) {
 CUresult write_value64(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) {
   return write_value64_impl(s, a, v, f);
 }
+cudaError_t gate_kernel(cudaStream_t h, void** args) {
+  auto* signal = *static_cast<std::atomic<std::uint64_t>**>(args[0]);
+  const std::uint64_t signal_value = *static_cast<unsigned long long*>(args[1]);
+  auto* gate = *static_cast<std::atomic<std::uint64_t>**>(args[2]);
+  const std::uint64_t gate_value = *static_cast<unsigned long long*>(args[3]);
+  // A running kernel holds no hardware queue (SLUICE_SIM_HW_QUEUES): only its
+  // own stream waits behind it (2x H100, sluice-probe-gates).
+  enqueue(h, [=] {
+    signal->store(signal_value);
+    while (gate->load() < gate_value) std::this_thread::sleep_for(std::chrono::microseconds(20));
+  });
+  return cudaSuccess;
+}
 }  // namespace fake

@@ -212,4 +212,11 @@ CUresult wait_value64(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) {
 CUresult write_value64(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) {
   return write_value64_impl(s, a, v, f);
 }
+cudaError_t gate_kernel(cudaStream_t, void** args) {
+  // As the stub's stream memory operations: the store at once, the wait passes.
+  evict();
+  (*static_cast<std::atomic<std::uint64_t>**>(args[0]))
+      ->store(*static_cast<unsigned long long*>(args[1]));
+  return cudaSuccess;
+}
 }  // namespace fake

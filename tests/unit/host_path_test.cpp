@@ -1,8 +1,9 @@
 // Which path a GPU backend's host function takes (docs/design.md, "Which host
 // functions use the word watcher"; backends/cuda_hip/host_holds.hpp): the word
 // watcher's signal only where no other stream of the device holds for the
-// host (a pending host function, a flag wait) when the batch is enqueued, the
-// vendor's callback otherwise; never a guess of the vendor's hardware queues.
+// host (a pending host function, a flag wait) when the batch is enqueued,
+// sluice's gate kernel otherwise (the vendor's callback where its launch
+// fails); never a guess of the vendor's hardware queues.
 // Counted by sluice::detail::host_function_path_counts(). Built per GPU
 // backend into sluice-host_path-tests-<backend> (gpu_unit_main.cpp; ctest
 // sim.host_path.cuda against the simulated runtime). What it checks is the
@@ -26,7 +27,7 @@ namespace {
 
 sluice::detail::host_function_paths counts() { return sluice::detail::host_function_path_counts(); }
 
-//! The path SLUICE_HOST_FUNC_PATH forces, or "" (auto). Unset: the
+//! The path SLUICE_HOST_FUNC_PATH forces, or "" (auto): "signal", "kernel" or "callback". Unset: the
 //! backend's default, the rule (auto) on CUDA and on HIP's NVIDIA platform,
 //! the callback on HIP's AMD platform (docs/api.md, SLUICE_HOST_FUNC_PATH).
 std::string forced() {
@@ -39,6 +40,19 @@ std::string forced() {
 #endif
   }
   return std::string(v) == "auto" ? std::string() : std::string(v);
+}
+
+//! The path a batch takes under the rule where nothing else holds for the
+//! host, and where another stream does.
+std::string alone_path() { return forced().empty() ? "signal" : forced(); }
+std::string held_path() { return forced().empty() ? "kernel" : forced(); }
+
+//! Batches of `path` between two counts.
+unsigned long long on(const std::string& path, const sluice::detail::host_function_paths& a,
+                      const sluice::detail::host_function_paths& b) {
+  if (path == "signal") return b.signal - a.signal;
+  if (path == "kernel") return b.kernel - a.kernel;
+  return b.callback - a.callback;
 }
 
 //! Runs one host function on s and waits for it.
@@ -56,15 +70,11 @@ TEST(HostFunctionPath, AStreamAloneUsesTheSignal) {
   one_function(s, ran);
   const auto after = counts();
   EXPECT_EQ(ran.load(), 2);
-  const unsigned long long signal = after.signal - before.signal;
-  const unsigned long long callback = after.callback - before.callback;
-  if (forced() == "callback") {
-    EXPECT_EQ(signal, 0U);
-    EXPECT_EQ(callback, 2U);
-  } else {
-    EXPECT_EQ(signal, 2U) << "a stream alone on the device used the callback";
-    EXPECT_EQ(callback, 0U);
-  }
+  EXPECT_EQ(on(alone_path(), before, after), 2U) << "a stream alone on the device did not use the "
+                                                  << alone_path();
+  EXPECT_EQ(after.signal + after.kernel + after.callback,
+            before.signal + before.kernel + before.callback + 2U);
+  EXPECT_EQ(after.kernel_failures, before.kernel_failures);
 }
 
 //! A host function that blocks until open() (a latch for host functions).
@@ -111,17 +121,24 @@ std::string path_of_next(sluice::stream& s) {
   const auto before = counts();
   one_function(s, ran);
   const auto after = counts();
-  if (after.signal - before.signal == 1 && after.callback == before.callback) return "signal";
-  if (after.callback - before.callback == 1 && after.signal == before.signal) return "callback";
-  return "both or neither (another thread's host functions?)";
+  const unsigned long long total = after.signal + after.kernel + after.callback -
+                                   before.signal - before.kernel - before.callback;
+  if (total == 1) {
+    if (after.signal != before.signal) return "signal";
+    if (after.kernel != before.kernel) return "kernel";
+    return after.kernel_failures != before.kernel_failures ? "callback (the kernel's launch failed)"
+                                                           : "callback";
+  }
+  return "several or none (another thread's host functions?)";
 }
 
 // While another stream's host function has not returned, its gate wait holds
 // that stream for the host; a signal of a stream that shares its hardware
 // queue could sit behind it (docs/design.md, "Which host functions use the
 // word watcher"), whatever the vendor's queue assignment: new batches of other
-// streams take the callback. Once it returned, the signal again.
-TEST(HostFunctionPath, AnotherStreamsPendingFunctionSendsOthersToTheCallback) {
+// streams take the gate kernel (docs/design.md, "The gate kernel"). Once it
+// returned, the signal again.
+TEST(HostFunctionPath, AnotherStreamsPendingFunctionSendsOthersToTheGateKernel) {
   const sluice::device dev{0};
   sluice::stream held{dev}, other{dev};
   blocker b;
@@ -131,14 +148,8 @@ TEST(HostFunctionPath, AnotherStreamsPendingFunctionSendsOthersToTheCallback) {
   b.open();
   held.synchronize();
   const std::string after = path_of_next(other);
-  if (!forced().empty()) {
-    EXPECT_EQ(while_held, forced());
-    EXPECT_EQ(after, forced());
-  } else {
-    EXPECT_EQ(while_held, "callback")
-        << "a host function took the signal while another stream's function was pending";
-    EXPECT_EQ(after, "signal") << "the stream kept the callback once nothing else was pending";
-  }
+  EXPECT_EQ(while_held, held_path()) << "while another stream's function was pending";
+  EXPECT_EQ(after, alone_path()) << "once nothing else was pending";
 }
 
 // A stream's own pending function holds only the stream itself: what it
@@ -158,12 +169,8 @@ TEST(HostFunctionPath, ItsOwnPendingFunctionKeepsTheSignal) {
   s.synchronize();
   const auto after = counts();
   EXPECT_EQ(ran.load(), 1);
-  if (forced() == "callback") {
-    EXPECT_EQ(after.callback - before.callback, 2U);
-  } else {
-    EXPECT_EQ(after.signal - before.signal, 2U)
-        << "a stream's own pending host function sent its next one to the callback";
-  }
+  EXPECT_EQ(on(alone_path(), before, after), 2U)
+      << "a stream's own pending host function sent its next one off the " << alone_path();
 }
 
 // Nor does its own flag wait: the function comes after it anyway.
@@ -179,17 +186,13 @@ TEST(HostFunctionPath, ItsOwnFlagWaitKeepsTheSignal) {
   s.synchronize();
   const auto after = counts();
   EXPECT_EQ(ran.load(), 1);
-  if (forced() == "callback") {
-    EXPECT_EQ(after.callback - before.callback, 1U);
-  } else {
-    EXPECT_EQ(after.signal - before.signal, 1U)
-        << "a stream's own flag wait sent its host function to the callback";
-  }
+  EXPECT_EQ(on(alone_path(), before, after), 1U)
+      << "a stream's own flag wait sent its host function off the " << alone_path();
 }
 
 // A flag wait of another stream holds it for the host until the flag is
-// stored: the callback meanwhile, the signal again once it passed.
-TEST(HostFunctionPath, AFlagWaitOfAnotherStreamSendsOthersToTheCallback) {
+// stored: the gate kernel meanwhile, the signal again once it passed.
+TEST(HostFunctionPath, AFlagWaitOfAnotherStreamSendsOthersToTheGateKernel) {
   const sluice::device dev{0};
   sluice::stream held{dev}, other{dev};
   sluice::flag f{0};
@@ -198,13 +201,8 @@ TEST(HostFunctionPath, AFlagWaitOfAnotherStreamSendsOthersToTheCallback) {
   f.store(1);
   held.synchronize();
   const std::string after = path_of_next(other);
-  if (!forced().empty()) {
-    EXPECT_EQ(while_held, forced());
-  } else {
-    EXPECT_EQ(while_held, "callback")
-        << "a host function took the signal while another stream waited on a flag";
-    EXPECT_EQ(after, "signal") << "the flag wait still counted after it passed";
-  }
+  EXPECT_EQ(while_held, held_path()) << "while another stream waited on a flag";
+  EXPECT_EQ(after, alone_path()) << "after the flag wait passed";
 }
 
 // Many streams, none holding for the host: every one takes the signal,
@@ -221,14 +219,8 @@ TEST(HostFunctionPath, StreamsBeyondTheQueueCountUseTheSignalWhenNothingHolds) {
   for (auto& s : streams) one_function(s, ran);
   const auto after = counts();
   EXPECT_EQ(ran.load(), limit + 1);
-  const unsigned long long signal = after.signal - before.signal;
-  const unsigned long long callback = after.callback - before.callback;
-  if (forced() == "callback") {
-    EXPECT_EQ(callback, static_cast<unsigned long long>(limit) + 1);
-  } else {
-    EXPECT_EQ(signal, static_cast<unsigned long long>(limit) + 1);
-    EXPECT_EQ(callback, 0U);
-  }
+  EXPECT_EQ(on(alone_path(), before, after), static_cast<unsigned long long>(limit) + 1)
+      << "not every stream used the " << alone_path();
 }
 
 }  // namespace

@@ -46,17 +46,21 @@ int device_memory_of(const void* p) noexcept;
 //! How many host-function batches (host functions enqueued back to back
 //! share one) took each path since the process started. GPU backends: a
 //! batch goes by `signal` (a stream memory write that sluice's word watcher
-//! sees) where no other stream of its device holds for the host (a pending
-//! host function, a flag wait) when it is enqueued, else by
-//! `callback` (the vendor's host callback hands it to a sluice thread): the
-//! rule is the default on CUDA and on HIP's NVIDIA platform, opt-in
-//! (SLUICE_HOST_FUNC_PATH=auto) on HIP's AMD platform, whose default is
-//! `callback`; SLUICE_HOST_FUNC_PATH=signal|callback forces one
-//! (docs/api.md). The host
-//! backend: both 0 (its host functions need neither). For benches and tests.
+//! sees, and a stream memory wait for the gate) where no other stream of its
+//! device holds for the host (a pending host function, a flag wait) when it
+//! is enqueued, else by `kernel` (sluice's gate kernel stores the signal and
+//! spins on the gate), or by `callback` (the vendor's host callback hands it
+//! to a sluice thread) where the kernel's launch failed (counted in
+//! `kernel_failures`) or on a borrowed stream: the rule is the default on
+//! CUDA and on HIP's NVIDIA platform, opt-in (SLUICE_HOST_FUNC_PATH=auto) on
+//! HIP's AMD platform, whose default is `callback`;
+//! SLUICE_HOST_FUNC_PATH=signal|kernel|callback forces one (docs/api.md). The
+//! host backend: all 0 (its host functions need none). For benches and tests.
 struct host_function_paths {
   unsigned long long signal = 0;
   unsigned long long callback = 0;
+  unsigned long long kernel = 0;
+  unsigned long long kernel_failures = 0;  // launches that failed: those batches took the callback
 };
 host_function_paths host_function_path_counts() noexcept;
 
