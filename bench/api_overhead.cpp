@@ -598,8 +598,10 @@ int main(int argc, char** argv) {
     // The path sluice's host functions took (docs/design.md, "Which host
     // functions use the word watcher"): the host_func rows measure that path.
     const auto paths = sluice::detail::host_function_path_counts();
-    std::printf("host-function batches: %llu by signal (word watcher), %llu by callback\n",
-                paths.signal, paths.callback);
+    std::printf(
+        "host-function batches: %llu by signal (word watcher), %llu by the gate kernel, %llu by "
+        "callback (%llu gate kernel launches failed)\n",
+        paths.signal, paths.kernel, paths.callback, paths.kernel_failures);
 
     if (json != nullptr) {
       write_json(json, info, rows);

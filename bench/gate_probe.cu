@@ -10,7 +10,9 @@
 //   kernel  one kernel of one thread that stores the signal word and spins on
 //           the gate word (with __nanosleep between reads) until it opens: the
 //           stream's later work waits behind a running kernel, not a waiting
-//           queue entry.
+//           queue entry;
+//   mixed   stream 0 as memop, the others as kernel: what sluice's rule gives
+//           when the first stream's host function finds nothing else holding.
 //
 // Every stream is first held on one flag word (cuStreamWaitValue64), so all K
 // signals become due at once when the host stores the flag. Parts, per way:
@@ -27,7 +29,7 @@
 // CUDA_DEVICE_MAX_CONNECTIONS is 32 unless the environment sets it.
 //
 //   sluice-probe-gates [--streams=N] [--trials=N] [--hold-us=U] [--seen-ms=M]
-//                      [--ways=memop,kernel]
+//                      [--ways=memop,kernel,mixed]
 #include "raw_cuda.hpp"
 
 #include <cuda.h>
@@ -108,12 +110,13 @@ struct probe {
   }
 
   // Enqueues, on the first k streams: hold on the flag, signal, gate, record.
-  void enqueue(int k, bool kernel) {
+  // way: "memop", "kernel" or "mixed" (stream 0 memop, the others kernel).
+  void enqueue(int k, const std::string& way) {
     ++generation;
     for (int i = 0; i < k; ++i) {
       const auto u = static_cast<std::size_t>(i);
       memop(wait, s[u], flag.device, generation, CU_STREAM_WAIT_VALUE_GEQ);
-      if (kernel) {
+      if (way == "kernel" || (way == "mixed" && i > 0)) {
         gate_kernel<<<1, 1, 0, s[u]>>>(signal.device + i, gate.device + i, generation);
         check(cudaGetLastError(), "gate_kernel launch");
       } else {
@@ -178,7 +181,7 @@ int main(int argc, char** argv) {
   raw_cuda::program = "sluice-probe-gates";
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   int streams = 64, trials = 20, hold_us = 1000, seen_ms = 200;
-  std::string ways = "memop,kernel";
+  std::string ways = "memop,kernel,mixed";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--streams=", 0) == 0)
@@ -194,7 +197,7 @@ int main(int argc, char** argv) {
     else {
       std::fprintf(stderr,
                    "usage: sluice-probe-gates [--streams=N] [--trials=N] [--hold-us=U] "
-                   "[--seen-ms=M] [--ways=memop,kernel]\n");
+                   "[--seen-ms=M] [--ways=memop,kernel,mixed]\n");
       return 1;
     }
   }
@@ -209,10 +212,9 @@ int main(int argc, char** argv) {
               prop.name, streams, connections, hold_us, trials);
   probe p(streams);
   int status = 0;
-  for (const char* way : {"memop", "kernel"}) {
+  for (const char* way : {"memop", "kernel", "mixed"}) {
     if (ways.find(way) == std::string::npos) continue;
-    const bool kernel = std::strcmp(way, "kernel") == 0;
-    p.enqueue(streams, kernel);
+    p.enqueue(streams, way);
     const auto closed = p.run(streams, std::chrono::microseconds(-1), std::chrono::milliseconds(seen_ms));
     std::printf("%s seen: %d of %d signals within %d ms, every gate closed\n", way, closed.second,
                 streams, seen_ms);
@@ -225,7 +227,7 @@ int main(int argc, char** argv) {
       std::vector<double> t;
       int lost = 0;
       for (int trial = 0; trial < trials; ++trial) {
-        p.enqueue(k, kernel);
+        p.enqueue(k, way);
         const auto r = p.run(k, std::chrono::microseconds(hold_us), std::chrono::milliseconds(5000));
         if (r.first < 0)
           ++lost;

@@ -163,16 +163,20 @@ void print_part(const char* what, const char* part, std::size_t k, const fanout_
 }
 
 //! Which path sluice's host-function batches took since `before` (signal:
-//! the word watcher; callback: the vendor callback, where another stream of
-//! the device held for the host: docs/design.md, "Which host functions use
-//! the word watcher").
+//! the word watcher; kernel: sluice's gate kernel, where another stream of the
+//! device held for the host; callback: the vendor callback, where the gate
+//! kernel's launch failed or on a borrowed stream: docs/design.md, "Which host
+//! functions use the word watcher").
 struct path_count {
   sluice::detail::host_function_paths before = sluice::detail::host_function_path_counts();
   std::string since() const {
     const auto now = sluice::detail::host_function_path_counts();
-    char b[128];
-    std::snprintf(b, sizeof b, "host-function batches: %llu by signal, %llu by callback",
-                  now.signal - before.signal, now.callback - before.callback);
+    char b[192];
+    std::snprintf(b, sizeof b,
+                  "host-function batches: %llu by signal, %llu by the gate kernel, %llu by callback "
+                  "(%llu gate kernel launches failed)",
+                  now.signal - before.signal, now.kernel - before.kernel,
+                  now.callback - before.callback, now.kernel_failures - before.kernel_failures);
     return b;
   }
 };
