@@ -41,12 +41,13 @@ struct cuda_api {
 
   // cudaStreamDestroy returns at once and releases the stream after its work (CUDA runtime docs).
   static constexpr bool stream_destroy_blocks = false;
-  // A host function's path while SLUICE_HOST_FUNC_PATH is unset: the rule (auto: the
-  // word watcher's signal where no other stream of the device holds for the host, the
-  // vendor callback elsewhere; docs/design.md "Which host functions use the word
-  // watcher"). Shown on 2x H200 (driver 580.159.04): the whole conformance suite in 5 of 5
-  // rounds (5cc3e85, 8f651d4), api_overhead's round trip 0.585x raw cudaLaunchHostFunc.
-  static constexpr bool host_path_auto_by_default = true;
+  // A host function's path while SLUICE_HOST_FUNC_PATH is unset: sluice's gate kernel
+  // (host_gate.hpp; docs/design.md "The gate kernel"). On 2x H100 (driver 580.159.04,
+  // af391d7): 64 streams' blocking host functions at once 1.21x one (the rule, `auto`:
+  // 2.16x, its first stream's memory-wait gate holding a queue-mate), the round trip
+  // 0.85x raw cudaLaunchHostFunc (the rule's memory operations: 0.71x), the conformance
+  // suite 49 of 49.
+  static constexpr const char* default_host_path = "kernel";
   // cudaStreamCreate* waits for the device's pending work once the context holds about 33
   // streams (H200 and H100, driver 580.159.04, bench/held_calls_probe.cpp): sluice makes
   // this many streams of each priority level ahead, while the device is idle (stream_pool.hpp).

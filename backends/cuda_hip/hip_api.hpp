@@ -199,15 +199,18 @@ struct hip_api {
   // On the NVIDIA platform it is cudaStreamDestroy, which does not wait: kept, so that a
   // run there takes the code path AMD takes.
   static constexpr bool stream_destroy_blocks = true;
-  // While SLUICE_HOST_FUNC_PATH is unset: on HIP's NVIDIA platform the path rule
-  // (cuda_api.hpp), which ran there (2x H200, 9d19d17 with SLUICE_HOST_FUNC_PATH=auto: the
-  // whole conformance suite, HOST-2 after the suite's first tests 5 of 5 rounds, the GPU unit
-  // tests, the stress run; docs/hip-nvidia.md); on AMD the vendor callback, since the rule has
-  // not run on an AMD GPU (none is reachable); auto opts in there.
+  // While SLUICE_HOST_FUNC_PATH is unset: on HIP's NVIDIA platform the path rule (auto:
+  // stream memory operations where nothing else holds for the host, the gate kernel
+  // elsewhere), whose memory-operation part ran there (2x H200, 9d19d17 with
+  // SLUICE_HOST_FUNC_PATH=auto: the whole conformance suite, HOST-2 after the suite's first
+  // tests 5 of 5 rounds, the GPU unit tests, the stress run; docs/hip-nvidia.md); on AMD the
+  // vendor callback, since neither has run on an AMD GPU (none is reachable). The gate
+  // kernel (CUDA's default) is built for both platforms and has run on neither yet:
+  // SLUICE_HOST_FUNC_PATH=kernel opts in.
 #if defined(__HIP_PLATFORM_NVIDIA__)
-  static constexpr bool host_path_auto_by_default = true;
+  static constexpr const char* default_host_path = "auto";
 #else
-  static constexpr bool host_path_auto_by_default = false;
+  static constexpr const char* default_host_path = "callback";
 #endif
   // Reasoned, not run (no AMD GPU): HIP's documentation does not say that hipStreamCreate
   // never waits for the device, hipStreamDestroy does wait for the stream's work (above), and

@@ -183,15 +183,14 @@ void hand_over(void* data) {
 }
 
 //! SLUICE_HOST_FUNC_PATH: auto, signal, kernel or callback; invalid for
-//! anything else. Unset: auto on CUDA and on HIP's NVIDIA platform, the
-//! callback on HIP's AMD platform (api::host_path_auto_by_default;
+//! anything else. Unset: the traits' default_host_path (kernel on CUDA, auto
+//! on HIP's NVIDIA platform, the callback on HIP's AMD platform;
 //! docs/design.md, "Which host functions use the word watcher").
 enum class host_path_mode { automatic, signal, kernel, callback, invalid };
 host_path_mode path_mode() noexcept {
   static const host_path_mode mode = [] {
     const char* v = std::getenv("SLUICE_HOST_FUNC_PATH");
-    if (v == nullptr)
-      return api::host_path_auto_by_default ? host_path_mode::automatic : host_path_mode::callback;
+    if (v == nullptr) v = api::default_host_path;
     if (std::strcmp(v, "auto") == 0) return host_path_mode::automatic;
     if (std::strcmp(v, "signal") == 0) return host_path_mode::signal;
     if (std::strcmp(v, "kernel") == 0) return host_path_mode::kernel;
