@@ -128,6 +128,10 @@ int main(int argc, char** argv) {
     const int left = rank - 1;
     const int right = rank + 1 < size ? rank + 1 : -1;
 
+    // Every rank ready before the first step (communicator, streams, memory):
+    // the first exchange then waits for the neighbours' first step, not for
+    // their start-up.
+    MPI_Barrier(MPI_COMM_WORLD);
     sluice::event start = ex::timing_event(dev);
     start.record(compute);
     halo.wait(start);
