@@ -865,10 +865,16 @@ cudaError_t gate_kernel(cudaStream_t h, void** args) {
   auto* gate = *static_cast<std::atomic<std::uint64_t>**>(args[2]);
   const std::uint64_t gate_value = *static_cast<unsigned long long*>(args[3]);
   // A running kernel holds no hardware queue (SLUICE_SIM_HW_QUEUES): only its
-  // own stream waits behind it (2x H100, sluice-probe-gates).
-  enqueue(h, [=] {
+  // own stream waits behind it (2x H100, sluice-probe-gates). CUPTI sees it as
+  // a kernel, named as nvcc names it (2x H200: sluice's CUPTI source must drop it).
+  const std::uint32_t c = sim_cupti::api_call(sim_cupti::cbid::launch_kernel);
+  const auto on = stream_of(h);
+  enqueue(h, [=, sid = on->id, device = on->device] {
+    const std::uint64_t t0 = sim_cupti::now();
     signal->store(signal_value);
     while (gate->load() < gate_value) std::this_thread::sleep_for(std::chrono::microseconds(20));
+    sim_cupti::ran(sim_cupti::activity::kernel, c, sid, device, t0, sim_cupti::now(), 0,
+                   "_ZN12_GLOBAL__N_116sluice_host_gateEPVyyPVKyy");
   });
   return cudaSuccess;
 }

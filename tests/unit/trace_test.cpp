@@ -112,7 +112,8 @@ TEST(Trace, EveryOperationIsWrittenWithItsTrackArgumentsAndFlows) {
   // A GPU backend's host function says which path brought it (docs/design.md,
   // "Which host functions use the word watcher"); the host backend's needs none.
   if (std::string(sluice::backend_name()) != "host") {
-    EXPECT_EQ(count_of(json, "\"path\": \"signal\"") + count_of(json, "\"path\": \"callback\""),
+    EXPECT_EQ(count_of(json, "\"path\": \"signal\"") + count_of(json, "\"path\": \"kernel\"") +
+                  count_of(json, "\"path\": \"callback\""),
               1U);
   }
   EXPECT_GE(count_of(json, "\"bytes\": 4096"), 4U);
