@@ -199,16 +199,14 @@ struct hip_api {
   // On the NVIDIA platform it is cudaStreamDestroy, which does not wait: kept, so that a
   // run there takes the code path AMD takes.
   static constexpr bool stream_destroy_blocks = true;
-  // While SLUICE_HOST_FUNC_PATH is unset: on HIP's NVIDIA platform the path rule (auto:
-  // stream memory operations where nothing else holds for the host, the gate kernel
-  // elsewhere), whose memory-operation part ran there (2x H200, 9d19d17 with
-  // SLUICE_HOST_FUNC_PATH=auto: the whole conformance suite, HOST-2 after the suite's first
-  // tests 5 of 5 rounds, the GPU unit tests, the stress run; docs/hip-nvidia.md); on AMD the
-  // vendor callback, since neither has run on an AMD GPU (none is reachable). The gate
-  // kernel (CUDA's default) is built for both platforms and has run on neither yet:
-  // SLUICE_HOST_FUNC_PATH=kernel opts in.
+  // While SLUICE_HOST_FUNC_PATH is unset: on HIP's NVIDIA platform the gate kernel, as on
+  // CUDA (host_gate.cu, compiled by nvcc 11.8 there), which ran there on 2x H200 (f8287ac,
+  // SLUICE_HOST_FUNC_PATH=kernel: the whole conformance suite, 49 of 49 rules, the peer
+  // tests, the GPU unit tests with host_path's 6, the stress run and --churn, the examples,
+  // COMM-1..7; docs/hip-nvidia.md); on AMD the vendor callback, since neither the kernel
+  // nor the rule has run on an AMD GPU (none is reachable): `kernel` or `auto` opt in.
 #if defined(__HIP_PLATFORM_NVIDIA__)
-  static constexpr const char* default_host_path = "auto";
+  static constexpr const char* default_host_path = "kernel";
 #else
   static constexpr const char* default_host_path = "callback";
 #endif

@@ -28,14 +28,14 @@ namespace {
 sluice::detail::host_function_paths counts() { return sluice::detail::host_function_path_counts(); }
 
 //! The path SLUICE_HOST_FUNC_PATH forces, or "" (auto): "signal", "kernel" or
-//! "callback". Unset: the backend's default, the gate kernel on CUDA, the rule
-//! (auto) on HIP's NVIDIA platform, the callback on HIP's AMD platform
-//! (docs/api.md, SLUICE_HOST_FUNC_PATH).
+//! "callback". Unset: the backend's default, the gate kernel on CUDA and on
+//! HIP's NVIDIA platform, the callback on HIP's AMD platform (docs/api.md,
+//! SLUICE_HOST_FUNC_PATH).
 std::string forced() {
   const char* v = std::getenv("SLUICE_HOST_FUNC_PATH");
   if (v == nullptr) {
 #if defined(__HIP_PLATFORM_NVIDIA__)
-    return "";
+    return "kernel";
 #else
     return std::string(sluice::backend_name()) == "cuda" ? "kernel" : "callback";
 #endif

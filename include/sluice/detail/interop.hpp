@@ -51,9 +51,9 @@ int device_memory_of(const void* p) noexcept;
 //! is enqueued, else by `kernel` (sluice's gate kernel stores the signal and
 //! spins on the gate), or by `callback` (the vendor's host callback hands it
 //! to a sluice thread) where the kernel's launch failed (counted in
-//! `kernel_failures`) or on a borrowed stream: that rule
-//! (SLUICE_HOST_FUNC_PATH=auto) is the default on HIP's NVIDIA platform; CUDA's
-//! default is `kernel` for every batch (where its launch fails, or on a
+//! `kernel_failures`) or on a borrowed stream: that rule is
+//! SLUICE_HOST_FUNC_PATH=auto. The default on CUDA and on HIP's NVIDIA
+//! platform is `kernel` for every batch (where its launch fails, or on a
 //! borrowed stream, the callback), HIP's AMD platform's `callback`;
 //! SLUICE_HOST_FUNC_PATH=auto|signal|kernel|callback chooses (docs/api.md). The
 //! host backend: all 0 (its host functions need none). For benches and tests.
