@@ -50,7 +50,8 @@ using raw_cuda::check;
 using clock_type = std::chrono::steady_clock;
 
 __global__ void gate_kernel(volatile unsigned long long* signal,
-                            const volatile unsigned long long* gate, unsigned long long generation) {
+                            const volatile unsigned long long* gate,
+                            unsigned long long generation) {
   *signal = generation;
   __threadfence_system();
   while (*gate < generation) __nanosleep(500);
@@ -79,7 +80,8 @@ struct probe {
   words flag{1}, signal, gate;
   unsigned long long generation = 0;
 
-  explicit probe(int n) : streams(n), signal(static_cast<std::size_t>(n)), gate(static_cast<std::size_t>(n)) {
+  explicit probe(int n)
+      : streams(n), signal(static_cast<std::size_t>(n)), gate(static_cast<std::size_t>(n)) {
     wait = raw_cuda::memop_entry("cuStreamWaitValue64");
     write = raw_cuda::memop_entry("cuStreamWriteValue64");
     s.resize(static_cast<std::size_t>(n));
@@ -101,7 +103,8 @@ struct probe {
 
   void memop(raw_cuda::wait_fn fn, cudaStream_t st, unsigned long long* word, unsigned long long v,
              unsigned flags) {
-    const CUresult r = fn(reinterpret_cast<CUstream>(st), reinterpret_cast<CUdeviceptr>(word), v, flags);
+    const CUresult r =
+        fn(reinterpret_cast<CUstream>(st), reinterpret_cast<CUdeviceptr>(word), v, flags);
     if (r != CUDA_SUCCESS) {
       std::fprintf(stderr, "%s: stream memory operation failed (%d)\n", raw_cuda::program,
                    static_cast<int>(r));
@@ -130,9 +133,11 @@ struct probe {
   // Stores the flag; opens gate i hold after signal i was seen (never, with a
   // negative hold, until `give_up`). Returns the seconds from the flag's store
   // until every event completed, and the signals seen.
-  std::pair<double, int> run(int k, std::chrono::microseconds hold, std::chrono::milliseconds give_up) {
+  std::pair<double, int> run(int k, std::chrono::microseconds hold,
+                             std::chrono::milliseconds give_up) {
     std::vector<clock_type::time_point> seen(static_cast<std::size_t>(k));
-    std::vector<char> was_seen(static_cast<std::size_t>(k), 0), opened(static_cast<std::size_t>(k), 0);
+    std::vector<char> was_seen(static_cast<std::size_t>(k), 0),
+        opened(static_cast<std::size_t>(k), 0);
     int seen_count = 0, open_count = 0;
     const auto t0 = clock_type::now();
     *flag.host = generation;
@@ -207,15 +212,17 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   const char* connections = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-  std::printf("sluice-probe-gates: %s, %d streams, CUDA_DEVICE_MAX_CONNECTIONS=%s, hold %d us, "
-              "%d trials\n",
-              prop.name, streams, connections, hold_us, trials);
+  std::printf(
+      "sluice-probe-gates: %s, %d streams, CUDA_DEVICE_MAX_CONNECTIONS=%s, hold %d us, "
+      "%d trials\n",
+      prop.name, streams, connections, hold_us, trials);
   probe p(streams);
   int status = 0;
   for (const char* way : {"memop", "kernel", "mixed"}) {
     if (ways.find(way) == std::string::npos) continue;
     p.enqueue(streams, way);
-    const auto closed = p.run(streams, std::chrono::microseconds(-1), std::chrono::milliseconds(seen_ms));
+    const auto closed =
+        p.run(streams, std::chrono::microseconds(-1), std::chrono::milliseconds(seen_ms));
     std::printf("%s seen: %d of %d signals within %d ms, every gate closed\n", way, closed.second,
                 streams, seen_ms);
     std::fflush(stdout);
@@ -228,7 +235,8 @@ int main(int argc, char** argv) {
       int lost = 0;
       for (int trial = 0; trial < trials; ++trial) {
         p.enqueue(k, way);
-        const auto r = p.run(k, std::chrono::microseconds(hold_us), std::chrono::milliseconds(5000));
+        const auto r =
+            p.run(k, std::chrono::microseconds(hold_us), std::chrono::milliseconds(5000));
         if (r.first < 0)
           ++lost;
         else
@@ -236,10 +244,10 @@ int main(int argc, char** argv) {
       }
       const double m = median(t);
       if (k == 1) one = m;
-      std::printf("%s hold K=%d: median %.1f us, min %.1f us, ratio K/1 %.2f%s\n", way, k, m,
-                  t.empty() ? 0.0 : *std::min_element(t.begin(), t.end()), one > 0 ? m / one : 0.0,
-                  lost > 0 ? (" (" + std::to_string(lost) + " trials not done within 5 s)").c_str()
-                           : "");
+      std::printf(
+          "%s hold K=%d: median %.1f us, min %.1f us, ratio K/1 %.2f%s\n", way, k, m,
+          t.empty() ? 0.0 : *std::min_element(t.begin(), t.end()), one > 0 ? m / one : 0.0,
+          lost > 0 ? (" (" + std::to_string(lost) + " trials not done within 5 s)").c_str() : "");
       std::fflush(stdout);
       if (lost > 0) status = 1;
     }

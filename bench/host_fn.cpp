@@ -172,11 +172,12 @@ struct path_count {
   std::string since() const {
     const auto now = sluice::detail::host_function_path_counts();
     char b[192];
-    std::snprintf(b, sizeof b,
-                  "host-function batches: %llu by signal, %llu by the gate kernel, %llu by callback "
-                  "(%llu gate kernel launches failed)",
-                  now.signal - before.signal, now.kernel - before.kernel,
-                  now.callback - before.callback, now.kernel_failures - before.kernel_failures);
+    std::snprintf(
+        b, sizeof b,
+        "host-function batches: %llu by signal, %llu by the gate kernel, %llu by callback "
+        "(%llu gate kernel launches failed)",
+        now.signal - before.signal, now.kernel - before.kernel, now.callback - before.callback,
+        now.kernel_failures - before.kernel_failures);
     return b;
   }
 };

@@ -497,8 +497,8 @@ struct hip_api {
   //! the device hold for the host (stream.cpp, docs/design.md "The gate kernel").
   static status stream_gate_kernel(stream_t s, void* signal_word, std::uint64_t signal_value,
                                    const void* gate_word, std::uint64_t gate_value) noexcept {
-    return {static_cast<hipError_t>(::sluice::detail::host_gate::launch(s, signal_word, signal_value,
-                                                                   gate_word, gate_value)),
+    return {static_cast<hipError_t>(::sluice::detail::host_gate::launch(
+                s, signal_word, signal_value, gate_word, gate_value)),
             "the host-function gate kernel's launch"};
   }
   static status multiprocessor_count(int* n, int d) noexcept {

@@ -35,10 +35,9 @@ namespace sluice::detail::host_gate {
 int launch(native_stream_t s, void* signal_word, std::uint64_t signal_value, const void* gate_word,
            std::uint64_t gate_value) noexcept {
   (void)SLUICE_GPU_LAST_ERROR();  // an error left by an earlier call is not this launch's
-  sluice_host_gate<<<1, 1, 0, s>>>(static_cast<volatile unsigned long long*>(signal_word),
-                                   signal_value,
-                                   static_cast<const volatile unsigned long long*>(gate_word),
-                                   gate_value);
+  sluice_host_gate<<<1, 1, 0, s>>>(
+      static_cast<volatile unsigned long long*>(signal_word), signal_value,
+      static_cast<const volatile unsigned long long*>(gate_word), gate_value);
   return static_cast<int>(SLUICE_GPU_LAST_ERROR());
 }
 

@@ -71,8 +71,8 @@ TEST(HostFunctionPath, AStreamAloneUsesTheSignal) {
   one_function(s, ran);
   const auto after = counts();
   EXPECT_EQ(ran.load(), 2);
-  EXPECT_EQ(on(alone_path(), before, after), 2U) << "a stream alone on the device did not use the "
-                                                  << alone_path();
+  EXPECT_EQ(on(alone_path(), before, after), 2U)
+      << "a stream alone on the device did not use the " << alone_path();
   EXPECT_EQ(after.signal + after.kernel + after.callback,
             before.signal + before.kernel + before.callback + 2U);
   EXPECT_EQ(after.kernel_failures, before.kernel_failures);
@@ -122,8 +122,8 @@ std::string path_of_next(sluice::stream& s) {
   const auto before = counts();
   one_function(s, ran);
   const auto after = counts();
-  const unsigned long long total = after.signal + after.kernel + after.callback -
-                                   before.signal - before.kernel - before.callback;
+  const unsigned long long total = after.signal + after.kernel + after.callback - before.signal -
+                                   before.kernel - before.callback;
   if (total == 1) {
     if (after.signal != before.signal) return "signal";
     if (after.kernel != before.kernel) return "kernel";
