@@ -24,12 +24,17 @@
 //           stream, all at once), from the flag's store until an event
 //           recorded behind every gate has completed: median and min of
 //           --trials, and the ratio K / 1 (the issue's target: 2.0 at K = 64).
+//   copies  what the kernel's gates cost other work while held: --copy-mib MiB
+//           from pinned host memory to the device and back on a stream of its
+//           own (median of 5, GB/s) with nothing held, and while --streams
+//           gate kernels spin (every signal seen, every gate closed), each
+//           reading its gate word in host memory every 0.5 us or so.
 //
 // Words live in mapped pinned memory; generations grow, so no word is reset.
 // CUDA_DEVICE_MAX_CONNECTIONS is 32 unless the environment sets it.
 //
 //   sluice-probe-gates [--streams=N] [--trials=N] [--hold-us=U] [--seen-ms=M]
-//                      [--ways=memop,kernel,mixed]
+//                      [--ways=memop,kernel,mixed] [--copy-mib=M (256; 0: no copies)]
 #include "raw_cuda.hpp"
 
 #include <cuda.h>
@@ -180,12 +185,51 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
+//! Copies of `bytes` each way on a stream of their own: GB/s, median of 5;
+//! -1 when one did not end within 10 s.
+struct copier {
+  std::size_t bytes;
+  void* host = nullptr;
+  void* device = nullptr;
+  cudaStream_t s{};
+  cudaEvent_t from{}, to{};
+  explicit copier(std::size_t n) : bytes(n) {
+    check(cudaHostAlloc(&host, n, cudaHostAllocDefault), "cudaHostAlloc");
+    check(cudaMalloc(&device, n), "cudaMalloc");
+    check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    check(cudaEventCreate(&from), "cudaEventCreate");
+    check(cudaEventCreate(&to), "cudaEventCreate");
+    std::memset(host, 1, n);
+  }
+  double gbps(bool to_device) {
+    std::vector<double> v;
+    for (int i = 0; i < 5; ++i) {
+      check(cudaEventRecord(from, s), "cudaEventRecord");
+      check(cudaMemcpyAsync(to_device ? device : host, to_device ? host : device, bytes,
+                            to_device ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, s),
+            "cudaMemcpyAsync");
+      check(cudaEventRecord(to, s), "cudaEventRecord");
+      // Bounded: a copy held behind the gates is a finding, not a hang.
+      const auto until = clock_type::now() + std::chrono::seconds(10);
+      cudaError_t q = cudaErrorNotReady;
+      while ((q = cudaEventQuery(to)) == cudaErrorNotReady && clock_type::now() < until) {
+      }
+      if (q == cudaErrorNotReady) return -1;
+      check(q, "cudaEventQuery");
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, from, to), "cudaEventElapsedTime");
+      v.push_back(static_cast<double>(bytes) / (static_cast<double>(ms) * 1e6));
+    }
+    return median(v);
+  }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   raw_cuda::program = "sluice-probe-gates";
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
-  int streams = 64, trials = 20, hold_us = 1000, seen_ms = 200;
+  int streams = 64, trials = 20, hold_us = 1000, seen_ms = 200, copy_mib = 256;
   std::string ways = "memop,kernel,mixed";
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -199,14 +243,16 @@ int main(int argc, char** argv) {
       seen_ms = std::atoi(a.c_str() + 10);
     else if (a.rfind("--ways=", 0) == 0)
       ways = a.substr(7);
+    else if (a.rfind("--copy-mib=", 0) == 0)
+      copy_mib = std::atoi(a.c_str() + 11);
     else {
       std::fprintf(stderr,
                    "usage: sluice-probe-gates [--streams=N] [--trials=N] [--hold-us=U] "
-                   "[--seen-ms=M] [--ways=memop,kernel,mixed]\n");
+                   "[--seen-ms=M] [--ways=memop,kernel,mixed] [--copy-mib=M]\n");
       return 1;
     }
   }
-  if (streams < 1 || trials < 1 || hold_us < 0 || seen_ms < 1) return 1;
+  if (streams < 1 || trials < 1 || hold_us < 0 || seen_ms < 1 || copy_mib < 0) return 1;
   check(cudaSetDevice(0), "cudaSetDevice");
   check(cudaFree(nullptr), "cudaFree");
   cudaDeviceProp prop{};
@@ -250,6 +296,40 @@ int main(int argc, char** argv) {
           lost > 0 ? (" (" + std::to_string(lost) + " trials not done within 5 s)").c_str() : "");
       std::fflush(stdout);
       if (lost > 0) status = 1;
+    }
+  }
+  if (copy_mib > 0) {
+    copier c(static_cast<std::size_t>(copy_mib) << 20);
+    const double h2d = c.gbps(true), d2h = c.gbps(false);
+    std::printf("copies, %d MiB, nothing held: to the device %.2f GB/s, to the host %.2f GB/s\n",
+                copy_mib, h2d, d2h);
+    // The kernel's gates only: memory-wait gates can hold the copy stream's
+    // queue itself (the hold part above).
+    for (const char* way : {"kernel"}) {
+      if (ways.find(way) == std::string::npos) continue;
+      p.enqueue(streams, way);
+      *p.flag.host = p.generation;
+      // Every signal seen (200 ms at most): the gates are what the device now holds.
+      int seen = 0;
+      for (const auto until = clock_type::now() + std::chrono::milliseconds(200);
+           seen < streams && clock_type::now() < until;) {
+        seen = 0;
+        for (int i = 0; i < streams; ++i) seen += p.signal.host[i] >= p.generation ? 1 : 0;
+      }
+      const double h = c.gbps(true);
+      const double d = h < 0 ? -1 : c.gbps(false);
+      if (h < 0 || d < 0) {
+        std::printf("copies, %d MiB, %d %s gates held: a copy did not end within 10 s\n", copy_mib,
+                    streams, way);
+        status = 1;
+      } else
+        std::printf(
+            "copies, %d MiB, %d %s gates held (%d signals seen): to the device %.2f GB/s (%.3f of "
+            "nothing held), to the host %.2f GB/s (%.3f)\n",
+            copy_mib, streams, way, seen, h, h / h2d, d, d / d2h);
+      std::fflush(stdout);
+      for (int i = 0; i < streams; ++i) p.gate.host[i] = p.generation;  // open every gate
+      check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
     }
   }
   return status;
