@@ -35,6 +35,7 @@
 //
 //   sluice-probe-gates [--streams=N] [--trials=N] [--hold-us=U] [--seen-ms=M]
 //                      [--ways=memop,kernel,mixed] [--copy-mib=M (256; 0: no copies)]
+//                      [--pauses=NS,... (500)]
 #include "raw_cuda.hpp"
 
 #include <cuda.h>
@@ -54,12 +55,17 @@ namespace {
 using raw_cuda::check;
 using clock_type = std::chrono::steady_clock;
 
-__global__ void gate_kernel(volatile unsigned long long* signal,
+__global__ void gate_kernel(unsigned pause_cap_ns, volatile unsigned long long* signal,
                             const volatile unsigned long long* gate,
                             unsigned long long generation) {
   *signal = generation;
   __threadfence_system();
-  while (*gate < generation) __nanosleep(500);
+  // Pauses from 250 ns doubling up to pause_cap_ns (the first at most pause_cap_ns).
+  unsigned pause = pause_cap_ns < 250 ? pause_cap_ns : 250;
+  while (*gate < generation) {
+    __nanosleep(pause);
+    if (pause < pause_cap_ns) pause = pause * 2 < pause_cap_ns ? pause * 2 : pause_cap_ns;
+  }
 }
 
 struct words {
@@ -84,6 +90,7 @@ struct probe {
   std::vector<cudaEvent_t> done;
   words flag{1}, signal, gate;
   unsigned long long generation = 0;
+  unsigned pause_cap_ns = 500;  // the gate kernel's longest pause between reads
 
   explicit probe(int n)
       : streams(n), signal(static_cast<std::size_t>(n)), gate(static_cast<std::size_t>(n)) {
@@ -101,7 +108,7 @@ struct probe {
     // (CUDA_MODULE_LOADING=LAZY, the default), and a first launch while
     // streams wait for the host waited for them (the first run of this probe
     // hung there on 2x H100).
-    gate_kernel<<<1, 1, 0, s[0]>>>(signal.device, gate.device, 0);
+    gate_kernel<<<1, 1, 0, s[0]>>>(500, signal.device, gate.device, 0);
     check(cudaGetLastError(), "gate_kernel launch");
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   }
@@ -125,7 +132,8 @@ struct probe {
       const auto u = static_cast<std::size_t>(i);
       memop(wait, s[u], flag.device, generation, CU_STREAM_WAIT_VALUE_GEQ);
       if (way == "kernel" || (way == "mixed" && i > 0)) {
-        gate_kernel<<<1, 1, 0, s[u]>>>(signal.device + i, gate.device + i, generation);
+        gate_kernel<<<1, 1, 0, s[u]>>>(pause_cap_ns, signal.device + i, gate.device + i,
+                                       generation);
         check(cudaGetLastError(), "gate_kernel launch");
       } else {
         memop(write, s[u], signal.device + i, generation, CU_STREAM_WRITE_VALUE_DEFAULT);
@@ -231,6 +239,7 @@ int main(int argc, char** argv) {
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   int streams = 64, trials = 20, hold_us = 1000, seen_ms = 200, copy_mib = 256;
   std::string ways = "memop,kernel,mixed";
+  std::vector<unsigned> pauses = {500};
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a.rfind("--streams=", 0) == 0)
@@ -245,10 +254,18 @@ int main(int argc, char** argv) {
       ways = a.substr(7);
     else if (a.rfind("--copy-mib=", 0) == 0)
       copy_mib = std::atoi(a.c_str() + 11);
-    else {
+    else if (a.rfind("--pauses=", 0) == 0) {
+      pauses.clear();
+      for (const char* c = a.c_str() + 9; *c != '\0';) {
+        char* end = nullptr;
+        pauses.push_back(static_cast<unsigned>(std::strtoul(c, &end, 10)));
+        c = *end == ',' ? end + 1 : end;
+        if (end == nullptr || (*end != ',' && *end != '\0')) break;
+      }
+    } else {
       std::fprintf(stderr,
                    "usage: sluice-probe-gates [--streams=N] [--trials=N] [--hold-us=U] "
-                   "[--seen-ms=M] [--ways=memop,kernel,mixed] [--copy-mib=M]\n");
+                   "[--seen-ms=M] [--ways=memop,kernel,mixed] [--copy-mib=M] [--pauses=NS,...]\n");
       return 1;
     }
   }
@@ -304,9 +321,19 @@ int main(int argc, char** argv) {
     std::printf("copies, %d MiB, nothing held: to the device %.2f GB/s, to the host %.2f GB/s\n",
                 copy_mib, h2d, d2h);
     // The kernel's gates only: memory-wait gates can hold the copy stream's
-    // queue itself (the hold part above).
-    for (const char* way : {"kernel"}) {
-      if (ways.find(way) == std::string::npos) continue;
+    // queue itself (the hold part above). For each longest pause of --pauses
+    // (the kernel's reads of its gate word: from 250 ns doubling up to it): the
+    // copies, and the gate's latency (K = 1, opened as soon as the signal is
+    // seen: median of --trials, us from the flag's store to its event).
+    for (const unsigned cap : pauses) {
+      const char* way = "kernel";
+      p.pause_cap_ns = cap;
+      std::vector<double> one_gate;
+      for (int trial = 0; trial < trials; ++trial) {
+        p.enqueue(1, way);
+        const auto r = p.run(1, std::chrono::microseconds(0), std::chrono::milliseconds(5000));
+        if (r.first >= 0) one_gate.push_back(r.first * 1e6);
+      }
       p.enqueue(streams, way);
       *p.flag.host = p.generation;
       // Every signal seen (200 ms at most): the gates are what the device now holds.
@@ -319,14 +346,17 @@ int main(int argc, char** argv) {
       const double h = c.gbps(true);
       const double d = h < 0 ? -1 : c.gbps(false);
       if (h < 0 || d < 0) {
-        std::printf("copies, %d MiB, %d %s gates held: a copy did not end within 10 s\n", copy_mib,
-                    streams, way);
+        std::printf(
+            "pause up to %u ns: copies, %d MiB, %d %s gates held: a copy did not end within "
+            "10 s\n",
+            cap, copy_mib, streams, way);
         status = 1;
       } else
         std::printf(
-            "copies, %d MiB, %d %s gates held (%d signals seen): to the device %.2f GB/s (%.3f of "
-            "nothing held), to the host %.2f GB/s (%.3f)\n",
-            copy_mib, streams, way, seen, h, h / h2d, d, d / d2h);
+            "pause up to %u ns: one gate opened at once %.1f us (median); copies, %d MiB, %d %s "
+            "gates held (%d signals seen): to the device %.2f GB/s (%.3f of nothing held), to the "
+            "host %.2f GB/s (%.3f)\n",
+            cap, median(one_gate), copy_mib, streams, way, seen, h, h / h2d, d, d / d2h);
       std::fflush(stdout);
       for (int i = 0; i < streams; ++i) p.gate.host[i] = p.generation;  // open every gate
       check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
