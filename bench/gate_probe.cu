@@ -60,11 +60,14 @@ __global__ void gate_kernel(unsigned pause_cap_ns, volatile unsigned long long* 
                             unsigned long long generation) {
   *signal = generation;
   __threadfence_system();
-  // Pauses from 250 ns doubling up to pause_cap_ns (the first at most pause_cap_ns).
+  // As sluice's gate kernel (backends/cuda_hip/host_gate.cu): 16 reads 250 ns
+  // apart, then the pause doubling up to pause_cap_ns.
   unsigned pause = pause_cap_ns < 250 ? pause_cap_ns : 250;
+  unsigned reads = 0;
   while (*gate < generation) {
     __nanosleep(pause);
-    if (pause < pause_cap_ns) pause = pause * 2 < pause_cap_ns ? pause * 2 : pause_cap_ns;
+    if (++reads >= 16 && pause < pause_cap_ns)
+      pause = pause * 2 < pause_cap_ns ? pause * 2 : pause_cap_ns;
   }
 }
 
@@ -322,7 +325,7 @@ int main(int argc, char** argv) {
                 copy_mib, h2d, d2h);
     // The kernel's gates only: memory-wait gates can hold the copy stream's
     // queue itself (the hold part above). For each longest pause of --pauses
-    // (the kernel's reads of its gate word: from 250 ns doubling up to it): the
+    // (the kernel's reads of its gate word: 16 at 250 ns, then doubling up to it): the
     // copies, and the gate's latency (K = 1, opened as soon as the signal is
     // seen: median of --trials, us from the flag's store to its event).
     for (const unsigned cap : pauses) {

@@ -7,11 +7,25 @@
 
 namespace {
 
+//! The gate word is host memory, read over the bus: each read costs the
+//! device's copies to the host (2x H200, sluice-probe-gates at d9a5f3d, 64
+//! gates held during a 256 MiB device-to-host copy: 0.34 of its bandwidth
+//! with a read every 0.5 us, 0.85 with the pauses growing to 32 us). So the
+//! first fast_reads reads come fast_pause_ns apart (a host function that
+//! returns within about 20 us opens its gate as before), then the pause
+//! doubles up to longest_pause_ns (a longer one's gate is seen at most that
+//! late). docs/design.md, "The gate kernel".
+constexpr unsigned fast_reads = 16;
+constexpr unsigned fast_pause_ns = 250;
+constexpr unsigned longest_pause_ns = 32768;
+
+__device__ void gate_pause(unsigned ns) {
 #if defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__)
-#define SLUICE_GATE_PAUSE() __builtin_amdgcn_s_sleep(8)
+  for (unsigned t = 0; t < ns; t += 250) __builtin_amdgcn_s_sleep(8);  // 512 clocks each
 #else
-#define SLUICE_GATE_PAUSE() __nanosleep(500)
+  __nanosleep(ns);
 #endif
+}
 
 //! Stores the signal once the stream's earlier work is done (a kernel starts
 //! after it), then spins until the host opens the gate. The fences: the
@@ -24,7 +38,12 @@ __global__ void sluice_host_gate(volatile unsigned long long* signal_word,
   __threadfence_system();
   *signal_word = signal_value;
   __threadfence_system();
-  while (*gate_word < gate_value) SLUICE_GATE_PAUSE();
+  unsigned reads = 0;
+  unsigned pause = fast_pause_ns;
+  while (*gate_word < gate_value) {
+    gate_pause(pause);
+    if (++reads >= fast_reads && pause < longest_pause_ns) pause *= 2;
+  }
   __threadfence_system();
 }
 
