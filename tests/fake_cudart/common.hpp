@@ -181,9 +181,16 @@ cudaError_t __cudaGetKernel(cudaKernel_t* k, const void* host_stub) {
   *k = reinterpret_cast<cudaKernel_t>(const_cast<void*>(host_stub));
   return cudaSuccess;
 }
+// SLUICE_SIM_GATE_KERNEL=fail: the gate kernel's launches fail too, with
+// nothing enqueued (sluice must take the callback and count it).
 cudaError_t __cudaLaunchKernel(cudaKernel_t k, dim3, dim3, void** args, size_t, cudaStream_t s) {
+  static const bool gate_fails = [] {
+    const char* v = std::getenv("SLUICE_SIM_GATE_KERNEL");
+    return v != nullptr && std::strcmp(v, "fail") == 0;
+  }();
   for (const void* g : gate_stubs)
-    if (g != nullptr && g == reinterpret_cast<const void*>(k)) return fake::gate_kernel(s, args);
+    if (g != nullptr && g == reinterpret_cast<const void*>(k))
+      return gate_fails ? fake::failed(cudaErrorLaunchOutOfResources) : fake::gate_kernel(s, args);
   return fake::failed(cudaErrorNotSupported);
 }
 
