@@ -48,7 +48,7 @@ struct stream_state {
   ref_count refs;
   // Consecutive host functions share one signal and one gate wait: fewer
   // stream operations, and one hand-off to a runner per batch. open_batch is the batch that later
-  // host functions may join: set under enqueue_m and batch_m, cleared by every other enqueue on the
+  // host functions may join: set under enqueue_m, cleared by every other enqueue on the
   // stream (end_host_batch) and by the batch when it finishes.
   std::atomic<host_batch*> open_batch{nullptr};
   // native_handle() was taken: work sluice does not see may be enqueued, so
@@ -77,7 +77,9 @@ struct stream_state {
   // sim.host_path.cuda under load).
   spin_mutex hold_m;
 
-  std::mutex batch_m;  // with enqueue_m, guards setting open_batch
+  // An enqueue is joining open_batch's batch (under enqueue_m): its runner
+  // frees the batch only once the join is over (run_host_batch).
+  std::atomic<bool> joining{false};
   // The last ticket whose gate wait is enqueued: a batch runs only from then
   // on (run_host_batch), so that what its functions enqueue on this stream
   // lands behind the gate.
