@@ -299,6 +299,7 @@ stream_state* engine_t::adopt(device_state& d, const native_stream& n, int nativ
   s->native = n.stream;
   s->position = n.position;
   s->queue = n.queue;
+  s->pool_counted = true;
   s->pool_next = nullptr;
   s->open_batch.store(nullptr, std::memory_order_relaxed);
   // A borrowed stream's owner enqueues work sluice does not see: host
@@ -351,7 +352,8 @@ void engine_t::recycle(stream_state* s) noexcept {
   if (s->borrowed)
     give_event(d, s->position);
   else
-    d.natives.give(native_stream{s->native, s->position, s->native_priority, s->queue});
+    d.natives.give(
+        native_stream{s->native, s->position, s->native_priority, s->queue, 0, s->pool_counted});
   s->native = {};
   s->position = {};
   std::lock_guard<std::mutex> lock(pool_m);

@@ -380,6 +380,12 @@ stream::~stream() {
   state_->generation.fetch_add(1, std::memory_order_relaxed);
   detail::report_stream_destroyed(state_->device, busy, state_->failures, SLUICE_CALL_SITE(),
                                   state_->trace.id);
+  // Its queue counts it no more (stream_pool::retire), whoever keeps its state.
+  if (!state_->borrowed) {
+    detail::engine().devices[static_cast<std::size_t>(state_->device)].natives.retire(
+        state_->queue);
+    state_->pool_counted = false;
+  }
   state_->release();
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <numeric>
 #include <thread>
 
 namespace sluice::detail {
@@ -18,6 +19,13 @@ void stream_pool::fill(device_state& d, const std::vector<int>& priorities) {
   device_ = &d;
   levels_ = priorities;
   queue_users_.assign(static_cast<std::size_t>(std::max(1, d.hardware_queues)), 0);
+  // CUDA_DEVICE_MAX_CONNECTIONS=32 asked for may give the default 8 queues (the
+  // simulated runtime's SLUICE_SIM_HW_QUEUES=8): streams 8 apart in creation
+  // order then share a queue, and IND-1's held streams serialized.
+  fallback_users_.assign(
+      static_cast<std::size_t>(
+          std::gcd(std::max(1, d.hardware_queues), std::max(1, api::default_hardware_queues))),
+      0);
   free_.reserve(priorities.size() * static_cast<std::size_t>(reserve_));
   // One priority after the other: each priority's streams are consecutive in
   // creation order, so they cover every hardware queue (interleaved, each
@@ -66,17 +74,29 @@ stream_pool::making_scope::making_scope(stream_pool& p) noexcept : p_(p) {
 
 stream_pool::making_scope::~making_scope() { p_.making_.store(false, std::memory_order_release); }
 
+void stream_pool::count_user(int queue, int delta) noexcept {
+  queue_users_[static_cast<std::size_t>(queue)] += delta;
+  fallback_users_[static_cast<std::size_t>(queue) % fallback_users_.size()] += delta;
+}
+
 int stream_pool::pick_idle(int priority) {
-  // The least used hardware queue, then the earliest made: from a fresh pool,
-  // consecutive streams get consecutive vendor streams, as fresh creations did.
+  // The least used queue of the default count, then of the count asked for
+  // (stream_pool.hpp), then the earliest made: from a fresh pool, consecutive
+  // streams get consecutive vendor streams, as fresh creations did.
   int best = -1;
+  int best_fallback = INT_MAX;
   int best_users = INT_MAX;
   std::uint64_t best_index = UINT64_MAX;
   for (std::size_t i = 0; i < free_.size(); ++i) {
     entry& e = free_[i];
     if (e.n.priority != priority) continue;
+    const int fallback =
+        fallback_users_[static_cast<std::size_t>(e.n.queue) % fallback_users_.size()];
     const int users = queue_users_[static_cast<std::size_t>(e.n.queue)];
-    if (users > best_users || (users == best_users && e.n.index >= best_index)) continue;
+    if (fallback > best_fallback) continue;
+    if (fallback == best_fallback &&
+        (users > best_users || (users == best_users && e.n.index >= best_index)))
+      continue;
     if (e.maybe_busy) {
       const api::status q = api::stream_query(e.n.stream);
       if (!q.ok()) {
@@ -86,6 +106,7 @@ int stream_pool::pick_idle(int priority) {
       e.maybe_busy = false;
     }
     best = static_cast<int>(i);
+    best_fallback = fallback;
     best_users = users;
     best_index = e.n.index;
   }
@@ -152,10 +173,11 @@ native_stream stream_pool::take(device_state& d, int priority, const char* what)
         api::vendor, " stream creation does past about 33 streams, IND-4). Reserve streams ",
         "while the device is idle: sluice::reserve_streams(), or SLUICE_STREAM_RESERVE (now ",
         reserve_, ")");
-  const native_stream n = free_[static_cast<std::size_t>(at)].n;
+  native_stream n = free_[static_cast<std::size_t>(at)].n;
+  n.counted = true;
   free_[static_cast<std::size_t>(at)] = free_.back();
   free_.pop_back();
-  ++queue_users_[static_cast<std::size_t>(n.queue)];
+  count_user(n.queue, 1);
   return n;
 }
 
@@ -164,6 +186,12 @@ api::stream_t stream_pool::take_for_life(device_state& d, int priority, const ch
   try {
     const std::lock_guard<std::mutex> lock(m_);
     for_life_.push_back(n);
+    // sluice's own streams never wait for the host (no flag wait, no host
+    // function): a queue-mate of theirs is held by nothing, so they count as
+    // no queue's user and the streams handed out spread as if they were not
+    // there (IND-1: `independent_stream_limit()` streams on as many queues).
+    count_user(n.queue, -1);
+    for_life_.back().counted = false;
   } catch (...) {
     give(n);
     throw;
@@ -182,7 +210,7 @@ void stream_pool::give(native_stream n) noexcept {
       n.queue = static_cast<int>(m.index % queue_users_.size());
       break;
     }
-  --queue_users_[static_cast<std::size_t>(n.queue)];
+  if (n.counted) count_user(n.queue, -1);
   try {
     free_.push_back(entry{n, busy});
     // Below the reserve: a sluice thread refills it if the device is quiet
@@ -200,6 +228,11 @@ void stream_pool::give(native_stream n) noexcept {
       (void)api::stream_destroy(n.stream);
     }
   }
+}
+
+void stream_pool::retire(int queue) noexcept {
+  std::lock_guard<std::mutex> lock(m_);
+  count_user(queue, -1);
 }
 
 void stream_pool::refill() noexcept {

@@ -19,7 +19,11 @@
 // - streams are handed out so that live streams spread over the device's
 //   hardware queues (api::hardware_queues_variable): the vendor assigns them
 //   round-robin in creation order, and two live streams on one queue can
-//   falsely serialize (IND-1's bound).
+//   falsely serialize (IND-1's bound). The driver may allocate fewer queues
+//   than asked ("the number actually allocated by the driver may differ"):
+//   live streams spread first over the vendor's default count (when it
+//   divides the count asked for, its queues are the asked ones modulo it),
+//   then over the count asked for, so that they are apart under either.
 #pragma once
 
 #include SLUICE_GPU_API_HEADER
@@ -41,6 +45,7 @@ struct native_stream {
   int priority = 0;
   int queue = 0;            // the hardware queue it was assigned (creation order)
   std::uint64_t index = 0;  // its place in the device's creation order
+  bool counted = true;      // still counted among its queue's users (retire())
 };
 
 //! One device's pool (a member of device_state).
@@ -57,11 +62,20 @@ class stream_pool {
 
   //! take() for sluice's own streams that live as long as the process (the
   //! allocation stream, the tracer's): the pool keeps the whole entry, the
-  //! caller gets the vendor stream.
+  //! caller gets the vendor stream. They never wait for the host, so they
+  //! count as no queue's user.
   gpu::SLUICE_GPU_API::stream_t take_for_life(device_state& d, int priority, const char* what);
 
-  //! Gives a stream back (its work may still be pending). Never blocks.
+  //! Gives a stream back (its work may still be pending). Never blocks. Its
+  //! queue's count of users drops unless retire() dropped it already.
   void give(native_stream n) noexcept;
+
+  //! The sluice stream on `queue` was destroyed, though its state (and vendor
+  //! stream) may live on a while (a free waiting on the reaper thread for every
+  //! live stream, pending host functions): it no longer counts as a user of
+  //! its queue, so that streams made meanwhile are spread as if it were gone;
+  //! its give() then passes counted = false.
+  void retire(int queue) noexcept;
 
   //! On a sluice thread, after give() left a priority below the reserve: the
   //! levels of fill() topped up to the reserve if the device is quiet now.
@@ -133,6 +147,10 @@ class stream_pool {
   std::vector<native_stream> for_life_;  // take_for_life()'s, kept with their events
   std::vector<made> made_;               // every stream the pool made, with its creation index
   std::vector<int> queue_users_;         // live sluice streams per hardware queue
+  //! Live sluice streams per queue of the vendor's default count (a divisor of
+  //! queue_users_.size(): queue % its size), should the driver allocate only that.
+  std::vector<int> fallback_users_;
+  void count_user(int queue, int delta) noexcept;
   int reserve_ = 0;
   device_state* device_ = nullptr;  // set by fill()
   std::vector<int> levels_;         // the priorities fill() made

@@ -64,8 +64,9 @@ struct stream_state {
   word signal;  // the stream stores n when the work before host function n is done
   std::uint32_t host_functions = 0;                        // tickets issued, under enqueue_m
   std::atomic<std::uint32_t> host_functions_published{0};  // for self-wait checks
-  api::event_t position{};  // recorded by wait(stream_ref this), under enqueue_m
-  int queue = 0;            // the pooled vendor stream's hardware queue (stream_pool.hpp)
+  api::event_t position{};   // recorded by wait(stream_ref this), under enqueue_m
+  int queue = 0;             // the pooled vendor stream's hardware queue (stream_pool.hpp)
+  bool pool_counted = true;  // still a user of `queue` in the pool (until ~stream: retire())
   // Host-function batches enqueued whose gates have not opened: while any, the
   // stream holds for the host (host_holds.hpp).
   std::atomic<std::uint32_t> pending_batches{0};
