@@ -1,6 +1,6 @@
 // "Call me when this word reaches N": the device-to-host signal of the GPU
-// backends' host functions, and of anything else that waits on the host for a
-// stream to get somewhere (the comm engine's progress, issue 26). A stream
+// backends' host functions (the comm engine reads the same kind of word, its
+// arrival flags, in its own loop: docs/design.md, "The word watcher"). A stream
 // stores a value into a host-mapped word (a stream memory write) once the work
 // before it is done; one sluice thread per process, the watcher, polls the
 // words being watched and hands each one that reached its value to a runner
