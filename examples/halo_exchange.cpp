@@ -3,7 +3,7 @@
 // computed on another (docs/comm.md).
 //
 //   mpirun -np N sluice-example-halo-exchange-<backend> [--cells=N] [--steps=N]
-//          [--require-overlap=P] [--engine=mpi|nccl|automatic] [--debug]
+//          [--require-overlap=P] [--engine=mpi|nccl|automatic] [--warmup=N] [--debug]
 //
 // Each rank owns `cells` points plus one ghost on each side (fixed 0 at the
 // ends of the global domain). Per step, on rank r:
@@ -20,11 +20,23 @@
 // Overlap: the time H spent in exchanges while K was computing the interior,
 // as a share of H's exchange time: timing events around each group on H and
 // around each interior step on K, all on sluice's clock through elapsed()
-// from one start event. (An earlier version read the host clock inside the
+// from one start event. An exchange's time includes waiting for a neighbour
+// still busy with its previous step (load imbalance between the ranks counts
+// against the overlap). (An earlier version read the host clock inside the
 // interior's host functions against an origin read by a first host function:
 // that origin came one host-function start-up after `start`, which shifted
 // every interior interval early by that start-up, 0.8 ms on the 2-core VM.)
-// `--debug` prints each step's two intervals (rank 0).
+//
+// Warm-up: --warmup=N exchanges of one scratch value with each neighbour
+// before the barrier (default 4), not timed. Under the nccl engine the first
+// exchange took 2-3 ms on 2x H200, and its enqueue held the host thread for
+// most of it (the first interior began 1.8-2.7 ms after `start`, against
+// 0.1 ms under the mpi engine): NCCL sets up a pair of ranks' connections on
+// their first send and receive. A one-time cost, left out as nccl-tests'
+// warm-up iterations leave it out; 4 covers each of the nccl engine's default
+// 2 lanes per direction twice.
+//
+// `--debug` prints each step's two intervals (the last rank's).
 #include "example.hpp"
 
 #include <sluice/comm.hpp>
@@ -75,6 +87,7 @@ int main(int argc, char** argv) {
   double require_overlap = -1;
   comm::engine engine = comm::engine::automatic;
   bool debug = false;
+  int warmup = 4;
   bool skip_halo_wait =
       false;  // test-only (ctest ...mutation.no_halo_wait): must give a wrong result
   for (int i = 1; i < argc; ++i) {
@@ -93,18 +106,21 @@ int main(int argc, char** argv) {
       engine = comm::engine::automatic;
     else if (a == "--debug")
       debug = true;
+    else if (a.rfind("--warmup=", 0) == 0)
+      warmup = std::atoi(argv[i] + 9);
     else if (a == "--mutation=no_halo_wait")
       skip_halo_wait = true;
     else {
       if (rank == 0)
         std::fprintf(stderr,
                      "usage: mpirun -np N sluice-example-halo-exchange [--cells=N] [--steps=N] "
-                     "[--require-overlap=P] [--engine=mpi|nccl|automatic] [--debug]\n");
+                     "[--require-overlap=P] [--engine=mpi|nccl|automatic] [--warmup=N] "
+                     "[--debug]\n");
       MPI_Finalize();
       return 1;
     }
   }
-  if (cells < 4 || steps < 1) {
+  if (cells < 4 || steps < 1 || warmup < 0) {
     MPI_Finalize();
     return 1;
   }
@@ -127,6 +143,22 @@ int main(int argc, char** argv) {
     for (std::size_t i = 0; i < cells; ++i) a[i + 1] = initial(offset + i);
     const int left = rank - 1;
     const int right = rank + 1 < size ? rank + 1 : -1;
+
+    // Warm-up exchanges of scratch values (header): connections made.
+    sluice::pinned_buffer<double> scratch(4);
+    std::fill(scratch.data(), scratch.data() + 4, 0.0);
+    for (int w = 0; w < warmup; ++w) {
+      comm::group g(c);
+      if (left >= 0) {
+        comm::send(halo, &scratch.data()[0], sizeof(double), left, c);
+        comm::recv(halo, &scratch.data()[1], sizeof(double), left, c);
+      }
+      if (right >= 0) {
+        comm::send(halo, &scratch.data()[2], sizeof(double), right, c);
+        comm::recv(halo, &scratch.data()[3], sizeof(double), right, c);
+      }
+    }
+    halo.synchronize();
 
     // Every rank ready before the first step (communicator, streams, memory):
     // the first exchange then waits for the neighbours' first step, not for
@@ -207,8 +239,9 @@ int main(int argc, char** argv) {
       const std::vector<double> expected = reference(cells * static_cast<std::size_t>(size), steps);
       const bool same = std::memcmp(expected.data(), all.data(), all.size() * sizeof(double)) == 0;
       std::printf(
-          "halo_exchange: %d ranks x %zu cells, %d steps, engine %s, rank 0 on device %d of %d\n",
-          size, cells, steps, comm::to_string(c.kind()), dev.id(), sluice::device_count());
+          "halo_exchange: %d ranks x %zu cells, %d steps (%d warm-up exchanges before), engine %s, "
+          "rank 0 on device %d of %d\n",
+          size, cells, steps, warmup, comm::to_string(c.kind()), dev.id(), sluice::device_count());
       std::printf("result: %s one process's run over the whole domain\n",
                   same ? "bit-identical to" : "DIFFERENT from");
       std::printf(
