@@ -7,6 +7,7 @@
 
 #include <cstring>
 #include <numeric>
+#include <vector>
 
 namespace sluice::conformance {
 namespace {
@@ -125,6 +126,39 @@ TEST_F(CommTest, COMM_2__calls_return_without_waiting_for_the_peer) {
   world_barrier();
   s.synchronize();
   EXPECT_EQ(result, c.size() * (c.size() - 1) / 2);
+}
+
+// The first message between two ranks, while the receiver has made no call
+// at all: the nccl engine's first send or receive on a lane is where NCCL
+// connects the pair, and the send must return before the peer calls anything
+// (the receiver waits at a barrier that the sender joins only afterwards). 4
+// MiB: above any eager limit, so no engine completes the send without its
+// receiver (a send that waited for completion fails: mutation enqueue_waits).
+// Run alone (scripts/gpu-check's comm step) it is the process's first contact;
+// after other tests the lanes may be connected already.
+TEST_F(CommTest, COMM_2__a_first_send_returns_before_the_peer_calls_anything) {
+  communicator c(MPI_COMM_WORLD, device(0), test_engine());
+  stream s(device(0));
+  constexpr std::size_t count = std::size_t{1} << 19;  // 4 MiB of int64
+  std::vector<std::int64_t> data(count, -1);
+  if (c.rank() == 0) {
+    for (std::size_t i = 0; i < count; ++i) data[i] = static_cast<std::int64_t>(i * 7 + 3);
+    background_call call([&] { comm::send(s, data.data(), count * sizeof data[0], 1, c); });
+    EXPECT_TRUE(eventually([&] { return call.done(); }))
+        << "the first comm::send to rank 1 waited for rank 1 to call";
+    world_barrier();
+    call.finish();
+  } else {
+    world_barrier();
+    if (c.rank() == 1) comm::recv(s, data.data(), count * sizeof data[0], 0, c);
+  }
+  s.synchronize();
+  if (c.rank() == 1) {
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < count; ++i)
+      wrong += data[i] != static_cast<std::int64_t>(i * 7 + 3) ? 1 : 0;
+    EXPECT_EQ(wrong, 0U) << "values received wrong";
+  }
 }
 
 // --- COMM-3 -------------------------------------------------------------------
