@@ -29,12 +29,13 @@
 //
 // Warm-up: --warmup=N exchanges of one scratch value with each neighbour
 // before the barrier (default 4), not timed. Under the nccl engine the first
-// exchange took 2-3 ms on 2x H200, and its enqueue held the host thread for
-// most of it (the first interior began 1.8-2.7 ms after `start`, against
-// 0.1 ms under the mpi engine): NCCL sets up a pair of ranks' connections on
-// their first send and receive. A one-time cost, left out as nccl-tests'
-// warm-up iterations leave it out; 4 covers each of the nccl engine's default
-// 2 lanes per direction twice.
+// exchange took 2.1-3.1 ms on one 2x H200 machine and 0.6-0.7 ms on another,
+// and its enqueue held the host thread for most of it (the first interior
+// began 1.8-2.7 ms after `start`, against 0.1 ms under the mpi engine). Not
+// NCCL's connections: the communicator makes those when it is created
+// (docs/comm.md, "The nccl engine"); the cause was not identified. A one-time
+// cost, left out as nccl-tests' warm-up iterations leave it out; 4 covers
+// each of the nccl engine's default 2 lanes per direction twice.
 //
 // `--debug` prints each step's two intervals (the last rank's).
 #include "example.hpp"

@@ -129,13 +129,14 @@ TEST_F(CommTest, COMM_2__calls_return_without_waiting_for_the_peer) {
 }
 
 // The first message between two ranks, while the receiver has made no call
-// at all: the nccl engine's first send or receive on a lane is where NCCL
-// connects the pair, and the send must return before the peer calls anything
-// (the receiver waits at a barrier that the sender joins only afterwards). 4
-// MiB: above any eager limit, so no engine completes the send without its
-// receiver (a send that waited for completion fails: mutation enqueue_waits).
-// Run alone (scripts/gpu-check's comm step) it is the process's first contact;
-// after other tests the lanes may be connected already.
+// at all. NCCL connects a pair of ranks at their first send or receive, and
+// that connection waits for the peer: the nccl engine makes its lanes'
+// connections when the communicator is created (docs/comm.md, "The nccl
+// engine"), and this checks that no first send is left to make one (the
+// receiver waits at a barrier that the sender joins only afterwards). 4 MiB:
+// above any eager limit, so no engine completes the send without its receiver
+// (a send that waited for completion fails: mutation enqueue_waits). Run alone
+// (scripts/gpu-check's comm step) it is the process's first contact.
 TEST_F(CommTest, COMM_2__a_first_send_returns_before_the_peer_calls_anything) {
   communicator c(MPI_COMM_WORLD, device(0), test_engine());
   stream s(device(0));
