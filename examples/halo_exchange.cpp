@@ -145,7 +145,8 @@ int main(int argc, char** argv) {
     const int left = rank - 1;
     const int right = rank + 1 < size ? rank + 1 : -1;
 
-    // Warm-up exchanges of scratch values (header): connections made.
+    // Warm-up exchanges of scratch values (header): the first exchange's
+    // one-time cost out of the timed steps.
     sluice::pinned_buffer<double> scratch(4);
     std::fill(scratch.data(), scratch.data() + 4, 0.0);
     for (int w = 0; w < warmup; ++w) {
