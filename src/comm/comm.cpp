@@ -7,6 +7,7 @@
 #include "mutation.hpp"
 #include "trace.hpp"
 
+#include <sluice/backend.hpp>
 #include <sluice/comm.hpp>
 #include <sluice/detail/interop.hpp>
 #include <sluice/error.hpp>
@@ -17,6 +18,7 @@
 #include <climits>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -134,9 +136,36 @@ group_state* live_group(const communicator_state& c) {
   return nullptr;
 }
 
-std::size_t bytes_of(const message& m) {
-  return m.kind == op_kind::send || m.kind == op_kind::recv ? m.count
-                                                            : m.count * element_size(m.type);
+// SLUICE_COMM_PIECE_BYTES as rank 0 reads it: the bytes of a piece (docs/comm.md
+// "Pieces"); -1 when it is not a valid one. Default: 2 MiB on the GPU
+// backends (whose device buffers go through staging), 0 (none) on the host
+// backend, where nothing is staged.
+long long piece_bytes_asked() {
+  const char* v = std::getenv("SLUICE_COMM_PIECE_BYTES");
+  if (v == nullptr || *v == '\0') return sluice::backend() == backend_kind::host ? 0 : 2 << 20;
+  char* end = nullptr;
+  const long long n = std::strtoll(v, &end, 10);
+  if (*end != '\0' || (n != 0 && (n < 4096 || n > (1LL << 30)))) return -1;
+  return n;
+}
+
+// Which messages of b go in pieces (mpi engine; every rank decides by the
+// count alone, so that a send and its receive, or every rank's collective,
+// agree): sends, receives, all_reduce and broadcast of at least two pieces.
+void plan_pieces(batch& b) {
+  const auto& c = *b.comm;
+  b.pieces = 1;
+  if (c.kind != engine::mpi || c.piece_bytes == 0) return;
+  for (message& m : b.messages) {
+    if (m.kind == op_kind::all_gather) continue;
+    const std::size_t each =
+        m.kind == op_kind::send || m.kind == op_kind::recv ? 1 : element_size(m.type);
+    const std::size_t piece = c.piece_bytes / each * each;
+    const std::size_t bytes = bytes_of(m);
+    if (piece == 0 || bytes / 2 < piece) continue;
+    m.piece = piece;
+    b.pieces = std::max(b.pieces, pieces_of(m, bytes));
+  }
 }
 
 // Device buffers go through pinned staging (the mpi engine: an MPI that cannot
@@ -238,6 +267,7 @@ void append_message(std::string& a, const message& m) {
     a += ", \"match\": " + std::to_string(m.tag);
   if (m.kind == op_kind::all_reduce) a += std::string(", \"reduce\": \"") + to_string(m.op) + '"';
   if (m.stage_in.device != nullptr || m.stage_out.device != nullptr) a += ", \"staged\": true";
+  if (m.piece != 0) a += ", \"pieces\": " + std::to_string(pieces_of(m, bytes_of(m)));
 }
 
 span open_span(const batch& b, std::size_t index) {
@@ -294,12 +324,20 @@ void stage_copy(stream_ref s, void* dst, const void* src, std::size_t bytes,
     sluice::copy(s, dst, src, bytes);
 }
 
+// (In pieces, mpi engine: the copy of piece j in, then its arrival, for
+// each piece; then per piece the wait for its done flag and its copy out.
+// The span begins at the first arrival and ends after the last wait.)
 void enqueue_on(stream_ref s, std::size_t index, const std::vector<message>& messages,
                 const flag_lease* arrival, sluice::event* arrival_event,
-                const std::shared_ptr<std::atomic<bool>>& host, const span& sp) {
+                const std::shared_ptr<std::atomic<bool>>& host, const span& sp,
+                std::size_t piece = 0) {
   for (const message& m : messages)
-    if (m.stream == index && m.stage_in.device != nullptr)
-      stage_copy(s, m.stage_in.pinned, m.stage_in.device, m.stage_in.bytes, host);
+    if (m.stream == index && m.stage_in.device != nullptr) {
+      const byte_range r = piece_range(m, m.stage_in.bytes, piece);
+      if (r.length != 0)
+        stage_copy(s, static_cast<char*>(m.stage_in.pinned) + r.offset,
+                   static_cast<const char*>(m.stage_in.device) + r.offset, r.length, host);
+    }
   if (sp.id != 0) sluice::detail::enqueue_trace_marker(s, sp.name, true, sp.id);
   if (arrival_event != nullptr)
     arrival_event->record(s);
@@ -308,11 +346,17 @@ void enqueue_on(stream_ref s, std::size_t index, const std::vector<message>& mes
 }
 
 void finish_on(stream_ref s, std::size_t index, const std::vector<message>& messages,
-               const std::shared_ptr<std::atomic<bool>>& host, const span& sp) {
+               const std::shared_ptr<std::atomic<bool>>& host, const span& sp,
+               std::size_t piece = 0, bool last = true) {
   if (sp.id != 0) sluice::detail::enqueue_trace_marker(s, sp.name, false, sp.id);
   for (const message& m : messages)
-    if (m.stream == index && m.stage_out.device != nullptr)
-      stage_copy(s, m.stage_out.device, m.stage_out.pinned, m.stage_out.bytes, host);
+    if (m.stream == index && m.stage_out.device != nullptr) {
+      const byte_range r = piece_range(m, m.stage_out.bytes, piece);
+      if (r.length != 0)
+        stage_copy(s, static_cast<char*>(m.stage_out.device) + r.offset,
+                   static_cast<const char*>(m.stage_out.pinned) + r.offset, r.length, host);
+    }
+  if (!last) return;
   for (const message& m : messages)
     if (m.stream == index) {
       release_staging_after(m.stage_in.slot, s);
@@ -324,6 +368,7 @@ void finish_on(stream_ref s, std::size_t index, const std::vector<message>& mess
 // done. Nothing was enqueued when this throws before any stream has it.
 void enqueue(batch_ptr b) {
   progress::get();  // the engine runs before anything is enqueued
+  plan_pieces(*b);
   stage(*b);
   b->lease = b->next_flag(0);
   // nccl: the NCCL calls go on the streams between two events, their arrival
@@ -335,6 +380,12 @@ void enqueue(batch_ptr b) {
       b->arrival_events.push_back(lease_event(b->comm->device));
     else
       b->arrivals.push_back(b->next_flag(1 + k));
+  const std::size_t streams = b->streams.size();
+  const std::size_t pieces = b->pieces;
+  for (std::size_t i = 0; i < (pieces - 1) * streams; ++i)
+    b->piece_arrivals.push_back(b->next_flag(1 + streams + i));
+  for (std::size_t j = 0; j + 1 < pieces; ++j)
+    b->piece_done.push_back(b->next_flag(1 + pieces * streams + j));
   if (nccl) {
     for (std::size_t j = 0; j < b->streams.size(); ++j)
       b->done_events.push_back(lease_event(b->comm->device));
@@ -347,6 +398,7 @@ void enqueue(batch_ptr b) {
   }
   std::size_t k = 0;
   std::size_t done_on = 0;  // nccl: streams that have their done flag's store
+  bool waits = false;       // a stream may wait for this batch's flags: the engine must answer
   // One span per stream while a trace is collected (tracing costs one relaxed
   // load, and no allocation, while none is).
   std::vector<span> spans;
@@ -362,8 +414,17 @@ void enqueue(batch_ptr b) {
       enqueue_on(b->streams[k], k, b->messages, nccl ? nullptr : &b->arrivals[k],
                  nccl ? b->arrival_events[k] : nullptr, b->failed, span_of(k));
       if (nccl) continue;
+      for (std::size_t j = 1; j < pieces; ++j)
+        enqueue_on(b->streams[k], k, b->messages, &b->piece_arrivals[(j - 1) * streams + k],
+                   nullptr, b->failed, untraced, j);
+      for (std::size_t j = 0; j + 1 < pieces; ++j) {
+        waits = true;
+        b->streams[k].wait_value(*b->piece_done[j].flag, b->piece_done[j].value);
+        finish_on(b->streams[k], k, b->messages, b->failed, untraced, j, false);
+      }
+      waits = true;
       b->streams[k].wait_value(*b->lease.flag, b->lease.value);
-      finish_on(b->streams[k], k, b->messages, b->failed, span_of(k));
+      finish_on(b->streams[k], k, b->messages, b->failed, span_of(k), pieces - 1);
     }
     if (nccl) {
       nccl_enqueue(*b);
@@ -376,7 +437,7 @@ void enqueue(batch_ptr b) {
   } catch (const std::exception& e) {
     // Events not recorded on a stream are ready: the engine sees those
     // streams as there and done.
-    if (k == 0) {  // nothing the engine must answer: as if never called
+    if (k == 0 && !waits && done_on == 0) {  // nothing the engine must answer: as if never called
       release_unused_staging(*b);
       b->arrivals.clear();  // no stream stores them: no late store to fear
       throw;                // b goes back to the pool
@@ -387,6 +448,8 @@ void enqueue(batch_ptr b) {
     b->failure = std::string("it could not be enqueued on every stream: ") + e.what();
     for (std::size_t j = k; j < b->arrivals.size(); ++j)
       b->arrivals[j].flag->store(b->arrivals[j].value);  // (nccl: their events are not recorded)
+    for (std::size_t i = 0; i < b->piece_arrivals.size(); ++i)
+      if (i % streams >= k) b->piece_arrivals[i].flag->store(b->piece_arrivals[i].value);
     progress::get().submit(b.release());
     throw;
   }
@@ -635,6 +698,12 @@ communicator::communicator(MPI_Comm c, sluice::device d, engine e) {
       detail::reject(errc::comm_failure, api, "MPI_Comm_dup failed (the ring's communicator)");
     }
     MPI_Comm_set_errhandler(state->ring, MPI_ERRORS_RETURN);
+    if (MPI_Comm_dup(state->mpi, &state->pieces) != MPI_SUCCESS) {
+      MPI_Comm_free(&state->ring);
+      MPI_Comm_free(&state->mpi);
+      detail::reject(errc::comm_failure, api, "MPI_Comm_dup failed (the pieces' communicator)");
+    }
+    MPI_Comm_set_errhandler(state->pieces, MPI_ERRORS_RETURN);
     MPI_Comm_rank(state->mpi, &state->rank);
     MPI_Comm_size(state->mpi, &state->size);
     void* value = nullptr;
@@ -646,6 +715,16 @@ communicator::communicator(MPI_Comm c, sluice::device d, engine e) {
     if (MPI_Allreduce(MPI_IN_PLACE, &traced, 1, MPI_INT, MPI_MAX, state->mpi) != MPI_SUCCESS)
       detail::reject(errc::comm_failure, api, "MPI_Allreduce failed");
     if (traced != 0) detail::measure_trace_clock(*state);
+    // Rank 0's piece size, so that every rank cuts a message the same way
+    // (mpi engine only: NCCL reads device memory, nothing is staged).
+    long long piece = chosen == engine::mpi && state->rank == 0 ? detail::piece_bytes_asked() : 0;
+    if (MPI_Bcast(&piece, 1, MPI_LONG_LONG, 0, state->mpi) != MPI_SUCCESS)
+      detail::reject(errc::comm_failure, api, "MPI_Bcast failed (the piece size)");
+    if (piece < 0)
+      detail::reject(errc::invalid_argument, api,
+                     "SLUICE_COMM_PIECE_BYTES (rank 0's) must be 0 or a whole number from 4096 "
+                     "to 1073741824");
+    state->piece_bytes = static_cast<std::size_t>(piece);
   }
   if (chosen == engine::nccl) detail::nccl_create(*state);  // collective, like the dup
   state->sent.assign(static_cast<std::size_t>(state->size), 0);

@@ -108,8 +108,30 @@ struct message {
   MPI_Request size_request = MPI_REQUEST_NULL;
   std::uint64_t own_bytes = 0;
   std::uint64_t peer_bytes = 0;
+  // mpi: a message in pieces (docs/comm.md "Pieces"): `piece` bytes each
+  // (0: whole), carried one after another, so that the stream copies one
+  // piece in or out of staging while MPI carries another. A send or receive
+  // in pieces goes on the communicator's `pieces` duplicate, after a header
+  // (its bytes and piece size) that the receiver checks before it posts a
+  // piece. The engine's: pieces posted and completed, the header.
+  std::size_t piece = 0;
+  std::size_t posted = 0;
+  std::size_t completed = 0;
+  std::uint64_t header[2] = {0, 0};
+  MPI_Request header_request = MPI_REQUEST_NULL;
+  bool header_checked = false;
   std::string describe() const;
 };
+
+//! How many pieces m goes in (1: whole), and piece j's byte range within
+//! `bytes` (the staged buffer's bytes, or bytes_of(m)).
+std::size_t pieces_of(const message& m, std::size_t bytes) noexcept;
+struct byte_range {
+  std::size_t offset = 0;
+  std::size_t length = 0;
+};
+byte_range piece_range(const message& m, std::size_t bytes, std::size_t j) noexcept;
+std::size_t bytes_of(const message& m) noexcept;
 
 //! Pinned staging buffers (staging.cpp), reused once the stream that last
 //! used one has passed the event recorded behind that use.
@@ -149,6 +171,15 @@ struct batch {
   // One per stream: the stream stores it when it gets there (write_value,
   // behind the work before it); the engine starts the batch once all are.
   std::vector<flag_lease> arrivals;
+  // mpi, a batch with messages in pieces: its `pieces` (the most of any of
+  // its messages); per stream, the arrival of each piece after the first
+  // (piece_arrivals[(j - 1) * streams + k], stored once the stream copied
+  // piece j in), and the done flag of each piece but the last (stored when
+  // every message completed piece j; the last piece's is `lease`).
+  std::size_t pieces = 1;
+  std::vector<flag_lease> piece_arrivals;
+  std::vector<flag_lease> piece_done;
+  std::size_t pieces_released = 0;  // the engine's: piece_done flags stored
   // nccl: one event per stream instead of `arrivals` (recorded before the
   // batch's NCCL calls), and one recorded behind them (lease_event).
   std::vector<sluice::event*> arrival_events;
@@ -225,6 +256,7 @@ class progress {
   bool advance_lanes(bool stop);           // true when a stream got somewhere
   bool poll(batch& b);                     // true when every message completed
   bool poll_nccl(batch& b);
+  void poll_pieces(batch& b, message& m);  // m.done once every piece completed or one failed
   void finish(batch* b) noexcept;
   static void report(batch& b) noexcept;  // b.failure on b's streams, once
   //! b failed under nccl: reported on its streams, then its NCCL communicator
@@ -253,7 +285,19 @@ class progress {
   std::vector<lane> lanes_;
   std::size_t waiting_batches_ = 0;  // entries in lanes_
   std::vector<batch*> active_;
-  std::vector<MPI_Request> cancelled_;    // timed-out requests not yet completed
+  std::vector<MPI_Request> cancelled_;  // timed-out requests not yet completed
+  // The pieces of sends whose receivers refused them (another size), taken
+  // and dropped one after another (poll_pieces).
+  struct drain {
+    std::uint64_t pieces = 0, taken = 0;
+    std::size_t piece = 0, last = 0;  // bytes of each piece and of the last
+    int peer = 0, tag = 0;
+    MPI_Comm comm = MPI_COMM_NULL;
+    MPI_Request request = MPI_REQUEST_NULL;
+    std::vector<char> scratch;
+  };
+  std::vector<drain> drains_;
+  bool drain_pieces(drain& d) noexcept;   // false once every piece was taken
   std::set<communicator_state*> parked_;  // those with collectives waiting for their turn
   std::thread thread_;
 };
@@ -286,8 +330,13 @@ bool nccl_settle(std::chrono::seconds patience) noexcept;
 
 //! A communicator, shared by the operations in flight on it.
 struct communicator_state {
-  MPI_Comm mpi = MPI_COMM_NULL;   // sluice's duplicate
-  MPI_Comm ring = MPI_COMM_NULL;  // a second one: the ring all_reduce's messages
+  MPI_Comm mpi = MPI_COMM_NULL;     // sluice's duplicate
+  MPI_Comm ring = MPI_COMM_NULL;    // a second one: the ring all_reduce's messages
+  MPI_Comm pieces = MPI_COMM_NULL;  // a third one: sends and receives in pieces
+  // mpi: the bytes of a piece (rank 0's SLUICE_COMM_PIECE_BYTES); a send,
+  // receive, all_reduce or broadcast of at least twice this goes in pieces.
+  // 0: none does.
+  std::size_t piece_bytes = 0;
   int rank = 0;
   int size = 0;
   sluice::device device;

@@ -10,6 +10,7 @@
 #include <sluice/error.hpp>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -140,8 +141,10 @@ void finish_small(const communicator_state& c, const batch& b, message& m) noexc
     reduce(m.out, m.out, all + static_cast<std::size_t>(r) * bytes, m.count, m.type, m.op);
 }
 
-// Posts one message of b; an MPI error code, MPI_SUCCESS when posted.
-int post(communicator_state& c, batch& b, message& m) {
+// Posts one message of b (or, `piece`, one piece of a collective: never the
+// small path, whose finish reads the whole message); an MPI error code,
+// MPI_SUCCESS when posted.
+int post(communicator_state& c, batch& b, message& m, bool piece = false) {
   const std::uint64_t collective = b.collective;  // its place among c's collectives (tags)
   const int count = static_cast<int>(m.count);    // comm.cpp checked it fits
   if (m.kind == op_kind::all_reduce && c.size > 1 && c.ring != MPI_COMM_NULL &&
@@ -157,8 +160,8 @@ int post(communicator_state& c, batch& b, message& m) {
   // all_gather at any size: libnbc's took 3-5x the blocking call's time at
   // 1-4 MiB on 2 ranks (this VM, under load); every rank sends its block to
   // every other, as many bytes per rank as a ring.
-  if (m.kind != op_kind::send && m.kind != op_kind::recv && b.messages.size() == 1 && c.size > 1 &&
-      c.size <= small_ranks && c.ring != MPI_COMM_NULL && small_bytes() > 0 &&
+  if (!piece && m.kind != op_kind::send && m.kind != op_kind::recv && b.messages.size() == 1 &&
+      c.size > 1 && c.size <= small_ranks && c.ring != MPI_COMM_NULL && small_bytes() > 0 &&
       (m.kind == op_kind::all_gather || m.count * element_size(m.type) <= small_bytes()))
     return post_small(c, b, m);
   switch (m.kind) {
@@ -177,6 +180,61 @@ int post(communicator_state& c, batch& b, message& m) {
     }
   }
   return MPI_ERR_OTHER;
+}
+
+// Pieces (docs/comm.md "Pieces"): the next piece of m, m.posted; an MPI
+// error code. A send or receive goes on c.pieces with its match number as
+// the tag (its pieces and header match in the order they were posted); a
+// collective's piece is the collective on that part of the buffers.
+int post_piece(communicator_state& c, batch& b, message& m) {
+  const byte_range r = piece_range(m, bytes_of(m), m.posted);
+  const int length = static_cast<int>(r.length);  // at most the message's, which fits
+  int code = MPI_SUCCESS;
+  switch (m.kind) {
+    case op_kind::send:
+      code = MPI_Isend(static_cast<const char*>(m.in) + r.offset, length, MPI_BYTE, m.peer, m.tag,
+                       c.pieces, &m.request);
+      break;
+    case op_kind::recv:
+      code = MPI_Irecv(static_cast<char*>(m.out) + r.offset, length, MPI_BYTE, m.peer, m.tag,
+                       c.pieces, &m.request);
+      break;
+    default: {
+      message part = m;
+      part.in = m.in == nullptr ? nullptr : static_cast<const char*>(m.in) + r.offset;
+      part.out = static_cast<char*>(m.out) + r.offset;
+      part.count = r.length / element_size(m.type);
+      part.piece = 0;
+      part.ring.reset();
+      part.request = MPI_REQUEST_NULL;
+      code = post(c, b, part, true);
+      m.request = part.request;
+      m.ring = std::move(part.ring);
+      break;
+    }
+  }
+  if (code == MPI_SUCCESS) ++m.posted;
+  return code;
+}
+
+// A message in pieces starts: a send tells its size and piece size (the
+// header) and posts its first piece; a receive waits for the header first
+// (poll_pieces checks it before posting a piece); a collective posts its
+// first piece (every rank cuts the same count the same way).
+int start_pieces(communicator_state& c, batch& b, message& m) {
+  m.posted = 0;
+  m.completed = 0;
+  m.header_checked = m.kind != op_kind::recv;
+  if (m.kind == op_kind::recv)
+    return MPI_Irecv(m.header, 2, MPI_UINT64_T, m.peer, m.tag, c.pieces, &m.header_request);
+  if (m.kind == op_kind::send) {
+    m.header[0] = m.count;
+    m.header[1] = m.piece;
+    const int code =
+        MPI_Isend(m.header, 2, MPI_UINT64_T, m.peer, m.tag, c.pieces, &m.header_request);
+    if (code != MPI_SUCCESS) return code;
+  }
+  return post_piece(c, b, m);
 }
 
 // The nccl engine: NCCL carries the data (its calls are on the streams
@@ -203,6 +261,21 @@ const char* to_string(op_kind k) noexcept {
     case op_kind::all_gather: return "all_gather";
   }
   return "unknown";
+}
+
+std::size_t bytes_of(const message& m) noexcept {
+  return m.kind == op_kind::send || m.kind == op_kind::recv ? m.count
+                                                            : m.count * element_size(m.type);
+}
+
+std::size_t pieces_of(const message& m, std::size_t bytes) noexcept {
+  return m.piece == 0 || bytes == 0 ? 1 : (bytes + m.piece - 1) / m.piece;
+}
+
+byte_range piece_range(const message& m, std::size_t bytes, std::size_t j) noexcept {
+  if (m.piece == 0) return j == 0 ? byte_range{0, bytes} : byte_range{bytes, 0};
+  const std::size_t offset = std::min(bytes, j * m.piece);
+  return byte_range{offset, std::min(m.piece, bytes - offset)};
 }
 
 std::string message::describe() const {
@@ -246,6 +319,7 @@ kind active() {
                  {"collectives_unordered", kind::collectives_unordered},
                  {"skip_rank_checks", kind::skip_rank_checks},
                  {"no_timeout", kind::no_timeout},
+                 {"piece_header_unchecked", kind::piece_header_unchecked},
                  {"untraced", kind::untraced}};
     for (const auto& n : names)
       if (std::strcmp(v, n.name) == 0) {
@@ -403,6 +477,7 @@ void recycle(batch* b) noexcept {
       }
   };
   for (const flag_lease& a : b->arrivals) retire_unstored(a);
+  for (const flag_lease& a : b->piece_arrivals) retire_unstored(a);
   // An event whose record is still pending stays out of the pool.
   for (sluice::event* e : b->arrival_events) return_event(e);
   for (sluice::event* d : b->done_events) return_event(d);
@@ -413,6 +488,10 @@ void recycle(batch* b) noexcept {
   b->streams.clear();
   b->lease = flag_lease{};
   b->arrivals.clear();
+  b->pieces = 1;
+  b->piece_arrivals.clear();
+  b->piece_done.clear();
+  b->pieces_released = 0;
   b->failed.reset();
   b->gated = true;
   b->verdict_given = false;
@@ -596,7 +675,9 @@ void progress::start(batch* b) {
                                                          : now_ + std::chrono::seconds(timeout_s_);
   const bool nccl = c.kind == engine::nccl;
   for (auto& m : b->messages) {
-    const int code = nccl ? post_sizes(c, m) : post(c, *b, m);
+    const int code = nccl           ? post_sizes(c, m)
+                     : m.piece != 0 ? start_pieces(c, *b, m)
+                                    : post(c, *b, m);
     if (code != MPI_SUCCESS) {
       b->failure = m.describe() + " could not start: " + mpi_error_string(code);
       m.done = true;
@@ -674,11 +755,138 @@ bool progress::poll_nccl(batch& b) {
   return all_done;
 }
 
+void progress::poll_pieces(batch& b, message& m) {
+  auto& c = *b.comm;
+  auto fail = [&](const std::string& why) {
+    if (b.failure.empty()) b.failure = m.describe() + ": " + why;
+    m.done = true;
+  };
+  if (m.header_request != MPI_REQUEST_NULL) {
+    int arrived = 0;
+    MPI_Status status;
+    const int code = MPI_Test(&m.header_request, &arrived, &status);
+    if (code != MPI_SUCCESS) return fail("its header failed: " + mpi_error_string(code));
+    if (arrived && !m.header_checked) {
+      int words = 0;
+      MPI_Get_count(&status, MPI_UINT64_T, &words);
+      const bool unchecked = mutation::is(mutation::kind::piece_header_unchecked);
+      if (!unchecked && (words != 2 || m.header[0] != m.count || m.header[1] != m.piece)) {
+        // The sender's pieces are taken, one after another, into a piece
+        // of scratch and dropped (drain_pieces), so that they neither hold
+        // the sender nor meet a later receive.
+        if (words == 2 && m.header[1] != 0 && m.header[1] <= (1U << 30) && m.header[0] <= INT_MAX) {
+          drain d;
+          d.pieces = (m.header[0] + m.header[1] - 1) / m.header[1];
+          d.piece = static_cast<std::size_t>(m.header[1]);
+          d.last = static_cast<std::size_t>(m.header[0] - (d.pieces - 1) * m.header[1]);
+          d.peer = m.peer;
+          d.tag = m.tag;
+          d.comm = c.pieces;
+          try {
+            drains_.push_back(std::move(d));
+          } catch (...) {
+            // No memory: the sender's pieces wait for its timeout.
+          }
+        }
+        return fail(words == 2 ? "the matching send had " + std::to_string(m.header[0]) +
+                                     " bytes (a receive must be exactly as large as its send)"
+                               : "the matching send's header was not one (" +
+                                     std::to_string(words) + " words)");
+      }
+      m.header_checked = true;
+    }
+  }
+  if (!m.header_checked) return;
+  const std::size_t bytes = bytes_of(m);
+  const std::size_t n = pieces_of(m, bytes);
+  const std::size_t streams = b.streams.size();
+  while (m.completed < n) {
+    if (m.posted > m.completed) {  // the piece in flight
+      int completed = 0;
+      MPI_Status status;
+      int code = MPI_SUCCESS;
+      if (m.ring != nullptr) {
+        bool finished = false;
+        code = m.ring->test(finished);
+        completed = finished ? 1 : 0;
+      } else {
+        code = MPI_Test(&m.request, &completed, &status);
+      }
+      if (code != MPI_SUCCESS)
+        return fail(
+            "piece " + std::to_string(m.completed + 1) + " of " + std::to_string(n) +
+            " failed: " + mpi_error_string(code == MPI_ERR_IN_STATUS ? status.MPI_ERROR : code));
+      if (!completed) return;
+      if (m.kind == op_kind::recv) {
+        int received = 0;
+        MPI_Get_count(&status, MPI_BYTE, &received);
+        if (static_cast<std::size_t>(received) != piece_range(m, bytes, m.completed).length)
+          return fail("piece " + std::to_string(m.completed + 1) + " had " +
+                      std::to_string(received) + " bytes");
+      }
+      m.ring.reset();
+      ++m.completed;
+      continue;
+    }
+    // The next piece. One that reads the stream's data waits until the
+    // stream copied it in (its piece arrival).
+    if (m.kind != op_kind::recv && m.posted > 0) {
+      const flag_lease& a = b.piece_arrivals[(m.posted - 1) * streams + m.stream];
+      if (a.flag->load() < a.value) return;
+    }
+    const int code = post_piece(c, b, m);
+    if (code != MPI_SUCCESS)
+      return fail("piece " + std::to_string(m.posted + 1) + " of " + std::to_string(n) +
+                  " could not start: " + mpi_error_string(code));
+  }
+  if (m.header_request == MPI_REQUEST_NULL) m.done = true;  // a send's header went too
+}
+
+// The pieces of a send whose receiver refused it (another size): each taken
+// into scratch once the one before it arrived; false once all were.
+bool progress::drain_pieces(drain& d) noexcept {
+  for (;;) {
+    if (d.request != MPI_REQUEST_NULL) {
+      int arrived = 0;
+      if (MPI_Test(&d.request, &arrived, MPI_STATUS_IGNORE) != MPI_SUCCESS) return false;
+      if (!arrived) return true;
+      ++d.taken;
+    }
+    if (d.taken == d.pieces) return false;
+    try {
+      if (d.scratch.size() < d.piece) d.scratch.resize(d.piece);
+    } catch (...) {
+      return false;  // no memory: the sender's other pieces wait for its timeout
+    }
+    const int count = static_cast<int>(d.taken + 1 == d.pieces ? d.last : d.piece);
+    if (MPI_Irecv(d.scratch.data(), count, MPI_BYTE, d.peer, d.tag, d.comm, &d.request) !=
+        MPI_SUCCESS)
+      return false;
+  }
+}
+
+// The pieces every message of b completed: their done flags (the stream then
+// copies them out of staging while MPI carries the next).
+void release_pieces(batch& b) noexcept {
+  while (b.pieces_released + 1 < b.pieces) {
+    const std::size_t j = b.pieces_released;
+    for (const message& m : b.messages)
+      if (!m.done && (m.piece == 0 || m.completed <= j)) return;
+    b.piece_done[j].flag->store(b.piece_done[j].value);
+    ++b.pieces_released;
+  }
+}
+
 bool progress::poll(batch& b) {
   if (b.comm->kind == engine::nccl) return poll_nccl(b);
   bool all_done = true;
   for (auto& m : b.messages) {
     if (m.done) continue;
+    if (m.piece != 0) {
+      poll_pieces(b, m);
+      if (!m.done) all_done = false;
+      continue;
+    }
     int completed = 0;
     MPI_Status status;
     int code = MPI_SUCCESS;
@@ -713,6 +921,7 @@ bool progress::poll(batch& b) {
                     " bytes (a receive must be exactly as large as its send)";
     }
   }
+  if (b.pieces > 1) release_pieces(b);
   return all_done;
 }
 
@@ -731,7 +940,7 @@ void progress::fail_expired(batch& b) {
           cancelled_.push_back(r);
           r = MPI_REQUEST_NULL;
         }
-    for (MPI_Request* r : {&m.request, &m.size_request})
+    for (MPI_Request* r : {&m.request, &m.size_request, &m.header_request})
       if (*r != MPI_REQUEST_NULL) {
         MPI_Cancel(r);
         cancelled_.push_back(*r);  // completes later, cancelled or not; never waited for
@@ -769,7 +978,8 @@ void progress::report(batch& b) noexcept {
 
 void progress::finish(batch* b) noexcept {
   report(*b);
-  b->lease.flag->store(b->lease.value);  // the streams go on
+  for (const flag_lease& d : b->piece_done) d.flag->store(d.value);  // every piece's copy out
+  b->lease.flag->store(b->lease.value);                              // the streams go on
   recycle(b);  // with its flags (one its stream has not stored yet is retired there)
 }
 
@@ -791,7 +1001,7 @@ void progress::run() {
     // (`slow`): a thread that enqueues one operation at a time, each after
     // the engine finished the one before, would otherwise wake it (a futex
     // wake and a context switch) per operation.
-    if (slow && active_.empty() && cancelled_.empty() && waiting_batches_ == 0 &&
+    if (slow && active_.empty() && cancelled_.empty() && drains_.empty() && waiting_batches_ == 0 &&
         inbox_.load() == nullptr) {
       std::unique_lock<std::mutex> lock(m_);
       sleeping_.store(true);
@@ -848,6 +1058,14 @@ void progress::run() {
       // host backend runs a stream's flag ops on the thread that stores the
       // flag): start it in this pass.
       if (finished && !stop) advance_lanes(false);
+      for (std::size_t i = 0; i < drains_.size();) {
+        if (!stop && drain_pieces(drains_[i])) {
+          ++i;
+        } else {
+          if (drains_[i].request != MPI_REQUEST_NULL) cancelled_.push_back(drains_[i].request);
+          drains_.erase(drains_.begin() + static_cast<std::ptrdiff_t>(i));
+        }
+      }
       for (std::size_t i = 0; i < cancelled_.size();) {
         int completed = 0;
         MPI_Test(&cancelled_[i], &completed, MPI_STATUS_IGNORE);
@@ -914,6 +1132,7 @@ communicator_state::~communicator_state() {
   auto free_both = [this] {
     MPI_Comm_free(&mpi);
     if (ring != MPI_COMM_NULL) MPI_Comm_free(&ring);
+    if (pieces != MPI_COMM_NULL) MPI_Comm_free(&pieces);
   };
   if (progress::on_engine_thread()) {  // it holds the MPI guard
     free_both();

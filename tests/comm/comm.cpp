@@ -5,8 +5,11 @@
 
 #include <sluice/comm.hpp>
 
+#include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
+#include <string>
 #include <vector>
 
 namespace sluice::conformance {
@@ -95,6 +98,80 @@ TEST_F(CommTest, COMM_1__device_buffers_travel_in_stream_order) {
   }
   EXPECT_TRUE(std::equal(total.data(), total.data() + n, expected.begin()))
       << "the in-place all_reduce of a device buffer is wrong";
+}
+
+// SLUICE_COMM_PIECE_BYTES for the communicators made while it lives (rank
+// 0's counts: docs/comm.md "Pieces"), the old value back after.
+class piece_bytes {
+ public:
+  explicit piece_bytes(const char* value) {
+    if (const char* v = std::getenv(name)) old_ = v;
+    had_ = std::getenv(name) != nullptr;
+    setenv(name, value, 1);
+  }
+  ~piece_bytes() {
+    if (had_)
+      setenv(name, old_.c_str(), 1);
+    else
+      unsetenv(name);
+  }
+  piece_bytes(const piece_bytes&) = delete;
+  piece_bytes& operator=(const piece_bytes&) = delete;
+
+ private:
+  static constexpr const char* name = "SLUICE_COMM_PIECE_BYTES";
+  std::string old_;
+  bool had_ = false;
+};
+
+// Messages in pieces (the mpi engine's, docs/comm.md "Pieces"; 4 KiB pieces
+// here): device buffers, a send and a receive of 3 pieces and a part, an
+// all_reduce out of place and in place and a broadcast of several pieces,
+// all in stream order behind a held gate, every byte checked. (Under the
+// nccl engine nothing goes in pieces: the same checks of whole messages.)
+TEST_F(CommTest, COMM_1__messages_in_pieces_arrive_whole_in_stream_order) {
+  piece_bytes pieces("4096");
+  communicator c(MPI_COMM_WORLD, device(0), test_engine());
+  const std::size_t n = 3 * 1024 + 123;  // ints: 3 pieces and a part
+  const std::size_t bytes = n * sizeof(std::int32_t);
+  stream s(device(0));
+  sluice::device_buffer<std::int32_t> out(device(0), n), in(device(0), n), sum(device(0), n),
+      inplace(device(0), n), root(device(0), n);
+  sluice::pinned_buffer<std::int32_t> host(n), back(n), total(n), total2(n), rooted(n);
+  const auto mine = pattern_of(c.rank(), n);
+  std::memcpy(host.data(), mine.data(), bytes);
+  gate g{s};
+  sluice::copy(s, out.data(), host.data(), bytes);
+  sluice::copy(s, inplace.data(), host.data(), bytes);
+  sluice::copy(s, root.data(), host.data(), bytes);
+  sluice::fill(s, in.data(), 0xff, bytes);
+  {
+    comm::group both(c);
+    comm::send(s, out.data(), bytes, next_rank(c), c);
+    comm::recv(s, in.data(), bytes, previous_rank(c), c);
+  }
+  comm::all_reduce(s, out.data(), sum.data(), n, reduce_op::sum, c);
+  comm::all_reduce(s, inplace.data(), inplace.data(), n, reduce_op::sum, c);
+  comm::broadcast(s, root.data(), n, 0, c);
+  sluice::copy(s, back.data(), in.data(), bytes);
+  sluice::copy(s, total.data(), sum.data(), bytes);
+  sluice::copy(s, total2.data(), inplace.data(), bytes);
+  sluice::copy(s, rooted.data(), root.data(), bytes);
+  g.release();
+  s.synchronize();
+  EXPECT_TRUE(std::equal(back.data(), back.data() + n, pattern_of(previous_rank(c), n).begin()))
+      << "a message in pieces did not arrive whole";
+  std::vector<std::int32_t> expected(n, 0);
+  for (int r = 0; r < c.size(); ++r) {
+    const auto p = pattern_of(r, n);
+    for (std::size_t i = 0; i < n; ++i) expected[i] += p[i];
+  }
+  EXPECT_TRUE(std::equal(total.data(), total.data() + n, expected.begin()))
+      << "an all_reduce in pieces is wrong";
+  EXPECT_TRUE(std::equal(total2.data(), total2.data() + n, expected.begin()))
+      << "an in-place all_reduce in pieces is wrong";
+  EXPECT_TRUE(std::equal(rooted.data(), rooted.data() + n, pattern_of(0, n).begin()))
+      << "a broadcast in pieces is wrong";
 }
 
 // --- COMM-2 -------------------------------------------------------------------
@@ -451,6 +528,51 @@ TEST_F(CommTest, COMM_7__a_receive_of_another_size_than_its_send_is_an_error) {
   } catch (const sluice::error& e) {
     EXPECT_EQ(e.code(), errc::comm_failure) << e.what();
   }
+}
+
+// The same in pieces (the mpi engine's, 4 KiB pieces): the receiver learns
+// the send's size from its header before it takes a piece, so a receive of
+// fewer pieces than the send is an error at once (not 3 pieces of 5, the
+// rest left to the sender), and so is one of more. The sender's pieces are
+// taken and dropped: the send completes, and the communicator keeps working.
+TEST_F(CommTest, COMM_7__a_receive_in_pieces_of_another_size_is_an_error) {
+  piece_bytes pieces("4096");
+  communicator c(MPI_COMM_WORLD, device(0), test_engine());
+  const bool mpi = c.kind() == comm::engine::mpi;
+  const std::size_t five = 5 * 1024, three = 3 * 1024;  // ints: 5 and 3 pieces
+  std::vector<std::int32_t> big(five, 5), small(three + 1, -1), large(2 * five, -1);
+  const auto start = clock::now();
+  for (const std::size_t received : {three, 2 * five}) {
+    communicator fresh(MPI_COMM_WORLD, device(0), test_engine());  // nccl: one per failure
+    stream sending(device(0)), receiving(device(0));
+    std::int32_t* into = received == three ? small.data() : large.data();
+    comm::send(sending, big.data(), five * sizeof(std::int32_t), next_rank(fresh), fresh);
+    comm::recv(receiving, into, received * sizeof(std::int32_t), previous_rank(fresh), fresh);
+    try {
+      receiving.synchronize();
+      ADD_FAILURE() << "a " << received << "-int receive of a " << five << "-int send succeeded";
+    } catch (const sluice::error& e) {
+      EXPECT_EQ(e.code(), errc::comm_failure) << e.what();
+    }
+    if (mpi) {
+      EXPECT_NO_THROW(sending.synchronize()) << "the sender's pieces were not taken";
+    }
+    world_barrier();
+  }
+  EXPECT_LT(clock::now() - start, std::chrono::seconds(comm_timeout_s()))
+      << "the size mismatch was reported only by the timeout";
+  EXPECT_EQ(small[three], -1) << "the receive wrote past its buffer";
+  if (!mpi) return;  // nccl: a failed communicator is unusable (docs/comm.md)
+  // The communicator made before them still matches messages in pieces.
+  stream s(device(0));
+  std::vector<std::int32_t> again(five, -1);
+  {
+    comm::group both(c);
+    comm::send(s, big.data(), five * sizeof(std::int32_t), next_rank(c), c);
+    comm::recv(s, again.data(), five * sizeof(std::int32_t), previous_rank(c), c);
+  }
+  s.synchronize();
+  EXPECT_EQ(again, big);
 }
 
 }  // namespace
