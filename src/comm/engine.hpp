@@ -101,6 +101,10 @@ struct message {
   // A small collective as point-to-point messages (mpi_engine.cpp): its
   // requests are the batch's `requests` (the batch holds nothing else).
   bool small = false;
+  // mpi: a whole receive is posted only once its message is there
+  // (MPI_Improbe) and as large as the receive: an Open MPI with CMA single
+  // copy wrote past a receive buffer smaller than a rendezvous send (docs/comm.md).
+  bool probing = false;
   bool done = false;
   // nccl: NCCL cannot tell a receive of another size than its send, so a
   // send's `request` tells its size (own_bytes) to the receiver, whose
@@ -297,7 +301,9 @@ class progress {
     std::vector<char> scratch;
   };
   std::vector<drain> drains_;
-  bool drain_pieces(drain& d) noexcept;   // false once every piece was taken
+  bool drain_pieces(drain& d) noexcept;  // false once every piece was taken
+  bool receive_probed(batch& b, message& m,
+                      int& code);         // a whole receive, once its message is there
   std::set<communicator_state*> parked_;  // those with collectives waiting for their turn
   std::thread thread_;
 };

@@ -166,7 +166,11 @@ int post(communicator_state& c, batch& b, message& m, bool piece = false) {
     return post_small(c, b, m);
   switch (m.kind) {
     case op_kind::send: return MPI_Isend(m.in, count, MPI_BYTE, m.peer, m.tag, c.mpi, &m.request);
-    case op_kind::recv: return MPI_Irecv(m.out, count, MPI_BYTE, m.peer, m.tag, c.mpi, &m.request);
+    case op_kind::recv:
+      if (mutation::is(mutation::kind::receive_unprobed))
+        return MPI_Irecv(m.out, count, MPI_BYTE, m.peer, m.tag, c.mpi, &m.request);
+      m.probing = true;  // poll() probes for its message
+      return MPI_SUCCESS;
     case op_kind::all_reduce:
       return MPI_Iallreduce(m.in == m.out ? MPI_IN_PLACE : m.in, m.out, count, mpi_type(m.type),
                             mpi_op(m.op), c.mpi, &m.request);
@@ -207,6 +211,34 @@ int post_piece(communicator_state& c, batch& b, message& m) {
       part.piece = 0;
       part.ring.reset();
       part.request = MPI_REQUEST_NULL;
+      // On the ring's communicator with the ring's tags of this collective
+      // (its place modulo the window): a later collective may start while
+      // this one's pieces still go, and MPI's own collectives would then be
+      // called in different orders on different ranks. all_reduce round the
+      // ring; broadcast from the root to every rank.
+      const int steps = ring_all_reduce::steps_for(c.size);
+      const int window = steps > 0 ? c.tag_limit / steps : 0;
+      if (c.size > 1 && c.ring != MPI_COMM_NULL && window >= 2) {
+        const int tag = static_cast<int>(b.collective % static_cast<std::uint64_t>(window)) * steps;
+        MPI_Datatype type = mpi_type(m.type);
+        const int count = static_cast<int>(part.count);
+        if (m.kind == op_kind::all_reduce) {
+          m.ring = std::make_shared<ring_all_reduce>(part, c, tag, type);
+          code = m.ring->start();
+        } else {
+          b.requests.clear();
+          b.requests.reserve(static_cast<std::size_t>(c.size));
+          m.small = true;
+          for (int to = 0; to < c.size && code == MPI_SUCCESS; ++to) {
+            if (to == c.rank || (c.rank != m.peer && to != m.peer)) continue;
+            b.requests.push_back(MPI_REQUEST_NULL);
+            code = c.rank == m.peer
+                       ? MPI_Isend(part.out, count, type, to, tag, c.ring, &b.requests.back())
+                       : MPI_Irecv(part.out, count, type, m.peer, tag, c.ring, &b.requests.back());
+          }
+        }
+        break;
+      }
       code = post(c, b, part, true);
       m.request = part.request;
       m.ring = std::move(part.ring);
@@ -320,6 +352,7 @@ kind active() {
                  {"skip_rank_checks", kind::skip_rank_checks},
                  {"no_timeout", kind::no_timeout},
                  {"piece_header_unchecked", kind::piece_header_unchecked},
+                 {"receive_unprobed", kind::receive_unprobed},
                  {"untraced", kind::untraced}};
     for (const auto& n : names)
       if (std::strcmp(v, n.name) == 0) {
@@ -809,6 +842,9 @@ void progress::poll_pieces(batch& b, message& m) {
         bool finished = false;
         code = m.ring->test(finished);
         completed = finished ? 1 : 0;
+      } else if (m.small) {
+        code = MPI_Testall(static_cast<int>(b.requests.size()), b.requests.data(), &completed,
+                           MPI_STATUSES_IGNORE);
       } else {
         code = MPI_Test(&m.request, &completed, &status);
       }
@@ -865,6 +901,49 @@ bool progress::drain_pieces(drain& d) noexcept {
   }
 }
 
+// A whole receive: its message, once there, is received if it is exactly as
+// large (MPI_Imrecv into the receive's buffer), else taken into scratch and
+// dropped, and the receive fails: MPI never gets a buffer smaller than its
+// message (Open MPI 4.1's shared-memory single copy wrote past a truncated
+// receive's buffer, docs/comm.md "Sizes"). False while it is not there or
+// when it failed (then m.done); `code` an MPI error code.
+bool progress::receive_probed(batch& b, message& m, int& code) {
+  auto& c = *b.comm;
+  int found = 0;
+  MPI_Message matched = MPI_MESSAGE_NULL;
+  MPI_Status status;
+  code = MPI_Improbe(m.peer, m.tag, c.mpi, &found, &matched, &status);
+  if (code != MPI_SUCCESS || !found) {
+    if (code != MPI_SUCCESS) {
+      if (b.failure.empty()) b.failure = m.describe() + " failed: " + mpi_error_string(code);
+      m.done = true;
+    }
+    return false;
+  }
+  m.probing = false;
+  int bytes = 0;
+  MPI_Get_count(&status, MPI_BYTE, &bytes);
+  if (static_cast<std::size_t>(bytes) == m.count) {
+    code = MPI_Imrecv(m.out, bytes, MPI_BYTE, &matched, &m.request);
+    return true;
+  }
+  if (b.failure.empty())
+    b.failure = m.describe() + ": the matching send had " + std::to_string(bytes) +
+                " bytes (a receive must be exactly as large as its send)";
+  m.done = true;
+  try {
+    drain d;
+    d.pieces = 1;
+    d.scratch.resize(static_cast<std::size_t>(std::max(bytes, 1)));
+    if (MPI_Imrecv(d.scratch.data(), bytes, MPI_BYTE, &matched, &d.request) == MPI_SUCCESS)
+      drains_.push_back(std::move(d));
+  } catch (...) {
+    // No memory: the message stays matched and unreceived; its sender's
+    // request waits for its own timeout.
+  }
+  return false;
+}
+
 // The pieces every message of b completed: their done flags (the stream then
 // copies them out of staging while MPI carries the next).
 void release_pieces(batch& b) noexcept {
@@ -901,7 +980,11 @@ bool progress::poll(batch& b) {
       status.MPI_ERROR = code;
       if (code == MPI_SUCCESS && completed) finish_small(*b.comm, b, m);
     } else {
-      code = MPI_Test(&m.request, &completed, &status);
+      if (m.probing && !receive_probed(b, m, code)) {
+        all_done = all_done && m.done;
+        continue;
+      }
+      if (code == MPI_SUCCESS) code = MPI_Test(&m.request, &completed, &status);
     }
     if (code != MPI_SUCCESS && b.failure.empty()) {
       b.failure = m.describe() + " failed: " +

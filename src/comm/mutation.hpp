@@ -12,9 +12,10 @@ enum class kind {
   enqueue_waits,    //!< the enqueuing call waits for the operation to complete (COMM-2)
   one_at_a_time,    //!< the engine finishes one operation before it starts the next (COMM-3)
   tag_zero,         //!< every message has match number 0: MPI matches them as posted (COMM-4)
-  collectives_unordered,   //!< collectives start as their streams reach them (COMM-5)
-  skip_rank_checks,        //!< ranks and roots are not checked (COMM-6)
-  no_timeout,              //!< operations wait for their peers for ever (COMM-7)
+  collectives_unordered,  //!< collectives start as their streams reach them (COMM-5)
+  skip_rank_checks,       //!< ranks and roots are not checked (COMM-6)
+  no_timeout,             //!< operations wait for their peers for ever (COMM-7)
+  receive_unprobed,       //!< a whole receive is posted before its message's size is known (COMM-7)
   piece_header_unchecked,  //!< a receive in pieces takes them without checking the send's size
                            //!< (COMM-7)
   untraced,  //!< operations leave no span in a trace (ctest comm.<backend>.trace.mutation)
