@@ -123,6 +123,7 @@ struct message {
   std::size_t completed = 0;
   std::uint64_t header[2] = {0, 0};
   MPI_Request header_request = MPI_REQUEST_NULL;
+  std::vector<MPI_Request> piece_requests;  // a send's or receive's, one per piece
   bool header_checked = false;
   std::string describe() const;
 };

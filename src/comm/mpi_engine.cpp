@@ -197,11 +197,11 @@ int post_piece(communicator_state& c, batch& b, message& m) {
   switch (m.kind) {
     case op_kind::send:
       code = MPI_Isend(static_cast<const char*>(m.in) + r.offset, length, MPI_BYTE, m.peer, m.tag,
-                       c.pieces, &m.request);
+                       c.pieces, &m.piece_requests[m.posted]);
       break;
     case op_kind::recv:
       code = MPI_Irecv(static_cast<char*>(m.out) + r.offset, length, MPI_BYTE, m.peer, m.tag,
-                       c.pieces, &m.request);
+                       c.pieces, &m.piece_requests[m.posted]);
       break;
     default: {
       message part = m;
@@ -257,6 +257,8 @@ int start_pieces(communicator_state& c, batch& b, message& m) {
   m.posted = 0;
   m.completed = 0;
   m.header_checked = m.kind != op_kind::recv;
+  if (m.kind == op_kind::send || m.kind == op_kind::recv)
+    m.piece_requests.assign(pieces_of(m, bytes_of(m)), MPI_REQUEST_NULL);
   if (m.kind == op_kind::recv)
     return MPI_Irecv(m.header, 2, MPI_UINT64_T, m.peer, m.tag, c.pieces, &m.header_request);
   if (m.kind == op_kind::send) {
@@ -833,12 +835,30 @@ void progress::poll_pieces(batch& b, message& m) {
   const std::size_t bytes = bytes_of(m);
   const std::size_t n = pieces_of(m, bytes);
   const std::size_t streams = b.streams.size();
-  while (m.completed < n) {
-    if (m.posted > m.completed) {  // the piece in flight
+  // A send's or receive's pieces go as soon as they can (a send's once the
+  // stream copied it in), several at once; a collective's one after another
+  // (its ring or messages reuse the collective's tags). They complete in order.
+  const bool p2p = m.kind == op_kind::send || m.kind == op_kind::recv;
+  for (bool moved = true; moved && m.completed < n;) {
+    moved = false;
+    while (m.posted < n && (p2p || m.posted == m.completed)) {
+      if (m.kind != op_kind::recv && m.posted > 0) {
+        const flag_lease& a = b.piece_arrivals[(m.posted - 1) * streams + m.stream];
+        if (a.flag->load() < a.value) break;
+      }
+      const int code = post_piece(c, b, m);
+      if (code != MPI_SUCCESS)
+        return fail("piece " + std::to_string(m.posted + 1) + " of " + std::to_string(n) +
+                    " could not start: " + mpi_error_string(code));
+      moved = true;
+    }
+    while (m.completed < m.posted) {
       int completed = 0;
       MPI_Status status;
       int code = MPI_SUCCESS;
-      if (m.ring != nullptr) {
+      if (p2p) {
+        code = MPI_Test(&m.piece_requests[m.completed], &completed, &status);
+      } else if (m.ring != nullptr) {
         bool finished = false;
         code = m.ring->test(finished);
         completed = finished ? 1 : 0;
@@ -852,7 +872,7 @@ void progress::poll_pieces(batch& b, message& m) {
         return fail(
             "piece " + std::to_string(m.completed + 1) + " of " + std::to_string(n) +
             " failed: " + mpi_error_string(code == MPI_ERR_IN_STATUS ? status.MPI_ERROR : code));
-      if (!completed) return;
+      if (!completed) break;
       if (m.kind == op_kind::recv) {
         int received = 0;
         MPI_Get_count(&status, MPI_BYTE, &received);
@@ -862,19 +882,10 @@ void progress::poll_pieces(batch& b, message& m) {
       }
       m.ring.reset();
       ++m.completed;
-      continue;
+      moved = true;
     }
-    // The next piece. One that reads the stream's data waits until the
-    // stream copied it in (its piece arrival).
-    if (m.kind != op_kind::recv && m.posted > 0) {
-      const flag_lease& a = b.piece_arrivals[(m.posted - 1) * streams + m.stream];
-      if (a.flag->load() < a.value) return;
-    }
-    const int code = post_piece(c, b, m);
-    if (code != MPI_SUCCESS)
-      return fail("piece " + std::to_string(m.posted + 1) + " of " + std::to_string(n) +
-                  " could not start: " + mpi_error_string(code));
   }
+  if (m.completed < n) return;
   if (m.header_request == MPI_REQUEST_NULL) m.done = true;  // a send's header went too
 }
 
@@ -1023,6 +1034,12 @@ void progress::fail_expired(batch& b) {
           cancelled_.push_back(r);
           r = MPI_REQUEST_NULL;
         }
+    for (MPI_Request& r : m.piece_requests)
+      if (r != MPI_REQUEST_NULL) {
+        MPI_Cancel(&r);
+        cancelled_.push_back(r);
+        r = MPI_REQUEST_NULL;
+      }
     for (MPI_Request* r : {&m.request, &m.size_request, &m.header_request})
       if (*r != MPI_REQUEST_NULL) {
         MPI_Cancel(r);
