@@ -137,12 +137,12 @@ group_state* live_group(const communicator_state& c) {
 }
 
 // SLUICE_COMM_PIECE_BYTES as rank 0 reads it: the bytes of a piece (docs/comm.md
-// "Pieces"); -1 when it is not a valid one. Default: 2 MiB on the GPU
+// "Pieces"); -1 when it is not a valid one. Default: 4 MiB on the GPU
 // backends (whose device buffers go through staging), 0 (none) on the host
 // backend, where nothing is staged.
 long long piece_bytes_asked() {
   const char* v = std::getenv("SLUICE_COMM_PIECE_BYTES");
-  if (v == nullptr || *v == '\0') return sluice::backend() == backend_kind::host ? 0 : 2 << 20;
+  if (v == nullptr || *v == '\0') return sluice::backend() == backend_kind::host ? 0 : 4 << 20;
   char* end = nullptr;
   const long long n = std::strtoll(v, &end, 10);
   if (*end != '\0' || (n != 0 && (n < 4096 || n > (1LL << 30)))) return -1;

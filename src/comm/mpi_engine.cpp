@@ -186,6 +186,18 @@ int post(communicator_state& c, batch& b, message& m, bool piece = false) {
   return MPI_ERR_OTHER;
 }
 
+// A broadcast's pieces go from the root to every rank on the ring's
+// communicator (when it has one and the tags' window allows): requests per
+// piece, the root's one per other rank.
+bool broadcast_in_messages(const communicator_state& c, const message& m) {
+  const int steps = ring_all_reduce::steps_for(c.size);
+  return m.kind == op_kind::broadcast && c.size > 1 && c.ring != MPI_COMM_NULL && steps > 0 &&
+         c.tag_limit / steps >= 2;
+}
+std::size_t broadcast_requests(const communicator_state& c, const message& m) {
+  return c.rank == m.peer ? static_cast<std::size_t>(c.size - 1) : 1;
+}
+
 // Pieces (docs/comm.md "Pieces"): the next piece of m, m.posted; an MPI
 // error code. A send or receive goes on c.pieces with its match number as
 // the tag (its pieces and header match in the order they were posted); a
@@ -225,16 +237,12 @@ int post_piece(communicator_state& c, batch& b, message& m) {
         if (m.kind == op_kind::all_reduce) {
           m.ring = std::make_shared<ring_all_reduce>(part, c, tag, type);
           code = m.ring->start();
-        } else {
-          b.requests.clear();
-          b.requests.reserve(static_cast<std::size_t>(c.size));
-          m.small = true;
+        } else {  // this piece's requests: piece_requests[j * per .. (j + 1) * per)
+          MPI_Request* next = &m.piece_requests[m.posted * broadcast_requests(c, m)];
           for (int to = 0; to < c.size && code == MPI_SUCCESS; ++to) {
             if (to == c.rank || (c.rank != m.peer && to != m.peer)) continue;
-            b.requests.push_back(MPI_REQUEST_NULL);
-            code = c.rank == m.peer
-                       ? MPI_Isend(part.out, count, type, to, tag, c.ring, &b.requests.back())
-                       : MPI_Irecv(part.out, count, type, m.peer, tag, c.ring, &b.requests.back());
+            code = c.rank == m.peer ? MPI_Isend(part.out, count, type, to, tag, c.ring, next++)
+                                    : MPI_Irecv(part.out, count, type, m.peer, tag, c.ring, next++);
           }
         }
         break;
@@ -259,6 +267,8 @@ int start_pieces(communicator_state& c, batch& b, message& m) {
   m.header_checked = m.kind != op_kind::recv;
   if (m.kind == op_kind::send || m.kind == op_kind::recv)
     m.piece_requests.assign(pieces_of(m, bytes_of(m)), MPI_REQUEST_NULL);
+  if (broadcast_in_messages(c, m))
+    m.piece_requests.assign(pieces_of(m, bytes_of(m)) * broadcast_requests(c, m), MPI_REQUEST_NULL);
   if (m.kind == op_kind::recv)
     return MPI_Irecv(m.header, 2, MPI_UINT64_T, m.peer, m.tag, c.pieces, &m.header_request);
   if (m.kind == op_kind::send) {
@@ -839,9 +849,10 @@ void progress::poll_pieces(batch& b, message& m) {
   // stream copied it in), several at once; a collective's one after another
   // (its ring or messages reuse the collective's tags). They complete in order.
   const bool p2p = m.kind == op_kind::send || m.kind == op_kind::recv;
+  const bool messages = broadcast_in_messages(c, m);  // a broadcast's pieces: several at once too
   for (bool moved = true; moved && m.completed < n;) {
     moved = false;
-    while (m.posted < n && (p2p || m.posted == m.completed)) {
+    while (m.posted < n && (p2p || messages || m.posted == m.completed)) {
       if (m.kind != op_kind::recv && m.posted > 0) {
         const flag_lease& a = b.piece_arrivals[(m.posted - 1) * streams + m.stream];
         if (a.flag->load() < a.value) break;
@@ -858,13 +869,14 @@ void progress::poll_pieces(batch& b, message& m) {
       int code = MPI_SUCCESS;
       if (p2p) {
         code = MPI_Test(&m.piece_requests[m.completed], &completed, &status);
+      } else if (messages) {
+        const std::size_t per = broadcast_requests(c, m);
+        code = MPI_Testall(static_cast<int>(per), &m.piece_requests[m.completed * per], &completed,
+                           MPI_STATUSES_IGNORE);
       } else if (m.ring != nullptr) {
         bool finished = false;
         code = m.ring->test(finished);
         completed = finished ? 1 : 0;
-      } else if (m.small) {
-        code = MPI_Testall(static_cast<int>(b.requests.size()), b.requests.data(), &completed,
-                           MPI_STATUSES_IGNORE);
       } else {
         code = MPI_Test(&m.request, &completed, &status);
       }
