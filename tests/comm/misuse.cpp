@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <string>
 
 namespace sluice::conformance {
 namespace {
@@ -160,6 +161,39 @@ TEST_F(CommTest, COMM_6__bad_input_is_rejected_before_anything_is_enqueued) {
   comm::all_reduce(s, &one, &total, 1, reduce_op::sum, c);
   s.synchronize();
   EXPECT_EQ(total, size);
+}
+
+// SLUICE_COMM_PIECE_BYTES (rank 0's, read by the communicator: docs/api.md)
+// outside 0 and 4096..1 GiB: errc::invalid_argument from the communicator on
+// every rank (rank 0 tells the others), and a later communicator works.
+TEST_F(CommTest, COMM_6__a_bad_piece_size_is_rejected_by_the_communicator) {
+  {
+    communicator probe(MPI_COMM_WORLD, device(0), test_engine());
+    if (probe.kind() != comm::engine::mpi)
+      GTEST_SKIP() << "only the mpi engine sends in pieces (the nccl engine never reads it)";
+  }
+  const char* name = "SLUICE_COMM_PIECE_BYTES";
+  const char* old = std::getenv(name);
+  const std::string kept = old != nullptr ? old : "";
+  for (const char* bad : {"100", "4095", "1073741825", "4096x", "-4096"}) {
+    setenv(name, bad, 1);
+    try {
+      communicator c(MPI_COMM_WORLD, device(0), test_engine());
+      ADD_FAILURE() << "SLUICE_COMM_PIECE_BYTES=" << bad << " was accepted";
+    } catch (const sluice::error& e) {
+      EXPECT_EQ(e.code(), errc::invalid_argument) << bad << ": " << e.what();
+    }
+  }
+  if (old != nullptr)
+    setenv(name, kept.c_str(), 1);
+  else
+    unsetenv(name);
+  communicator after(MPI_COMM_WORLD, device(0), test_engine());
+  stream s(device(0));
+  std::int32_t mine = after.rank() + 1, sum = 0;
+  comm::all_reduce(s, &mine, &sum, 1, reduce_op::sum, after);
+  s.synchronize();
+  EXPECT_EQ(sum, after.size() * (after.size() + 1) / 2);
 }
 
 }  // namespace

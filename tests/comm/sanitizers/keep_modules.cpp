@@ -1,4 +1,5 @@
-/* Preloaded into the ranks of the comm tests under AddressSanitizer: a
+/* Preloaded into the ranks of the comm tests under AddressSanitizer (and
+ * ThreadSanitizer: tsan.supp's called_from_lib module must stay loaded): a
  * dlclose() that keeps every module loaded. Open MPI unloads its components
  * (mca_*.so) at MPI_Finalize; what they allocated and never freed is then
  * reported by LeakSanitizer as coming from "<unknown module>", which no
