@@ -27,6 +27,16 @@ std::vector<std::int32_t> pattern_of(int rank, std::size_t n, int salt = 0) {
   return v;
 }
 
+// Every rank's pattern_of, added element by element: an all_reduce's sum.
+std::vector<std::int32_t> sum_of_patterns(int ranks, std::size_t n) {
+  std::vector<std::int32_t> sum(n, 0);
+  for (int r = 0; r < ranks; ++r) {
+    const auto p = pattern_of(r, n);
+    for (std::size_t i = 0; i < n; ++i) sum[i] += p[i];
+  }
+  return sum;
+}
+
 // --- COMM-1 -------------------------------------------------------------------
 
 // A send reads its buffer only after the work before it on its stream: a held
@@ -91,11 +101,7 @@ TEST_F(CommTest, COMM_1__device_buffers_travel_in_stream_order) {
   s.synchronize();
   EXPECT_TRUE(std::equal(back.data(), back.data() + n, pattern_of(previous_rank(c), n).begin()))
       << "the device buffer did not receive the previous rank's data";
-  std::vector<std::int32_t> expected(n, 0);
-  for (int r = 0; r < c.size(); ++r) {
-    const auto p = pattern_of(r, n);
-    for (std::size_t i = 0; i < n; ++i) expected[i] += p[i];
-  }
+  const auto expected = sum_of_patterns(c.size(), n);
   EXPECT_TRUE(std::equal(total.data(), total.data() + n, expected.begin()))
       << "the in-place all_reduce of a device buffer is wrong";
 }
@@ -161,11 +167,7 @@ TEST_F(CommTest, COMM_1__messages_in_pieces_arrive_whole_in_stream_order) {
   s.synchronize();
   EXPECT_TRUE(std::equal(back.data(), back.data() + n, pattern_of(previous_rank(c), n).begin()))
       << "a message in pieces did not arrive whole";
-  std::vector<std::int32_t> expected(n, 0);
-  for (int r = 0; r < c.size(); ++r) {
-    const auto p = pattern_of(r, n);
-    for (std::size_t i = 0; i < n; ++i) expected[i] += p[i];
-  }
+  const auto expected = sum_of_patterns(c.size(), n);
   EXPECT_TRUE(std::equal(total.data(), total.data() + n, expected.begin()))
       << "an all_reduce in pieces is wrong";
   EXPECT_TRUE(std::equal(total2.data(), total2.data() + n, expected.begin()))
