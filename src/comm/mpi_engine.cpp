@@ -141,18 +141,27 @@ void finish_small(const communicator_state& c, const batch& b, message& m) noexc
     reduce(m.out, m.out, all + static_cast<std::size_t>(r) * bytes, m.count, m.type, m.op);
 }
 
+// The first of the ring's tags of the collective-th collective on c.ring: its
+// place modulo the window of collectives whose tags differ, times the ring's
+// steps; -1 when c has no ring (one rank, no second duplicate, or too few
+// tags for two collectives).
+int ring_tags(const communicator_state& c, std::uint64_t collective) {
+  if (c.size < 2 || c.ring == MPI_COMM_NULL) return -1;
+  const int steps = ring_all_reduce::steps_for(c.size);
+  const int window = c.tag_limit / steps;
+  if (window < 2) return -1;
+  return static_cast<int>(collective % static_cast<std::uint64_t>(window)) * steps;
+}
+
 // Posts one message of b (or, `piece`, one piece of a collective: never the
 // small path, whose finish reads the whole message); an MPI error code,
 // MPI_SUCCESS when posted.
 int post(communicator_state& c, batch& b, message& m, bool piece = false) {
   const std::uint64_t collective = b.collective;  // its place among c's collectives (tags)
   const int count = static_cast<int>(m.count);    // comm.cpp checked it fits
-  if (m.kind == op_kind::all_reduce && c.size > 1 && c.ring != MPI_COMM_NULL &&
-      m.count * element_size(m.type) >= ring_bytes()) {
-    const int steps = ring_all_reduce::steps_for(c.size);
-    const int window = c.tag_limit / steps;  // collectives whose tags differ
-    if (window >= 2) {
-      const int base = static_cast<int>(collective % static_cast<std::uint64_t>(window)) * steps;
+  if (m.kind == op_kind::all_reduce && m.count * element_size(m.type) >= ring_bytes()) {
+    const int base = ring_tags(c, collective);
+    if (base >= 0) {
       m.ring = std::make_shared<ring_all_reduce>(m, c, base, mpi_type(m.type));
       return m.ring->start();
     }
@@ -190,9 +199,7 @@ int post(communicator_state& c, batch& b, message& m, bool piece = false) {
 // communicator (when it has one and the tags' window allows): requests per
 // piece, the root's one per other rank.
 bool broadcast_in_messages(const communicator_state& c, const message& m) {
-  const int steps = ring_all_reduce::steps_for(c.size);
-  return m.kind == op_kind::broadcast && c.size > 1 && c.ring != MPI_COMM_NULL && steps > 0 &&
-         c.tag_limit / steps >= 2;
+  return m.kind == op_kind::broadcast && ring_tags(c, 0) >= 0;
 }
 std::size_t broadcast_requests(const communicator_state& c, const message& m) {
   return c.rank == m.peer ? static_cast<std::size_t>(c.size - 1) : 1;
@@ -228,10 +235,8 @@ int post_piece(communicator_state& c, batch& b, message& m) {
       // this one's pieces still go, and MPI's own collectives would then be
       // called in different orders on different ranks. all_reduce round the
       // ring; broadcast from the root to every rank.
-      const int steps = ring_all_reduce::steps_for(c.size);
-      const int window = steps > 0 ? c.tag_limit / steps : 0;
-      if (c.size > 1 && c.ring != MPI_COMM_NULL && window >= 2) {
-        const int tag = static_cast<int>(b.collective % static_cast<std::uint64_t>(window)) * steps;
+      const int tag = ring_tags(c, b.collective);
+      if (tag >= 0) {
         MPI_Datatype type = mpi_type(m.type);
         const int count = static_cast<int>(part.count);
         if (m.kind == op_kind::all_reduce) {
