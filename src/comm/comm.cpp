@@ -149,6 +149,18 @@ long long piece_bytes_asked() {
   return n;
 }
 
+// SLUICE_COMM_PIECES_IN_FLIGHT as rank 0 reads it: how many pieces of one
+// send, receive or broadcast MPI carries at once (docs/comm.md "Pieces"); 0:
+// all that can go; -1 when it is not a valid one.
+long long pieces_in_flight_asked() {
+  const char* v = std::getenv("SLUICE_COMM_PIECES_IN_FLIGHT");
+  if (v == nullptr || *v == '\0') return 0;
+  char* end = nullptr;
+  const long long n = std::strtoll(v, &end, 10);
+  if (*end != '\0' || n < 0 || n > 1024) return -1;
+  return n;
+}
+
 // Which messages of b go in pieces (mpi engine; every rank decides by the
 // count alone, so that a send and its receive, or every rank's collective,
 // agree): sends, receives, all_reduce and broadcast of at least two pieces.
@@ -717,14 +729,21 @@ communicator::communicator(MPI_Comm c, sluice::device d, engine e) {
     if (traced != 0) detail::measure_trace_clock(*state);
     // Rank 0's piece size, so that every rank cuts a message the same way
     // (mpi engine only: NCCL reads device memory, nothing is staged).
-    long long piece = chosen == engine::mpi && state->rank == 0 ? detail::piece_bytes_asked() : 0;
-    if (MPI_Bcast(&piece, 1, MPI_LONG_LONG, 0, state->mpi) != MPI_SUCCESS)
+    const bool asks = chosen == engine::mpi && state->rank == 0;
+    long long piece[2] = {asks ? detail::piece_bytes_asked() : 0,
+                          asks ? detail::pieces_in_flight_asked() : 0};
+    if (MPI_Bcast(piece, 2, MPI_LONG_LONG, 0, state->mpi) != MPI_SUCCESS)
       detail::reject(errc::comm_failure, api, "MPI_Bcast failed (the piece size)");
-    if (piece < 0)
+    if (piece[0] < 0)
       detail::reject(errc::invalid_argument, api,
                      "SLUICE_COMM_PIECE_BYTES (rank 0's) must be 0 or a whole number from 4096 "
                      "to 1073741824");
-    state->piece_bytes = static_cast<std::size_t>(piece);
+    if (piece[1] < 0)
+      detail::reject(errc::invalid_argument, api,
+                     "SLUICE_COMM_PIECES_IN_FLIGHT (rank 0's) must be a whole number from 0 "
+                     "(all) to 1024");
+    state->piece_bytes = static_cast<std::size_t>(piece[0]);
+    state->pieces_in_flight = static_cast<std::size_t>(piece[1]);
   }
   if (chosen == engine::nccl) detail::nccl_create(*state);  // collective, like the dup
   state->sent.assign(static_cast<std::size_t>(state->size), 0);

@@ -344,6 +344,9 @@ struct communicator_state {
   // receive, all_reduce or broadcast of at least twice this goes in pieces.
   // 0: none does.
   std::size_t piece_bytes = 0;
+  // mpi: how many pieces of one send, receive or broadcast are posted at
+  // once (rank 0's SLUICE_COMM_PIECES_IN_FLIGHT); 0: all that can go.
+  std::size_t pieces_in_flight = 0;
   int rank = 0;
   int size = 0;
   sluice::device device;

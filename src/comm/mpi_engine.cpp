@@ -850,14 +850,16 @@ void progress::poll_pieces(batch& b, message& m) {
   const std::size_t bytes = bytes_of(m);
   const std::size_t n = pieces_of(m, bytes);
   const std::size_t streams = b.streams.size();
-  // A send's or receive's pieces go as soon as they can (a send's once the
-  // stream copied it in), several at once; a collective's one after another
-  // (its ring or messages reuse the collective's tags). They complete in order.
+  // A send's, receive's or broadcast's pieces go as soon as they can (a
+  // send's once the stream copied it in), several at once, at most
+  // c.pieces_in_flight (0: no limit); an all_reduce's one after another (its
+  // ring reuses the collective's tags). They complete in order.
   const bool p2p = m.kind == op_kind::send || m.kind == op_kind::recv;
   const bool messages = broadcast_in_messages(c, m);  // a broadcast's pieces: several at once too
   for (bool moved = true; moved && m.completed < n;) {
     moved = false;
-    while (m.posted < n && (p2p || messages || m.posted == m.completed)) {
+    const std::size_t at_once = p2p || messages ? c.pieces_in_flight : 1;
+    while (m.posted < n && (at_once == 0 || m.posted - m.completed < at_once)) {
       if (m.kind != op_kind::recv && m.posted > 0) {
         const flag_lease& a = b.piece_arrivals[(m.posted - 1) * streams + m.stream];
         if (a.flag->load() < a.value) break;

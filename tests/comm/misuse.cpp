@@ -12,6 +12,8 @@
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace sluice::conformance {
 namespace {
@@ -163,8 +165,9 @@ TEST_F(CommTest, COMM_6__bad_input_is_rejected_before_anything_is_enqueued) {
   EXPECT_EQ(total, size);
 }
 
-// SLUICE_COMM_PIECE_BYTES (rank 0's, read by the communicator: docs/api.md)
-// outside 0 and 4096..1 GiB: errc::invalid_argument from the communicator on
+// SLUICE_COMM_PIECE_BYTES outside 0 and 4096..1 GiB, and
+// SLUICE_COMM_PIECES_IN_FLIGHT outside 0..1024 (rank 0's, read by the
+// communicator: docs/api.md): errc::invalid_argument from the communicator on
 // every rank (rank 0 tells the others), and a later communicator works.
 TEST_F(CommTest, COMM_6__a_bad_piece_size_is_rejected_by_the_communicator) {
   {
@@ -172,22 +175,26 @@ TEST_F(CommTest, COMM_6__a_bad_piece_size_is_rejected_by_the_communicator) {
     if (probe.kind() != comm::engine::mpi)
       GTEST_SKIP() << "only the mpi engine sends in pieces (the nccl engine never reads it)";
   }
-  const char* name = "SLUICE_COMM_PIECE_BYTES";
-  const char* old = std::getenv(name);
-  const std::string kept = old != nullptr ? old : "";
-  for (const char* bad : {"100", "4095", "1073741825", "4096x", "-4096"}) {
-    setenv(name, bad, 1);
-    try {
-      communicator c(MPI_COMM_WORLD, device(0), test_engine());
-      ADD_FAILURE() << "SLUICE_COMM_PIECE_BYTES=" << bad << " was accepted";
-    } catch (const sluice::error& e) {
-      EXPECT_EQ(e.code(), errc::invalid_argument) << bad << ": " << e.what();
+  const std::pair<const char*, std::vector<const char*>> cases[] = {
+      {"SLUICE_COMM_PIECE_BYTES", {"100", "4095", "1073741825", "4096x", "-4096"}},
+      {"SLUICE_COMM_PIECES_IN_FLIGHT", {"-1", "1025", "2x", " "}}};
+  for (const auto& [name, bads] : cases) {
+    const char* old = std::getenv(name);
+    const std::string kept = old != nullptr ? old : "";
+    for (const char* bad : bads) {
+      setenv(name, bad, 1);
+      try {
+        communicator c(MPI_COMM_WORLD, device(0), test_engine());
+        ADD_FAILURE() << name << "=" << bad << " was accepted";
+      } catch (const sluice::error& e) {
+        EXPECT_EQ(e.code(), errc::invalid_argument) << name << "=" << bad << ": " << e.what();
+      }
     }
+    if (old != nullptr)
+      setenv(name, kept.c_str(), 1);
+    else
+      unsetenv(name);
   }
-  if (old != nullptr)
-    setenv(name, kept.c_str(), 1);
-  else
-    unsetenv(name);
   communicator after(MPI_COMM_WORLD, device(0), test_engine());
   stream s(device(0));
   std::int32_t mine = after.rank() + 1, sum = 0;
