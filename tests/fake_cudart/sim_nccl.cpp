@@ -22,6 +22,7 @@
 #include <mpi.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -141,6 +142,7 @@ void execute(launch& l) {
   std::vector<MPI_Request> requests;
   std::vector<bool> cancellable;    // point-to-point (MPI cannot cancel a collective)
   std::vector<long long> receives;  // a receive's bytes; -1: not a receive
+  std::vector<const pending*> of;   // each request's operation
   for (const pending& p : l.ops) {
     const std::size_t bytes = p.count * type_size(p.type);
     MPI_Request r = MPI_REQUEST_NULL;
@@ -149,8 +151,7 @@ void execute(launch& l) {
       case kind::send:
         code = MPI_Isend(p.in, static_cast<int>(bytes), MPI_BYTE, p.peer, p2p_tag, c->mpi, &r);
         break;
-      case kind::recv:
-        code = MPI_Irecv(p.out, static_cast<int>(bytes), MPI_BYTE, p.peer, p2p_tag, c->mpi, &r);
+      case kind::recv:  // posted once its message is there (below)
         break;
       case kind::all_reduce:
         code = MPI_Iallreduce(p.in == p.out ? MPI_IN_PLACE : p.in, p.out, static_cast<int>(p.count),
@@ -174,10 +175,20 @@ void execute(launch& l) {
       continue;
     }
     requests.push_back(r);
+    of.push_back(&p);
     cancellable.push_back(p.k == kind::send || p.k == kind::recv);
     receives.push_back(p.k == kind::recv ? static_cast<long long>(bytes) : -1);
   }
   std::vector<MPI_Status> statuses(requests.size());
+  // A receive is posted only once its message arrived and exactly as large
+  // (MPI_Improbe, MPI_Imrecv): Open MPI writes past a receive buffer smaller
+  // than a send above its eager size (docs/comm.md "Failures"), which would
+  // overrun sluice's staging slot. Another size is taken into scratch and
+  // the receive is stuck, as NCCL's would be.
+  std::vector<bool> unposted(requests.size());
+  for (std::size_t i = 0; i < receives.size(); ++i) unposted[i] = receives[i] >= 0;
+  std::vector<char> scratch;
+  bool mismatched = false;
   for (;;) {
     if (c->aborted.load()) {
       for (std::size_t i = 0; i < requests.size(); ++i)
@@ -185,10 +196,37 @@ void execute(launch& l) {
           MPI_Cancel(&requests[i]);  // never completed: left to MPI (collectives too)
       return;
     }
+    bool waiting = false;
+    std::vector<int> held;  // peers whose earlier receive is still unposted
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      if (!unposted[i]) continue;
+      const int peer = of[i]->peer;
+      if (std::find(held.begin(), held.end(), peer) == held.end()) {
+        int there = 0;
+        MPI_Message msg = MPI_MESSAGE_NULL;
+        MPI_Status st;
+        if (MPI_Improbe(peer, p2p_tag, c->mpi, &there, &msg, &st) == MPI_SUCCESS && there) {
+          int count = 0;
+          MPI_Get_count(&st, MPI_BYTE, &count);
+          if (count == receives[i]) {
+            MPI_Imrecv(of[i]->out, count, MPI_BYTE, &msg, &requests[i]);
+          } else {
+            scratch.resize(static_cast<std::size_t>(count) + 1);
+            MPI_Mrecv(scratch.data(), count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
+            mismatched = true;
+          }
+          unposted[i] = false;
+          continue;
+        }
+      }
+      held.push_back(peer);
+      waiting = true;
+    }
     int all = 0;
     const int code =
         MPI_Testall(static_cast<int>(requests.size()), requests.data(), &all, statuses.data());
-    bool stuck = code != MPI_SUCCESS;  // a receive smaller than its send (MPI_ERR_TRUNCATE)
+    bool stuck = code != MPI_SUCCESS || mismatched;  // a receive of another size than its send
+    if (waiting) all = 0;
     if (all && !stuck)
       for (std::size_t i = 0; i < receives.size(); ++i) {
         int got = 0;
