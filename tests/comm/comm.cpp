@@ -308,6 +308,11 @@ TEST_F(CommTest, COMM_4__sends_match_receives_in_enqueue_order) {
 // The other side: receives match sends in enqueue order, not in the order
 // their streams reach them: the first receive's stream is held, the second's
 // is not (a receive that took the first message to arrive would get a).
+// Under the mpi engine the second receive completes while the first is held
+// (its send is small: MPI sends it without the receiver), so the test waits
+// for it first: whatever the engine's order of posting, a receive that took
+// the first message to arrive gets a. (Under nccl a send waits for its
+// receive, so b cannot go before a's receive: released at once.)
 TEST_F(CommTest, COMM_4__receives_match_sends_in_enqueue_order) {
   communicator c(MPI_COMM_WORLD, device(0), test_engine());
   stream sending(device(0)), receiving_a(device(0)), receiving_b(device(0));
@@ -318,6 +323,10 @@ TEST_F(CommTest, COMM_4__receives_match_sends_in_enqueue_order) {
   comm::send(sending, &b, sizeof b, next_rank(c), c);
   comm::recv(receiving_a, &got_a, sizeof got_a, previous_rank(c), c);
   comm::recv(receiving_b, &got_b, sizeof got_b, previous_rank(c), c);
+  if (c.kind() == comm::engine::mpi) {
+    receiving_b.synchronize();
+    EXPECT_FALSE(receiving_a.ready()) << "the held receive completed";
+  }
   g.release();
   sending.synchronize();
   receiving_a.synchronize();
