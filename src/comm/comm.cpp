@@ -4,6 +4,7 @@
 // function that tells the engine the stream reached it, then a wait on a
 // flag that the engine stores when the operation is done (COMM-1..3).
 #include "engine.hpp"
+#include "environment.hpp"
 #include "mutation.hpp"
 #include "trace.hpp"
 
@@ -136,29 +137,24 @@ group_state* live_group(const communicator_state& c) {
   return nullptr;
 }
 
-// SLUICE_COMM_PIECE_BYTES as rank 0 reads it: the bytes of a piece (docs/comm.md
-// "Pieces"); -1 when it is not a valid one. Default: 4 MiB on the GPU
-// backends (whose device buffers go through staging), 0 (none) on the host
-// backend, where nothing is staged.
-long long piece_bytes_asked() {
-  const char* v = std::getenv("SLUICE_COMM_PIECE_BYTES");
-  if (v == nullptr || *v == '\0') return sluice::backend() == backend_kind::host ? 0 : 4 << 20;
-  char* end = nullptr;
-  const long long n = std::strtoll(v, &end, 10);
-  if (*end != '\0' || (n != 0 && (n < 4096 || n > (1LL << 30)))) return -1;
-  return n;
+// A setting that every rank must agree on, as rank 0 reads it:
+// integer_from_environment's value, or -1 when it is not a valid one (rank 0
+// broadcasts it, and every rank rejects it then: none throws alone).
+long long rank0_setting(const char* name, int fallback, int low, int high) {
+  try {
+    return sluice::detail::integer_from_environment(name, fallback, low, high);
+  } catch (const sluice::error&) {
+    return -1;
+  }
 }
 
-// SLUICE_COMM_PIECES_IN_FLIGHT as rank 0 reads it: how many pieces of one
-// send, receive or broadcast MPI carries at once (docs/comm.md "Pieces"); 0:
-// all that can go; -1 when it is not a valid one.
-long long pieces_in_flight_asked() {
-  const char* v = std::getenv("SLUICE_COMM_PIECES_IN_FLIGHT");
-  if (v == nullptr || *v == '\0') return 0;
-  char* end = nullptr;
-  const long long n = std::strtoll(v, &end, 10);
-  if (*end != '\0' || n < 0 || n > 1024) return -1;
-  return n;
+// SLUICE_COMM_PIECE_BYTES: the bytes of a piece (docs/comm.md "Pieces"), 0 or
+// 4096..1 GiB. Default: 4 MiB on the GPU backends (whose device buffers go
+// through staging), 0 (none) on the host backend, where nothing is staged.
+long long piece_bytes_asked() {
+  const long long n = rank0_setting(
+      "SLUICE_COMM_PIECE_BYTES", sluice::backend() == backend_kind::host ? 0 : 4 << 20, 0, 1 << 30);
+  return n > 0 && n < 4096 ? -1 : n;
 }
 
 // Which messages of b go in pieces (mpi engine; every rank decides by the
@@ -727,11 +723,13 @@ communicator::communicator(MPI_Comm c, sluice::device d, engine e) {
     if (MPI_Allreduce(MPI_IN_PLACE, &traced, 1, MPI_INT, MPI_MAX, state->mpi) != MPI_SUCCESS)
       detail::reject(errc::comm_failure, api, "MPI_Allreduce failed");
     if (traced != 0) detail::measure_trace_clock(*state);
-    // Rank 0's piece size, so that every rank cuts a message the same way
-    // (mpi engine only: NCCL reads device memory, nothing is staged).
+    // Rank 0's piece size and pieces in flight, so that every rank cuts a
+    // message the same way (mpi engine only: NCCL reads device memory,
+    // nothing is staged).
     const bool asks = chosen == engine::mpi && state->rank == 0;
-    long long piece[2] = {asks ? detail::piece_bytes_asked() : 0,
-                          asks ? detail::pieces_in_flight_asked() : 0};
+    long long piece[2] = {
+        asks ? detail::piece_bytes_asked() : 0,
+        asks ? detail::rank0_setting("SLUICE_COMM_PIECES_IN_FLIGHT", 0, 0, 1024) : 0};
     if (MPI_Bcast(piece, 2, MPI_LONG_LONG, 0, state->mpi) != MPI_SUCCESS)
       detail::reject(errc::comm_failure, api, "MPI_Bcast failed (the piece size)");
     if (piece[0] < 0)
