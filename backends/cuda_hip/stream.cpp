@@ -7,6 +7,7 @@
 #include "gpu_trace.hpp"
 #include "host_functions.hpp"
 #include "priority.hpp"
+#include "range_map.hpp"
 #include "stream_names.hpp"
 #include "stream_state.hpp"
 #include "word_watch.hpp"
@@ -671,6 +672,9 @@ struct foreign_op {
 };
 
 int device_memory_of(const void* p) noexcept {
+  // sluice's own allocations from its map (a per-thread cache, no vendor
+  // call: sluice::comm asks twice per operation); other memory from the vendor.
+  if (const range_lookup r = allocations().find(p, 1); r.owner != nullptr) return r.device;
   int device = -1;
   if (!gpu::api::device_memory_of(p, &device).ok()) {
     gpu::api::clear_last_error();
