@@ -597,6 +597,13 @@ int main(int argc, char** argv) {
 
     if (skipped.empty()) {
       sluice::stream s(dev);
+      // SLUICE_COMMBENCH_RAW_HELD=1 (a diagnosis): while the raw side is
+      // timed, another stream of this device is held on a flag by a stream
+      // memory wait (as sluice holds its streams during an operation).
+      const bool raw_held = std::getenv("SLUICE_COMMBENCH_RAW_HELD") != nullptr;
+      sluice::stream held(dev);
+      sluice::flag held_flag(0);
+      std::uint32_t held_round = 0;
       buffer in(o.buffers, dev, max_count);
       buffer out(o.buffers, dev, out_max);
       {
@@ -644,6 +651,7 @@ int main(int argc, char** argv) {
             // raw: back to back (NCCL: enqueued, then the stream synchronized).
             for (int i = 0; i < warmup; ++i) raw_op(op, r, in.data(), out.data(), count, rank, n);
             if (r.kind == raw_kind::nccl) r.nccl.synchronize();
+            if (raw_held) held.wait_value(held_flag, ++held_round);
             MPI_Barrier(MPI_COMM_WORLD);
             t0 = clock_type::now();
             for (int i = 0; i < iters; ++i) raw_op(op, r, in.data(), out.data(), count, rank, n);
@@ -652,6 +660,10 @@ int main(int argc, char** argv) {
             if (r.kind == raw_kind::nccl) r.nccl.synchronize();
             raw_t.push_back(slowest(std::chrono::duration<double>(clock_type::now() - t0).count()) /
                             iters);
+            if (raw_held) {
+              held_flag.store(held_round);
+              held.synchronize();
+            }
             ok = correct() && ok;
             reset();
           }
