@@ -42,6 +42,9 @@
 // parts (a line "# <op> <bytes> split"): the enqueue while a flag holds the
 // stream (the calling thread alone), then the drain once the flag is stored
 // (the engine and the messages alone): which of the two bounds the loop.
+// SLUICE_COMMBENCH_RAW_HELD=1 holds another stream of the device on a flag
+// (a stream memory wait) while the raw side is timed, as sluice holds its
+// streams during an operation: whether that alone slows the raw loop.
 //
 // Exit status: 0; 1 wrong data (or the PNG failed); 2 usage; 77 the engine
 // (or its raw counterpart) is not available in this build: no rows.
@@ -597,9 +600,7 @@ int main(int argc, char** argv) {
 
     if (skipped.empty()) {
       sluice::stream s(dev);
-      // SLUICE_COMMBENCH_RAW_HELD=1 (a diagnosis): while the raw side is
-      // timed, another stream of this device is held on a flag by a stream
-      // memory wait (as sluice holds its streams during an operation).
+      // SLUICE_COMMBENCH_RAW_HELD (above): the held stream and its flag.
       const bool raw_held = std::getenv("SLUICE_COMMBENCH_RAW_HELD") != nullptr;
       sluice::stream held(dev);
       sluice::flag held_flag(0);
