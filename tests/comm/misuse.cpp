@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,7 +33,7 @@ TEST_F(CommTest, COMM_6__bad_input_is_rejected_before_anything_is_enqueued) {
   const int size = c.size();
   std::int32_t word = 1;
   std::int32_t words[8] = {};
-  const std::vector<misuse_case> cases = {
+  std::vector<misuse_case> cases = {
       {"send to rank -1", errc::invalid_argument,
        [&](stream_ref s, communicator& cm) { comm::send(s, &word, 4, -1, cm); }},
       {"send to rank size()", errc::invalid_argument,
@@ -121,6 +122,19 @@ TEST_F(CommTest, COMM_6__bad_input_is_rejected_before_anything_is_enqueued) {
   // The host backend, the simulated runtime and one GPU each have device 1
   // where the test runs it (ctest: SLUICE_HOST_DEVICES=2).
   ASSERT_GE(device_count(), 2) << "COMM-6 needs two devices (SLUICE_HOST_DEVICES=2 on host)";
+  // On a GPU backend device memory is the device's alone: a buffer of
+  // another device is refused (sluice's own allocations are known from its
+  // allocation map; on the host backend all memory is the host's).
+  std::unique_ptr<device_buffer<std::int32_t>> elsewhere;
+  if (sluice::backend() != backend_kind::host) {
+    elsewhere = std::make_unique<device_buffer<std::int32_t>>(device(1), 4);
+    cases.push_back(
+        {"send of a device_buffer of another device", errc::invalid_argument,
+         [&](stream_ref s, communicator& cm) { comm::send(s, elsewhere->data(), 4, 0, cm); }});
+    cases.push_back(
+        {"recv into a device_buffer of another device", errc::invalid_argument,
+         [&](stream_ref s, communicator& cm) { comm::recv(s, elsewhere->data(), 4, 0, cm); }});
+  }
   int checked = 0;
   // SLUICE_COMM_TEST_PROGRESS=1: each case's start and end on stderr (where a
   // run hangs, the last case named is the one).
