@@ -192,12 +192,12 @@ void stage(batch& b) {
   auto far = [nccl](bool device_memory, const void* p, std::size_t bytes) {
     return p != nullptr && bytes != 0 && (nccl ? !device_memory : device_memory);
   };
-  auto lease = [](message::stage& st, void* device, std::size_t bytes) {
-    const staging_lease l = lease_staging(bytes);
-    st = message::stage{device, l.data, bytes, l.slot};
-    return l.data;
-  };
   for (message& m : b.messages) {
+    auto lease = [&b, &m](message::stage& st, void* device, std::size_t bytes) {
+      const staging_lease l = lease_staging(bytes, b.streams[m.stream]);
+      st = message::stage{device, l.data, bytes, l.slot};
+      return l.data;
+    };
     const std::size_t bytes = bytes_of(m);
     switch (m.kind) {
       case op_kind::send:

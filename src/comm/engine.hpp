@@ -138,18 +138,21 @@ struct byte_range {
 byte_range piece_range(const message& m, std::size_t bytes, std::size_t j) noexcept;
 std::size_t bytes_of(const message& m) noexcept;
 
-//! Pinned staging buffers (staging.cpp), reused once the stream that last
-//! used one has passed the event recorded behind that use.
+//! Pinned staging buffers (staging.cpp): reused at once by the stream that
+//! last used one, by another once that stream has passed the event recorded
+//! behind that use.
 struct staging_lease {
   void* data = nullptr;
   int slot = -1;
 };
-//! Throws errc::out_of_memory.
-staging_lease lease_staging(std::size_t bytes);
+//! A slot for an operation on stream s. Throws errc::out_of_memory.
+staging_lease lease_staging(std::size_t bytes, stream_ref s);
 //! Records the slot's guard on s (behind its last use there) and frees it.
 void release_staging_after(int slot, stream_ref s);
 //! Frees a slot never used on a stream (an operation that was not enqueued).
 void release_staging_unused(int slot) noexcept;
+//! How many slots the process has made so far (tests/comm: COMM-1's reuse test).
+std::size_t staging_slots() noexcept;
 
 //! A flag lent to one use of a batch: streams wait for it to reach `value`.
 struct flag_lease {
