@@ -67,6 +67,7 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -600,10 +601,15 @@ int main(int argc, char** argv) {
 
     if (skipped.empty()) {
       sluice::stream s(dev);
-      // SLUICE_COMMBENCH_RAW_HELD (above): the held stream and its flag.
+      // SLUICE_COMMBENCH_RAW_HELD (above): the held stream and its flag, made
+      // only when asked for.
       const bool raw_held = std::getenv("SLUICE_COMMBENCH_RAW_HELD") != nullptr;
-      sluice::stream held(dev);
-      sluice::flag held_flag(0);
+      std::optional<sluice::stream> held;
+      std::optional<sluice::flag> held_flag;
+      if (raw_held) {
+        held.emplace(dev);
+        held_flag.emplace(0);
+      }
       std::uint32_t held_round = 0;
       buffer in(o.buffers, dev, max_count);
       buffer out(o.buffers, dev, out_max);
@@ -652,7 +658,7 @@ int main(int argc, char** argv) {
             // raw: back to back (NCCL: enqueued, then the stream synchronized).
             for (int i = 0; i < warmup; ++i) raw_op(op, r, in.data(), out.data(), count, rank, n);
             if (r.kind == raw_kind::nccl) r.nccl.synchronize();
-            if (raw_held) held.wait_value(held_flag, ++held_round);
+            if (raw_held) held->wait_value(*held_flag, ++held_round);
             MPI_Barrier(MPI_COMM_WORLD);
             t0 = clock_type::now();
             for (int i = 0; i < iters; ++i) raw_op(op, r, in.data(), out.data(), count, rank, n);
@@ -662,8 +668,8 @@ int main(int argc, char** argv) {
             raw_t.push_back(slowest(std::chrono::duration<double>(clock_type::now() - t0).count()) /
                             iters);
             if (raw_held) {
-              held_flag.store(held_round);
-              held.synchronize();
+              held_flag->store(held_round);
+              held->synchronize();
             }
             ok = correct() && ok;
             reset();
