@@ -701,6 +701,13 @@ void progress::order(batch* b) {
   // Collectives start in the order they were enqueued on this rank, whichever
   // stream reaches its own first (MPI matches them by order).
   auto& c = *b->comm;
+  if (b->collective == c.next_collective && c.waiting.empty()) {
+    // Its turn, nothing parked behind it (the usual case): no map node, no
+    // allocation on the engine thread per collective.
+    ++c.next_collective;
+    start(b);
+    return;
+  }
   c.waiting.emplace(b->collective, b);
   for (auto it = c.waiting.find(c.next_collective); it != c.waiting.end();
        it = c.waiting.find(c.next_collective)) {
