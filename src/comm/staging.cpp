@@ -31,13 +31,15 @@ struct slot_state {
 
 // Slots by size (powers of two from 4 KiB); per size, the free ones in the
 // order they were given back. A lease for stream s takes the slot s gave
-// back last, if it is among the last few given back (an operation's loop on
-// one stream goes round one or two slots, as a hand-written loop reuses its
-// one buffer, instead of round as many slots as operations are enqueued
-// ahead: 0.75x the loop at 16 MiB on 2x H200, 1.0-1.3x since); else the
-// first, whose guard most likely completed, when it did (O(1): with hundreds
-// of operations in flight, asking every slot's event cost milliseconds per
-// operation); else a new one.
+// back last, if it is among the last `look_back` given back (an operation's
+// loop on one stream goes round one or two slots, as a hand-written loop
+// reuses its one buffer, instead of round as many slots as operations are
+// enqueued ahead: 0.75x the loop at 16 MiB on 2x H200, 1.0-1.3x since; 64
+// reach it past the slots of 31 other streams whose operations alternate
+// with s's, each giving back a send's and a receive's); else the first,
+// whose guard most likely completed, when it did (no event asked but that
+// one: with hundreds of operations in flight, asking every slot's event cost
+// milliseconds per operation); else a new one.
 struct staging_pool {
   std::mutex m;
   std::vector<slot_state> slots;                // under m (grows only)
@@ -62,7 +64,7 @@ staging_lease lease_staging(std::size_t bytes, stream_ref stream) {
   const std::size_t size = rounded(bytes);
   std::lock_guard<std::mutex> lock(p.m);
   auto& waiting = p.free[size];
-  constexpr std::size_t look_back = 4;
+  constexpr std::size_t look_back = 64;  // stream comparisons, no event asked
   for (std::size_t k = 0; k < look_back && k < waiting.size(); ++k) {
     const auto at = waiting.end() - 1 - static_cast<std::ptrdiff_t>(k);
     const int i = *at;

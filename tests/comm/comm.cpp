@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -152,6 +153,64 @@ TEST_F(CommTest, COMM_1__staged_operations_on_one_stream_reuse_their_staging) {
   const int origin = ((c.rank() - hops) % c.size() + c.size()) % c.size();
   EXPECT_TRUE(std::equal(back.data(), back.data() + n, pattern_of(origin, n).begin()))
       << "after " << hops << " hops the data is not rank " << origin << "'s";
+}
+
+// The same with several streams whose operations alternate (as a code with a
+// stream per neighbour or per field enqueues them): each stream's later
+// operation still takes the slot that stream gave back, however many other
+// streams gave theirs back since; at most 4 slots per stream are made.
+TEST_F(CommTest, COMM_1__staged_operations_of_alternating_streams_reuse_their_staging) {
+  communicator c(MPI_COMM_WORLD, device(0), test_engine());
+  const std::size_t n = 16 * 1024;
+  const std::size_t bytes = n * sizeof(std::int32_t);
+  constexpr int streams = 6;
+  constexpr int hops = 12;
+  struct lane {
+    std::unique_ptr<stream> s;
+    std::unique_ptr<sluice::device_buffer<std::int32_t>> a, b;
+    std::int32_t* from = nullptr;
+    std::int32_t* to = nullptr;
+  };
+  std::vector<lane> lanes(streams);
+  gate g;
+  for (int k = 0; k < streams; ++k) {
+    lane& l = lanes[static_cast<std::size_t>(k)];
+    l.s = std::make_unique<stream>(device(0));
+    l.a = std::make_unique<sluice::device_buffer<std::int32_t>>(device(0), n);
+    l.b = std::make_unique<sluice::device_buffer<std::int32_t>>(device(0), n);
+    const auto mine = pattern_of(c.rank(), n, k);
+    sluice::copy(*l.s, l.a->data(), mine.data(), bytes);
+    l.s->synchronize();
+    g.hold(*l.s);
+    l.from = l.a->data();
+    l.to = l.b->data();
+  }
+  const std::size_t slots_before = sluice::comm::detail::staging_slots();
+  for (int hop = 0; hop < hops; ++hop)
+    for (lane& l : lanes) {
+      {
+        comm::group ring(c);
+        comm::send(*l.s, l.from, bytes, next_rank(c), c);
+        comm::recv(*l.s, l.to, bytes, previous_rank(c), c);
+      }
+      std::swap(l.from, l.to);
+    }
+  const std::size_t made = sluice::comm::detail::staging_slots() - slots_before;
+  std::vector<sluice::pinned_buffer<std::int32_t>> back;
+  for (lane& l : lanes) {
+    back.emplace_back(n);
+    sluice::copy(*l.s, back.back().data(), l.from, bytes);
+  }
+  g.release();
+  for (lane& l : lanes) l.s->synchronize();
+  EXPECT_LE(made, 4U * streams) << hops << " operations on each of " << streams
+                                << " alternating streams made " << made << " staging slots";
+  const int origin = ((c.rank() - hops) % c.size() + c.size()) % c.size();
+  for (int k = 0; k < streams; ++k) {
+    const auto& got = back[static_cast<std::size_t>(k)];
+    EXPECT_TRUE(std::equal(got.data(), got.data() + n, pattern_of(origin, n, k).begin()))
+        << "stream " << k << ": after " << hops << " hops the data is not rank " << origin << "'s";
+  }
 }
 
 // SLUICE_COMM_PIECE_BYTES for the communicators made while it lives (rank
