@@ -125,6 +125,10 @@ struct message {
   MPI_Request header_request = MPI_REQUEST_NULL;
   std::vector<MPI_Request> piece_requests;  // a send's or receive's, one per piece
   bool header_checked = false;
+  // mpi: a whole receive whose send went in pieces (another size: its
+  // header, found on the pieces communicator, is being received into
+  // `header` by header_request; docs/comm.md "Sizes").
+  bool straddled = false;
   std::string describe() const;
 };
 
@@ -306,6 +310,16 @@ class progress {
   };
   std::vector<drain> drains_;
   bool drain_pieces(drain& d) noexcept;  // false once every piece was taken
+  // A send of another size than m's receive, matched (`matched`, `bytes`):
+  // taken into scratch and dropped (drains_), m failed saying its size.
+  void refuse_matched(batch& b, message& m, MPI_Message& matched, int bytes);
+  // m's sender's header says another size: its pieces are drained, m failed.
+  void refuse_header(batch& b, message& m, int words);
+  // Whether this pass also looks on the other communicator for the send of a
+  // receive (whole receives on `pieces`, receives in pieces on `mpi`): a send
+  // and a receive whose sizes straddle twice the piece size travel on
+  // different communicators. Every 32nd pass (the deadline passes).
+  bool look_across_ = false;
   bool receive_probed(batch& b, message& m,
                       int& code);         // a whole receive, once its message is there
   std::set<communicator_state*> parked_;  // those with collectives waiting for their turn

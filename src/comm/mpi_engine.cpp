@@ -827,30 +827,27 @@ void progress::poll_pieces(batch& b, message& m) {
       int words = 0;
       MPI_Get_count(&status, MPI_UINT64_T, &words);
       const bool unchecked = mutation::is(mutation::kind::piece_header_unchecked);
-      if (!unchecked && (words != 2 || m.header[0] != m.count || m.header[1] != m.piece)) {
-        // The sender's pieces are taken, one after another, into a piece
-        // of scratch and dropped (drain_pieces), so that they neither hold
-        // the sender nor meet a later receive.
-        if (words == 2 && m.header[1] != 0 && m.header[1] <= (1U << 30) && m.header[0] <= INT_MAX) {
-          drain d;
-          d.pieces = (m.header[0] + m.header[1] - 1) / m.header[1];
-          d.piece = static_cast<std::size_t>(m.header[1]);
-          d.last = static_cast<std::size_t>(m.header[0] - (d.pieces - 1) * m.header[1]);
-          d.peer = m.peer;
-          d.tag = m.tag;
-          d.comm = c.pieces;
-          try {
-            drains_.push_back(std::move(d));
-          } catch (...) {
-            // No memory: the sender's pieces wait for its timeout.
-          }
-        }
-        return fail(words == 2 ? "the matching send had " + std::to_string(m.header[0]) +
-                                     " bytes (a receive must be exactly as large as its send)"
-                               : "the matching send's header was not one (" +
-                                     std::to_string(words) + " words)");
-      }
+      if (!unchecked && (words != 2 || m.header[0] != m.count || m.header[1] != m.piece))
+        return refuse_header(b, m, words);
       m.header_checked = true;
+    }
+  }
+  if (!m.header_checked && m.header_request != MPI_REQUEST_NULL && look_across_ &&
+      m.kind == op_kind::recv) {
+    // Its send may have gone whole (a size below twice the piece size), on
+    // the communicator of whole messages with the same match number.
+    int found = 0;
+    MPI_Message matched = MPI_MESSAGE_NULL;
+    MPI_Status status;
+    const int code = MPI_Improbe(m.peer, m.tag, c.mpi, &found, &matched, &status);
+    if (code != MPI_SUCCESS) return fail("probing for its send failed: " + mpi_error_string(code));
+    if (found) {
+      MPI_Cancel(&m.header_request);  // not matched: it completes, cancelled
+      cancelled_.push_back(m.header_request);
+      m.header_request = MPI_REQUEST_NULL;
+      int bytes = 0;
+      MPI_Get_count(&status, MPI_BYTE, &bytes);
+      return refuse_matched(b, m, matched, bytes);
     }
   }
   if (!m.header_checked) return;
@@ -946,10 +943,45 @@ bool progress::drain_pieces(drain& d) noexcept {
 // when it failed (then m.done); `code` an MPI error code.
 bool progress::receive_probed(batch& b, message& m, int& code) {
   auto& c = *b.comm;
+  if (m.straddled) {  // its send went in pieces: the header tells its size
+    int arrived = 0;
+    MPI_Status status;
+    code = MPI_Test(&m.header_request, &arrived, &status);
+    if (code != MPI_SUCCESS) {
+      if (b.failure.empty()) b.failure = m.describe() + " failed: " + mpi_error_string(code);
+      m.done = true;
+    } else if (arrived) {
+      int words = 0;
+      MPI_Get_count(&status, MPI_UINT64_T, &words);
+      refuse_header(b, m, words);
+    }
+    return false;
+  }
   int found = 0;
   MPI_Message matched = MPI_MESSAGE_NULL;
   MPI_Status status;
   code = MPI_Improbe(m.peer, m.tag, c.mpi, &found, &matched, &status);
+  if (code == MPI_SUCCESS && !found && look_across_ && c.pieces != MPI_COMM_NULL) {
+    // Its send may have gone in pieces (twice the piece size or more): then
+    // its header comes first on the pieces communicator, with the same
+    // match number.
+    code = MPI_Improbe(m.peer, m.tag, c.pieces, &found, &matched, &status);
+    if (code == MPI_SUCCESS && found) {  // (m.probing stays: poll() comes back here)
+      int bytes = 0;
+      MPI_Get_count(&status, MPI_BYTE, &bytes);
+      if (bytes != static_cast<int>(sizeof m.header)) {  // not a header: refused whole
+        refuse_matched(b, m, matched, bytes);
+        return false;
+      }
+      m.straddled = true;
+      code = MPI_Imrecv(m.header, 2, MPI_UINT64_T, &matched, &m.header_request);
+      if (code != MPI_SUCCESS) {
+        if (b.failure.empty()) b.failure = m.describe() + " failed: " + mpi_error_string(code);
+        m.done = true;
+      }
+      return false;
+    }
+  }
   if (code != MPI_SUCCESS || !found) {
     if (code != MPI_SUCCESS) {
       if (b.failure.empty()) b.failure = m.describe() + " failed: " + mpi_error_string(code);
@@ -964,6 +996,11 @@ bool progress::receive_probed(batch& b, message& m, int& code) {
     code = MPI_Imrecv(m.out, bytes, MPI_BYTE, &matched, &m.request);
     return true;
   }
+  refuse_matched(b, m, matched, bytes);
+  return false;
+}
+
+void progress::refuse_matched(batch& b, message& m, MPI_Message& matched, int bytes) {
   if (b.failure.empty())
     b.failure = m.describe() + ": the matching send had " + std::to_string(bytes) +
                 " bytes (a receive must be exactly as large as its send)";
@@ -978,7 +1015,33 @@ bool progress::receive_probed(batch& b, message& m, int& code) {
     // No memory: the message stays matched and unreceived; its sender's
     // request waits for its own timeout.
   }
-  return false;
+}
+
+// The sender's pieces are taken, one after another, into a piece of scratch
+// and dropped (drain_pieces), so that they neither hold the sender nor meet
+// a later receive.
+void progress::refuse_header(batch& b, message& m, int words) {
+  if (words == 2 && m.header[1] != 0 && m.header[1] <= (1U << 30) && m.header[0] <= INT_MAX) {
+    drain d;
+    d.pieces = (m.header[0] + m.header[1] - 1) / m.header[1];
+    d.piece = static_cast<std::size_t>(m.header[1]);
+    d.last = static_cast<std::size_t>(m.header[0] - (d.pieces - 1) * m.header[1]);
+    d.peer = m.peer;
+    d.tag = m.tag;
+    d.comm = b.comm->pieces;
+    try {
+      drains_.push_back(std::move(d));
+    } catch (...) {
+      // No memory: the sender's pieces wait for its timeout.
+    }
+  }
+  if (b.failure.empty())
+    b.failure = m.describe() + ": " +
+                (words == 2 ? "the matching send had " + std::to_string(m.header[0]) +
+                                  " bytes (a receive must be exactly as large as its send)"
+                            : "the matching send's header was not one (" + std::to_string(words) +
+                                  " words)");
+  m.done = true;
 }
 
 // The pieces every message of b completed: their done flags (the stream then
@@ -1160,6 +1223,7 @@ void progress::run() {
       // a sleep); a batch's deadline counts from that reading.
       const bool check_deadlines = stop || slow || (++deadline_passes & 31U) == 0;
       if (check_deadlines) now_ = clock::now();
+      look_across_ = check_deadlines;
       bool finished = false;
       for (std::size_t i = 0; i < active_.size();) {
         batch* b = active_[i];

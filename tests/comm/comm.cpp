@@ -718,5 +718,60 @@ TEST_F(CommTest, COMM_7__a_receive_in_pieces_of_another_size_is_an_error) {
   EXPECT_EQ(again, big);
 }
 
+// Sizes on either side of twice the piece size: one message goes whole, the
+// other in pieces, on different communicators. A whole receive of a send in
+// pieces, and a receive in pieces of a whole send, are errors well before the
+// timeout (the engine looks on the other communicator too); the send
+// completes, nothing is written past the receive, and the communicator still
+// matches both kinds after.
+TEST_F(CommTest, COMM_7__a_receive_and_a_send_on_either_side_of_the_piece_size_is_an_error) {
+  piece_bytes pieces("4096");
+  communicator c(MPI_COMM_WORLD, device(0), test_engine());
+  if (c.kind() != comm::engine::mpi)
+    GTEST_SKIP() << "the nccl engine sends nothing in pieces (the test above is its size check)";
+  const std::size_t whole = 1024, in_pieces = 5 * 1024;  // ints: 1 and 5 pieces
+  struct mismatch {
+    std::size_t sent, received;
+  };
+  const auto start = clock::now();
+  for (const mismatch& m : {mismatch{in_pieces, whole}, mismatch{whole, in_pieces}}) {
+    std::vector<std::int32_t> out(m.sent, 7), into(m.received + 1, -1);
+    stream sending(device(0)), receiving(device(0));
+    comm::send(sending, out.data(), m.sent * sizeof(std::int32_t), next_rank(c), c);
+    comm::recv(receiving, into.data(), m.received * sizeof(std::int32_t), previous_rank(c), c);
+    try {
+      receiving.synchronize();
+      ADD_FAILURE() << "a " << m.received << "-int receive of a " << m.sent
+                    << "-int send succeeded";
+    } catch (const sluice::error& e) {
+      EXPECT_EQ(e.code(), errc::comm_failure) << e.what();
+      EXPECT_NE(
+          std::string(e.what()).find("the matching send had " +
+                                     std::to_string(m.sent * sizeof(std::int32_t)) + " bytes"),
+          std::string::npos)
+          << e.what();
+    }
+    EXPECT_NO_THROW(sending.synchronize()) << "the " << m.sent << "-int send was not taken";
+    EXPECT_EQ(into[m.received], -1) << "the receive wrote past its buffer";
+    world_barrier();
+  }
+  EXPECT_LT(clock::now() - start, std::chrono::seconds(comm_timeout_s()))
+      << "the size mismatch was reported only by the timeout";
+  // Both kinds still match.
+  stream s(device(0));
+  std::vector<std::int32_t> small(whole, 3), large(in_pieces, 4), small_in(whole, -1),
+      large_in(in_pieces, -1);
+  {
+    comm::group both(c);
+    comm::send(s, small.data(), whole * sizeof(std::int32_t), next_rank(c), c);
+    comm::send(s, large.data(), in_pieces * sizeof(std::int32_t), next_rank(c), c);
+    comm::recv(s, small_in.data(), whole * sizeof(std::int32_t), previous_rank(c), c);
+    comm::recv(s, large_in.data(), in_pieces * sizeof(std::int32_t), previous_rank(c), c);
+  }
+  s.synchronize();
+  EXPECT_EQ(small_in, small);
+  EXPECT_EQ(large_in, large);
+}
+
 }  // namespace
 }  // namespace sluice::conformance
