@@ -963,9 +963,8 @@ bool progress::receive_probed(batch& b, message& m, int& code) {
   code = MPI_Improbe(m.peer, m.tag, c.mpi, &found, &matched, &status);
   if (code == MPI_SUCCESS && !found && look_across_ && c.piece_bytes != 0) {
     // Its send may have gone in pieces (twice the piece size or more; none
-    // does when the piece size is 0): then
-    // its header comes first on the pieces communicator, with the same
-    // match number.
+    // does when the piece size is 0): then its header comes first on the
+    // pieces communicator, with the same match number.
     code = MPI_Improbe(m.peer, m.tag, c.pieces, &found, &matched, &status);
     if (code == MPI_SUCCESS && found) {  // (m.probing stays: poll() comes back here)
       int bytes = 0;
