@@ -117,61 +117,24 @@ std::size_t staging_slots() noexcept;  // src/comm/staging.cpp (not public API)
 namespace sluice::conformance {
 namespace {
 
-// Device buffers passed round the ring 32 times by operations enqueued back to
-// back on one stream behind a held gate, each hop sending what the one before
-// received: every byte arrives in stream order, and the operations reuse
-// their stream's pinned staging (at most 4 slots more for all 32, not 2 per
-// operation; none under nccl or on the host backend, which stage nothing here).
-TEST_F(CommTest, COMM_1__staged_operations_on_one_stream_reuse_their_staging) {
+// Device buffers passed round the ring `hops` times on each of `streams`
+// streams, held behind one gate, the streams' operations enqueued in turn
+// (stream k starts from pattern_of(rank, n, k)), each hop sending what the one
+// before on its stream received: every byte arrives in its stream's order, and
+// the operations reuse their stream's pinned staging (at most 4 slots more per
+// stream, not 2 per operation; none under nccl or on the host backend, which
+// stage nothing here).
+void staged_hops_reuse_their_staging(int streams, int hops) {
   communicator c(MPI_COMM_WORLD, device(0), test_engine());
   const std::size_t n = 16 * 1024;
   const std::size_t bytes = n * sizeof(std::int32_t);
-  constexpr int hops = 32;
-  stream s(device(0));
-  sluice::device_buffer<std::int32_t> a(device(0), n), b(device(0), n);
-  sluice::pinned_buffer<std::int32_t> back(n);
-  const auto mine = pattern_of(c.rank(), n);
-  sluice::copy(s, a.data(), mine.data(), bytes);
-  s.synchronize();
-  gate g{s};
-  const std::size_t slots_before = sluice::comm::detail::staging_slots();
-  std::int32_t* from = a.data();
-  std::int32_t* to = b.data();
-  for (int hop = 0; hop < hops; ++hop) {
-    {
-      comm::group ring(c);
-      comm::send(s, from, bytes, next_rank(c), c);
-      comm::recv(s, to, bytes, previous_rank(c), c);
-    }
-    std::swap(from, to);
-  }
-  const std::size_t made = sluice::comm::detail::staging_slots() - slots_before;
-  sluice::copy(s, back.data(), from, bytes);
-  g.release();
-  s.synchronize();
-  EXPECT_LE(made, 4U) << hops << " operations on one stream made " << made << " staging slots";
-  const int origin = ((c.rank() - hops) % c.size() + c.size()) % c.size();
-  EXPECT_TRUE(std::equal(back.data(), back.data() + n, pattern_of(origin, n).begin()))
-      << "after " << hops << " hops the data is not rank " << origin << "'s";
-}
-
-// The same with several streams whose operations alternate (as a code with a
-// stream per neighbour or per field enqueues them): each stream's later
-// operation still takes the slot that stream gave back, however many other
-// streams gave theirs back since; at most 4 slots per stream are made.
-TEST_F(CommTest, COMM_1__staged_operations_of_alternating_streams_reuse_their_staging) {
-  communicator c(MPI_COMM_WORLD, device(0), test_engine());
-  const std::size_t n = 16 * 1024;
-  const std::size_t bytes = n * sizeof(std::int32_t);
-  constexpr int streams = 6;
-  constexpr int hops = 12;
   struct lane {
     std::unique_ptr<stream> s;
     std::unique_ptr<sluice::device_buffer<std::int32_t>> a, b;
     std::int32_t* from = nullptr;
     std::int32_t* to = nullptr;
   };
-  std::vector<lane> lanes(streams);
+  std::vector<lane> lanes(static_cast<std::size_t>(streams));
   gate g;
   for (int k = 0; k < streams; ++k) {
     lane& l = lanes[static_cast<std::size_t>(k)];
@@ -203,14 +166,28 @@ TEST_F(CommTest, COMM_1__staged_operations_of_alternating_streams_reuse_their_st
   }
   g.release();
   for (lane& l : lanes) l.s->synchronize();
-  EXPECT_LE(made, 4U * streams) << hops << " operations on each of " << streams
-                                << " alternating streams made " << made << " staging slots";
+  EXPECT_LE(made, 4U * static_cast<std::size_t>(streams))
+      << hops << " operations on each of " << streams << " stream(s) made " << made
+      << " staging slots";
   const int origin = ((c.rank() - hops) % c.size() + c.size()) % c.size();
   for (int k = 0; k < streams; ++k) {
     const auto& got = back[static_cast<std::size_t>(k)];
     EXPECT_TRUE(std::equal(got.data(), got.data() + n, pattern_of(origin, n, k).begin()))
         << "stream " << k << ": after " << hops << " hops the data is not rank " << origin << "'s";
   }
+}
+
+// One stream, 32 hops: at most 4 slots (64 before 3af8efe).
+TEST_F(CommTest, COMM_1__staged_operations_on_one_stream_reuse_their_staging) {
+  staged_hops_reuse_their_staging(1, 32);
+}
+
+// Six streams whose operations alternate (as a code with a stream per
+// neighbour or per field enqueues them), 12 hops each: each stream's later
+// operation still takes the slot that stream gave back, however many other
+// streams gave theirs back since (144 slots before 939284d).
+TEST_F(CommTest, COMM_1__staged_operations_of_alternating_streams_reuse_their_staging) {
+  staged_hops_reuse_their_staging(6, 12);
 }
 
 // SLUICE_COMM_PIECE_BYTES for the communicators made while it lives (rank
