@@ -812,12 +812,27 @@ bool progress::poll_nccl(batch& b) {
   return all_done;
 }
 
+namespace {
+
+// m failed: b's failure (the first one only) is m's description followed by
+// `what`; m is done.
+void fail_message(batch& b, message& m, const std::string& what) {
+  if (b.failure.empty()) b.failure = m.describe() + what;
+  m.done = true;
+}
+
+// What a receive's failure says when its send had another size.
+template <typename Count>
+std::string sent_other_size(Count bytes) {
+  return ": the matching send had " + std::to_string(bytes) +
+         " bytes (a receive must be exactly as large as its send)";
+}
+
+}  // namespace
+
 void progress::poll_pieces(batch& b, message& m) {
   auto& c = *b.comm;
-  auto fail = [&](const std::string& why) {
-    if (b.failure.empty()) b.failure = m.describe() + ": " + why;
-    m.done = true;
-  };
+  auto fail = [&](const std::string& why) { fail_message(b, m, ": " + why); };
   if (m.header_request != MPI_REQUEST_NULL) {
     int arrived = 0;
     MPI_Status status;
@@ -948,8 +963,7 @@ bool progress::receive_probed(batch& b, message& m, int& code) {
     MPI_Status status;
     code = MPI_Test(&m.header_request, &arrived, &status);
     if (code != MPI_SUCCESS) {
-      if (b.failure.empty()) b.failure = m.describe() + " failed: " + mpi_error_string(code);
-      m.done = true;
+      fail_message(b, m, " failed: " + mpi_error_string(code));
     } else if (arrived) {
       int words = 0;
       MPI_Get_count(&status, MPI_UINT64_T, &words);
@@ -975,18 +989,12 @@ bool progress::receive_probed(batch& b, message& m, int& code) {
       }
       m.straddled = true;
       code = MPI_Imrecv(m.header, 2, MPI_UINT64_T, &matched, &m.header_request);
-      if (code != MPI_SUCCESS) {
-        if (b.failure.empty()) b.failure = m.describe() + " failed: " + mpi_error_string(code);
-        m.done = true;
-      }
+      if (code != MPI_SUCCESS) fail_message(b, m, " failed: " + mpi_error_string(code));
       return false;
     }
   }
   if (code != MPI_SUCCESS || !found) {
-    if (code != MPI_SUCCESS) {
-      if (b.failure.empty()) b.failure = m.describe() + " failed: " + mpi_error_string(code);
-      m.done = true;
-    }
+    if (code != MPI_SUCCESS) fail_message(b, m, " failed: " + mpi_error_string(code));
     return false;
   }
   m.probing = false;
@@ -1001,10 +1009,7 @@ bool progress::receive_probed(batch& b, message& m, int& code) {
 }
 
 void progress::refuse_matched(batch& b, message& m, MPI_Message& matched, int bytes) {
-  if (b.failure.empty())
-    b.failure = m.describe() + ": the matching send had " + std::to_string(bytes) +
-                " bytes (a receive must be exactly as large as its send)";
-  m.done = true;
+  fail_message(b, m, sent_other_size(bytes));
   try {
     drain d;
     d.pieces = 1;
@@ -1035,13 +1040,10 @@ void progress::refuse_header(batch& b, message& m, int words) {
       // No memory: the sender's pieces wait for its timeout.
     }
   }
-  if (b.failure.empty())
-    b.failure = m.describe() + ": " +
-                (words == 2 ? "the matching send had " + std::to_string(m.header[0]) +
-                                  " bytes (a receive must be exactly as large as its send)"
-                            : "the matching send's header was not one (" + std::to_string(words) +
-                                  " words)");
-  m.done = true;
+  fail_message(b, m,
+               words == 2 ? sent_other_size(m.header[0])
+                          : ": the matching send's header was not one (" + std::to_string(words) +
+                                " words)");
 }
 
 // The pieces every message of b completed: their done flags (the stream then
@@ -1100,8 +1102,7 @@ bool progress::poll(batch& b) {
       int received = 0;
       MPI_Get_count(&status, MPI_BYTE, &received);
       if (static_cast<std::size_t>(received) != m.count)
-        b.failure = m.describe() + ": the matching send had " + std::to_string(received) +
-                    " bytes (a receive must be exactly as large as its send)";
+        b.failure = m.describe() + sent_other_size(received);
     }
   }
   if (b.pieces > 1) release_pieces(b);
