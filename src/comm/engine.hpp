@@ -112,6 +112,8 @@ struct message {
   MPI_Request size_request = MPI_REQUEST_NULL;
   std::uint64_t own_bytes = 0;
   std::uint64_t peer_bytes = 0;
+  bool size_told = false;     // nccl: request completed (or none)
+  bool size_learned = false;  // nccl: size_request completed (or none)
   // mpi: a message in pieces (docs/comm.md "Pieces"): `piece` bytes each
   // (0: whole), carried one after another, so that the stream copies one
   // piece in or out of staging while MPI carries another. A send or receive
@@ -204,7 +206,11 @@ struct batch {
   // before the stream goes on); false: they go on when NCCL is done, and a
   // failure is reported on them as it is found, like a device fault.
   bool gated = true;
-  bool verdict_given = false;    // the engine's (nccl): the lease was stored once the sizes matched
+  bool verdict_given = false;  // the engine's (nccl): the lease was stored once the sizes matched
+  // The engine's (nccl): the size exchange was posted when the engine took
+  // the batch, before its streams got there, so that a receive's verdict is
+  // usually given before its stream reaches the wait for it.
+  bool sizes_posted = false;
   bool reported = false;         // the engine's: the failure was reported on the streams
   std::size_t arrived = 0;       // the engine's: streams seen there
   std::uint64_t collective = 0;  // its place among the communicator's collectives; 0: none
@@ -266,7 +272,9 @@ class progress {
   void order(batch* b);                    // start, or wait for the collectives before it
   batch* take_inbox(bool close) noexcept;  // oldest first
   bool advance_lanes(bool stop);           // true when a stream got somewhere
-  bool poll(batch& b);                     // true when every message completed
+  void take(batch* b);                     // an enqueued batch into its streams' lanes
+  void early_verdict(batch& b);  // nccl: b's lease stored before it started, sizes matched
+  bool poll(batch& b);           // true when every message completed
   bool poll_nccl(batch& b);
   void poll_pieces(batch& b, message& m);  // m.done once every piece completed or one failed
   void finish(batch* b) noexcept;
@@ -275,6 +283,7 @@ class progress {
   //! aborted (which ends the kernels that wait for a peer) saying `why`.
   static void fail_nccl(batch& b, const std::string& why) noexcept;
   void fail_expired(batch& b);
+  void cancel(MPI_Request& r);  // MPI_Cancel, kept in cancelled_; r becomes MPI_REQUEST_NULL
   void shut_down() noexcept;
   static int on_finalize(MPI_Comm, int, void*, void*);
 

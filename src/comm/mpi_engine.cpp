@@ -292,11 +292,30 @@ int start_pieces(communicator_state& c, batch& b, message& m) {
 // learns it into peer_bytes (one way: a send does not wait for its receiver).
 int post_sizes(communicator_state& c, message& m) {
   m.own_bytes = m.count;
+  m.size_told = m.kind != op_kind::send;
+  m.size_learned = m.kind != op_kind::recv;
   if (m.kind == op_kind::send)
     return MPI_Isend(&m.own_bytes, 1, MPI_UINT64_T, m.peer, m.tag, c.mpi, &m.request);
   if (m.kind == op_kind::recv)
     return MPI_Irecv(&m.peer_bytes, 1, MPI_UINT64_T, m.peer, m.tag, c.mpi, &m.size_request);
   return MPI_SUCCESS;
+}
+
+// Whether m's size exchange completed (tested as needed); code: an MPI error.
+bool sizes_known(message& m, int& code) {
+  code = MPI_SUCCESS;
+  int completed = 0;
+  if (!m.size_told) {
+    code = MPI_Test(&m.request, &completed, MPI_STATUS_IGNORE);
+    if (code != MPI_SUCCESS) return false;
+    m.size_told = completed != 0;
+  }
+  if (m.size_told && !m.size_learned) {
+    code = MPI_Test(&m.size_request, &completed, MPI_STATUS_IGNORE);
+    if (code != MPI_SUCCESS) return false;
+    m.size_learned = completed != 0;
+  }
+  return m.size_told && m.size_learned;
 }
 
 }  // namespace
@@ -545,6 +564,7 @@ void recycle(batch* b) noexcept {
   b->failed.reset();
   b->gated = true;
   b->verdict_given = false;
+  b->sizes_posted = false;
   b->reported = false;
   b->arrived = 0;
   b->collective = 0;
@@ -667,7 +687,10 @@ bool progress::advance_lanes(bool stop) {
       const bool here = b->arrival_events.empty()
                             ? b->arrivals[k].flag->load() >= b->arrivals[k].value
                             : event_ready(b->arrival_events[k]);
-      if (!stop && !here) break;
+      if (!stop && !here) {
+        if (b->sizes_posted && !b->verdict_given) early_verdict(*b);
+        break;
+      }
       waiting.pop_front();
       --waiting_batches_;
       moved = true;
@@ -675,6 +698,10 @@ bool progress::advance_lanes(bool stop) {
       for (sluice::event* e : b->arrival_events) return_event(e);
       b->arrival_events.clear();
       if (stop) {
+        for (auto& m : b->messages) {  // nccl: its size exchange, posted when taken
+          cancel(m.request);
+          cancel(m.size_request);
+        }
         b->failure = "MPI_Finalize was called before it could start";
         finish(b);
       } else {
@@ -691,6 +718,43 @@ bool progress::advance_lanes(bool stop) {
     }
   }
   return moved;
+}
+
+void progress::take(batch* b) {
+  // nccl: the size exchange of its sends and receives goes out now, in
+  // enqueue order, not once the streams got there (sizes are known when
+  // enqueued, and no data moves): the receiver usually has its verdict before
+  // its stream reaches the wait for it (early_verdict), instead of a round
+  // trip through both engines after the stream got there. The timeout still
+  // counts from there (start).
+  if (b->comm->kind == engine::nccl && b->failure.empty()) {
+    b->sizes_posted = true;
+    for (auto& m : b->messages) {
+      const int code = post_sizes(*b->comm, m);
+      if (code != MPI_SUCCESS) {
+        b->failure = m.describe() + " could not start: " + mpi_error_string(code);
+        m.done = true;
+      }
+    }
+  }
+  for (std::size_t k = 0; k < b->streams.size(); ++k) {
+    auto it = std::find_if(lanes_.begin(), lanes_.end(),
+                           [&](const struct lane& l) { return l.stream == b->streams[k]; });
+    if (it == lanes_.end()) it = lanes_.insert(lanes_.end(), {b->streams[k], {}});
+    it->waiting.emplace_back(b, k);
+    ++waiting_batches_;
+  }
+}
+
+void progress::early_verdict(batch& b) {
+  if (!b.gated || !b.failure.empty()) return;
+  for (auto& m : b.messages) {
+    int code = MPI_SUCCESS;
+    // A failure or another size is left for poll_nccl, once started.
+    if (!sizes_known(m, code) || (m.kind == op_kind::recv && m.peer_bytes != m.own_bytes)) return;
+  }
+  b.verdict_given = true;
+  b.lease.flag->store(b.lease.value);
 }
 
 void progress::order(batch* b) {
@@ -731,15 +795,16 @@ void progress::start(batch* b) {
   b->deadline = mutation::is(mutation::kind::no_timeout) ? clock::time_point::max()
                                                          : now_ + std::chrono::seconds(timeout_s_);
   const bool nccl = c.kind == engine::nccl;
-  for (auto& m : b->messages) {
-    const int code = nccl           ? post_sizes(c, m)
-                     : m.piece != 0 ? start_pieces(c, *b, m)
-                                    : post(c, *b, m);
-    if (code != MPI_SUCCESS) {
-      b->failure = m.describe() + " could not start: " + mpi_error_string(code);
-      m.done = true;
+  if (!b->sizes_posted)
+    for (auto& m : b->messages) {
+      const int code = nccl           ? post_sizes(c, m)
+                       : m.piece != 0 ? start_pieces(c, *b, m)
+                                      : post(c, *b, m);
+      if (code != MPI_SUCCESS) {
+        b->failure = m.describe() + " could not start: " + mpi_error_string(code);
+        m.done = true;
+      }
     }
-  }
   if (mutation::is(mutation::kind::one_at_a_time)) {
     while (!poll(*b) && clock::now() < b->deadline) {
     }
@@ -760,10 +825,8 @@ bool progress::poll_nccl(batch& b) {
   bool all_done = true;
   for (auto& m : b.messages) {
     if (m.done) continue;
-    int told = 0;
-    int learned = 0;
-    int code = MPI_Test(&m.request, &told, MPI_STATUS_IGNORE);
-    if (code == MPI_SUCCESS) code = MPI_Test(&m.size_request, &learned, MPI_STATUS_IGNORE);
+    int code = MPI_SUCCESS;
+    const bool known = sizes_known(m, code);
     if (code != MPI_SUCCESS) {
       if (b.failure.empty())
         b.failure = m.describe() + ": the size exchange failed: " + mpi_error_string(code);
@@ -771,7 +834,7 @@ bool progress::poll_nccl(batch& b) {
       fail_nccl(b, b.failure);
       continue;
     }
-    if (!told || !learned) {
+    if (!known) {
       all_done = false;
       continue;
     }
@@ -1109,6 +1172,13 @@ bool progress::poll(batch& b) {
   return all_done;
 }
 
+void progress::cancel(MPI_Request& r) {
+  if (r == MPI_REQUEST_NULL) return;
+  MPI_Cancel(&r);
+  cancelled_.push_back(r);  // completes later, cancelled or not; never waited for
+  r = MPI_REQUEST_NULL;
+}
+
 void progress::fail_expired(batch& b) {
   std::string waiting;
   const bool nccl = b.comm->kind == engine::nccl;
@@ -1118,24 +1188,9 @@ void progress::fail_expired(batch& b) {
     waiting += m.describe();
     if (m.ring != nullptr) m.ring->cancel(cancelled_);
     if (m.small)
-      for (MPI_Request& r : b.requests)
-        if (r != MPI_REQUEST_NULL) {
-          MPI_Cancel(&r);
-          cancelled_.push_back(r);
-          r = MPI_REQUEST_NULL;
-        }
-    for (MPI_Request& r : m.piece_requests)
-      if (r != MPI_REQUEST_NULL) {
-        MPI_Cancel(&r);
-        cancelled_.push_back(r);
-        r = MPI_REQUEST_NULL;
-      }
-    for (MPI_Request* r : {&m.request, &m.size_request, &m.header_request})
-      if (*r != MPI_REQUEST_NULL) {
-        MPI_Cancel(r);
-        cancelled_.push_back(*r);  // completes later, cancelled or not; never waited for
-        *r = MPI_REQUEST_NULL;
-      }
+      for (MPI_Request& r : b.requests) cancel(r);
+    for (MPI_Request& r : m.piece_requests) cancel(r);
+    for (MPI_Request* r : {&m.request, &m.size_request, &m.header_request}) cancel(*r);
     m.done = true;
   }
   if (b.failure.empty())
@@ -1211,13 +1266,7 @@ void progress::run() {
           order(b);  // the mutation: started before its streams get there
           continue;
         }
-        for (std::size_t k = 0; k < b->streams.size(); ++k) {
-          auto it = std::find_if(lanes_.begin(), lanes_.end(),
-                                 [&](const struct lane& l) { return l.stream == b->streams[k]; });
-          if (it == lanes_.end()) it = lanes_.insert(lanes_.end(), {b->streams[k], {}});
-          it->waiting.emplace_back(b, k);
-          ++waiting_batches_;
-        }
+        take(b);
       }
       if (advance_lanes(stop)) moved = true;
       // Deadlines are seconds: the clock is read every 32nd pass (and after
