@@ -397,7 +397,12 @@ void enqueue(batch_ptr b) {
   if (nccl) {
     for (std::size_t j = 0; j < b->streams.size(); ++j)
       b->done_events.push_back(lease_event(b->comm->device));
-    b->failed = std::make_shared<std::atomic<bool>>(false);
+    if (b->failed_spare) {  // the batch's last one, no longer shared
+      b->failed = std::move(b->failed_spare);
+      b->failed->store(false);
+    } else {
+      b->failed = std::make_shared<std::atomic<bool>>(false);
+    }
     // Only a receive waits for the engine's verdict (its size against the
     // send's): the rest goes on as soon as NCCL is done, without a round trip
     // through the engine thread (about 10 us per operation on 2x H100).

@@ -409,16 +409,18 @@ void nccl_enqueue(batch& b) noexcept {
     return;
   }
   try {
-    std::vector<cudaStream_t> natives;
-    natives.reserve(b.streams.size());
+    // Kept by the thread from one operation to the next: no allocation per
+    // operation once the largest batch was seen.
+    thread_local std::vector<cudaStream_t> natives;
+    thread_local std::vector<std::pair<ncclComm_t, const message*>> calls;
+    natives.clear();
+    calls.clear();
     for (stream_ref s : b.streams) natives.push_back(native_handle(s));
     const on_device on(c.device.id());
     // A group's messages by lane: NCCL may run the kernels of several NCCL
     // communicators of one group one after another (it does not promise that
     // they progress together); in lane order on every rank, a send's kernel
     // never waits behind a kernel whose peer waits behind it.
-    std::vector<std::pair<ncclComm_t, const message*>> calls;
-    calls.reserve(b.messages.size());
     for (const message& m : b.messages)
       calls.emplace_back(m.kind == op_kind::send || m.kind == op_kind::recv
                              ? message_lane(c, m)
@@ -427,9 +429,12 @@ void nccl_enqueue(batch& b) noexcept {
     auto lane_index = [&c](ncclComm_t comm) {
       return std::find(c.nccl.begin(), c.nccl.end(), static_cast<void*>(comm)) - c.nccl.begin();
     };
-    std::stable_sort(calls.begin(), calls.end(), [&](const auto& x, const auto& y) {
-      return lane_index(x.first) < lane_index(y.first);
-    });
+    // Stable, by lane; in place (std::stable_sort takes a buffer from the
+    // heap, even for one call): a group has a few messages.
+    for (std::size_t i = 1; i < calls.size(); ++i)
+      for (std::size_t j = i; j > 0 && lane_index(calls[j].first) < lane_index(calls[j - 1].first);
+           --j)
+        std::swap(calls[j], calls[j - 1]);
     // The calls of the batch's first lane go on their own streams; those of
     // later lanes on the communicator's helper stream, which waits for the
     // batch's streams first and which they wait for after: NCCL runs the

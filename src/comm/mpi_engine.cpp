@@ -561,7 +561,11 @@ void recycle(batch* b) noexcept {
   b->piece_arrivals.clear();
   b->piece_done.clear();
   b->pieces_released = 0;
-  b->failed.reset();
+  // Kept for the batch's next nccl use unless a host task still holds it.
+  if (b->failed && b->failed.use_count() == 1)
+    b->failed_spare = std::move(b->failed);
+  else
+    b->failed.reset();
   b->gated = true;
   b->verdict_given = false;
   b->sizes_posted = false;
