@@ -6,10 +6,9 @@
 // MPI calls (barriers) run beside the engine thread. The watchdog names a
 // test that hangs (exit 124). A GPU backend where a rank has no device of it
 // (CI, the VM) runs nothing: rank 0 says so and every rank exits 77 (skipped).
-#include "comm_test.hpp"
-
 #include "../conformance/watchdog.hpp"
 #include "../family_report.hpp"
+#include "comm_test.hpp"
 
 #include <sluice/backend.hpp>
 #include <sluice/device.hpp>
@@ -66,9 +65,10 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (provided < MPI_THREAD_MULTIPLE || size < 2) {
     if (rank == 0)
-      std::fprintf(stderr,
-                   "sluice-comm: needs >= 2 ranks and MPI_THREAD_MULTIPLE (got %d ranks, level %d)\n",
-                   size, provided);
+      std::fprintf(
+          stderr,
+          "sluice-comm: needs >= 2 ranks and MPI_THREAD_MULTIPLE (got %d ranks, level %d)\n", size,
+          provided);
     MPI_Finalize();
     return 2;
   }
@@ -136,7 +136,8 @@ int main(int argc, char** argv) {
   if (rank == 0 && ::testing::GTEST_FLAG(filter) == "*" &&
       sluice::conformance::report_family(std::string("sluice-comm-") + sluice::backend_name() +
                                              " (" + std::to_string(size) + " ranks)",
-                                         rules, sluice::conformance::markdown_argument(argc, argv)) != 0)
+                                         rules,
+                                         sluice::conformance::markdown_argument(argc, argv)) != 0)
     result = 1;
   int worst = result;
   MPI_Allreduce(&result, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
