@@ -301,6 +301,20 @@ int post_sizes(communicator_state& c, message& m) {
   return MPI_SUCCESS;
 }
 
+// m failed: b's failure (the first one only) is m's description followed by
+// `what`; m is done.
+void fail_message(batch& b, message& m, const std::string& what) {
+  if (b.failure.empty()) b.failure = m.describe() + what;
+  m.done = true;
+}
+
+// What a receive's failure says when its send had another size.
+template <typename Count>
+std::string sent_other_size(Count bytes) {
+  return ": the matching send had " + std::to_string(bytes) +
+         " bytes (a receive must be exactly as large as its send)";
+}
+
 // Whether m's size exchange completed (tested as needed); code: an MPI error.
 bool sizes_known(message& m, int& code) {
   code = MPI_SUCCESS;
@@ -731,13 +745,16 @@ void progress::take(batch* b) {
   // its stream reaches the wait for it (early_verdict), instead of a round
   // trip through both engines after the stream got there. The timeout still
   // counts from there (start).
+  // (An MPI error here fails the batch as any nccl failure: reported on its
+  // streams, the NCCL communicator aborted; start() then finishes it.)
   if (b->comm->kind == engine::nccl && b->failure.empty()) {
     b->sizes_posted = true;
     for (auto& m : b->messages) {
       const int code = post_sizes(*b->comm, m);
       if (code != MPI_SUCCESS) {
-        b->failure = m.describe() + " could not start: " + mpi_error_string(code);
-        m.done = true;
+        fail_message(*b, m, " could not start: " + mpi_error_string(code));
+        fail_nccl(*b, b->failure);
+        break;
       }
     }
   }
@@ -878,24 +895,6 @@ bool progress::poll_nccl(batch& b) {
   }
   return all_done;
 }
-
-namespace {
-
-// m failed: b's failure (the first one only) is m's description followed by
-// `what`; m is done.
-void fail_message(batch& b, message& m, const std::string& what) {
-  if (b.failure.empty()) b.failure = m.describe() + what;
-  m.done = true;
-}
-
-// What a receive's failure says when its send had another size.
-template <typename Count>
-std::string sent_other_size(Count bytes) {
-  return ": the matching send had " + std::to_string(bytes) +
-         " bytes (a receive must be exactly as large as its send)";
-}
-
-}  // namespace
 
 void progress::poll_pieces(batch& b, message& m) {
   auto& c = *b.comm;
