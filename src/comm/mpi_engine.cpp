@@ -849,9 +849,7 @@ bool progress::poll_nccl(batch& b) {
     int code = MPI_SUCCESS;
     const bool known = sizes_known(m, code);
     if (code != MPI_SUCCESS) {
-      if (b.failure.empty())
-        b.failure = m.describe() + ": the size exchange failed: " + mpi_error_string(code);
-      m.done = true;
+      fail_message(b, m, ": the size exchange failed: " + mpi_error_string(code));
       fail_nccl(b, b.failure);
       continue;
     }
