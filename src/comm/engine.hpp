@@ -201,8 +201,8 @@ struct batch {
   // nccl: set by the engine before it releases the streams when the batch
   // failed; the host tasks that copy results out of staging then copy nothing.
   std::shared_ptr<std::atomic<bool>> failed;
-  std::shared_ptr<std::atomic<bool>>
-      failed_spare;  // recycle()'s: `failed` of the last use, unshared
+  // recycle()'s: `failed` of the last use, when no host task still held it.
+  std::shared_ptr<std::atomic<bool>> failed_spare;
   // nccl: whether the streams wait for the engine's verdict after the NCCL
   // calls (a batch with a receive: its size is checked against the send's
   // before the stream goes on); false: they go on when NCCL is done, and a
