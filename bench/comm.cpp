@@ -127,6 +127,9 @@ struct row {
   // operation's share, the host side bounds the loop.
   double sluice_enqueue_us = 0, raw_enqueue_us = 0;
   double algbw = 0, busbw = 0, raw_algbw = 0, raw_busbw = 0;  // GB/s, 1e9 bytes
+  // Rank 0's sluice operations of the row (warm-ups included) that started
+  // before their stream got there (back-to-back small collectives), and all.
+  unsigned long long started_early = 0, operations = 0;
   bool checked = false;
 };
 
@@ -644,6 +647,7 @@ int main(int argc, char** argv) {
           const int iters = iterations_for(bytes, o);
           const int warmup = o.warmup > 0 ? o.warmup : std::max(2, iters / 10);
           std::vector<double> sluice_t, raw_t, sluice_enq, raw_enq;
+          const unsigned long long early_before = comm::detail::operations_started_early();
           bool ok = true;
           for (int trial = 0; trial < o.trials; ++trial) {
             // sluice: enqueue them all, then wait.
@@ -709,6 +713,10 @@ int main(int argc, char** argv) {
             }
           }
           row w;
+          w.started_early = comm::detail::operations_started_early() - early_before;
+          w.operations = static_cast<unsigned long long>(o.trials) *
+                         static_cast<unsigned long long>(iters + warmup) *
+                         (drain.empty() ? 1ULL : 2ULL);
           w.op = op;
           w.bytes = bytes;
           w.iters = iters;
@@ -733,6 +741,9 @@ int main(int argc, char** argv) {
                   "# %s %zu split (median of %d): enqueue while held %.3f us per "
                   "operation (rank 0), drain %.3f us per operation (slowest rank)\n",
                   op.c_str(), bytes, o.trials, median(held_enq) * 1e6, median(drain) * 1e6);
+            if (w.started_early != 0)
+              std::printf("# %s %zu started early: %llu of %llu operations (rank 0)\n", op.c_str(),
+                          bytes, w.started_early, w.operations);
             if (std::getenv("SLUICE_COMMBENCH_ENQUEUE") != nullptr)
               std::printf("# %s %zu enqueue per operation (rank 0): sluice %.2f us, raw %.2f us\n",
                           op.c_str(), bytes, w.sluice_enqueue_us, w.raw_enqueue_us);
@@ -809,7 +820,9 @@ int main(int argc, char** argv) {
                                {"delta_us", w.sluice_us - w.raw_us},
                                {"data", w.checked ? "ok" : "bad"},
                                {"sluice_enqueue_us", w.sluice_enqueue_us},
-                               {"raw_enqueue_us", w.raw_enqueue_us}});
+                               {"raw_enqueue_us", w.raw_enqueue_us},
+                               {"started_early", w.started_early},
+                               {"operations", w.operations}});
       std::ofstream js(o.json);
       js << doc.dump(2) << '\n';
       js.close();

@@ -683,6 +683,9 @@ int device_memory_of(const void* p) noexcept {
   return device;
 }
 
+// Work enqueued on the native handle (a kernel) is not seen here.
+std::uint64_t enqueued_count(stream_ref) noexcept { return unknown_count; }
+
 host_function_paths host_function_path_counts() noexcept {
   return {batches_by_signal.load(std::memory_order_relaxed),
           batches_by_callback.load(std::memory_order_relaxed),

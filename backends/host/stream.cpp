@@ -326,6 +326,14 @@ int device_memory_of(const void*) noexcept { return -1; }  // all memory is the 
 
 host_function_paths host_function_path_counts() noexcept { return {}; }  // no device, no path
 
+std::uint64_t enqueued_count(stream_ref s) noexcept {
+  try {
+    return checked(s, "sluice::detail::enqueued_count").enqueued.load(std::memory_order_acquire);
+  } catch (...) {
+    return unknown_count;
+  }
+}
+
 void report_stream_failure(stream_ref s, errc code, std::string message) {
   auto& st = checked(s, "sluice::detail::report_stream_failure");
   st.failures.add(code, std::move(message));

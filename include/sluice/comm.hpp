@@ -132,7 +132,10 @@ void all_gather(stream_ref s, const T* in, T* out, std::size_t count_per_rank,
 
 namespace detail {
 struct group_state;
-}
+//! How many operations of this process started before their stream got
+//! there (back-to-back small collectives, docs/comm.md). For benches and tests.
+unsigned long long operations_started_early() noexcept;
+}  // namespace detail
 
 //! Sends and receives of `c` enqueued on this thread while the group lives
 //! start together when it ends, so an exchange cannot deadlock whatever the

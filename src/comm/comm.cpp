@@ -421,6 +421,15 @@ void enqueue(batch_ptr b) {
   // Enqueued on the streams and submitted in one piece: the engine sees the
   // batches of each stream in that stream's order.
   std::lock_guard<std::mutex> in_order(progress::enqueue_order());
+  // Back-to-back collectives (mpi, one stream, nothing staged): the stream's
+  // operations before and after this batch's, kept when they are exactly
+  // this batch's (nobody else enqueued on the stream meanwhile).
+  const bool counted = !nccl && streams == 1 && pieces == 1 &&
+                       std::all_of(b->messages.begin(), b->messages.end(), [](const message& m) {
+                         return m.stage_in.device == nullptr && m.stage_out.device == nullptr;
+                       });
+  const std::uint64_t from =
+      counted ? sluice::detail::enqueued_count(b->streams[0]) : sluice::detail::unknown_count;
   try {
     for (; k < b->streams.size(); ++k) {
       if (!spans.empty()) spans[k] = open_span(*b, k);
@@ -465,6 +474,15 @@ void enqueue(batch_ptr b) {
       if (i % streams >= k) b->piece_arrivals[i].flag->store(b->piece_arrivals[i].value);
     progress::get().submit(b.release());
     throw;
+  }
+  if (from != sluice::detail::unknown_count) {
+    // Its arrival and its wait, and a span's two markers while tracing.
+    const std::uint64_t ours = span_of(0).id != 0 ? 4 : 2;
+    const std::uint64_t to = sluice::detail::enqueued_count(b->streams[0]);
+    if (to != sluice::detail::unknown_count && to - from == ours) {
+      b->enqueued_from = from;
+      b->enqueued_to = to;
+    }
   }
   if (mutation::is(mutation::kind::enqueue_waits)) {
     const flag_lease done = b->lease;

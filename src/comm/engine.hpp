@@ -213,7 +213,21 @@ struct batch {
   // the batch, before its streams got there, so that a receive's verdict is
   // usually given before its stream reaches the wait for it.
   bool sizes_posted = false;
-  bool reported = false;         // the engine's: the failure was reported on the streams
+  bool reported = false;  // the engine's: the failure was reported on the streams
+  // Back-to-back collectives (docs/comm.md): the operations its one stream
+  // had before and after comm.cpp enqueued it, where the backend counts them
+  // (sluice::detail::enqueued_count) and nobody else enqueued meanwhile;
+  // unknown_count otherwise.
+  std::uint64_t enqueued_from = ~std::uint64_t{0};
+  std::uint64_t enqueued_to = ~std::uint64_t{0};
+  // The engine's: nothing was enqueued on its stream between the collective
+  // of the same communicator before it and it (`chained`); it was started
+  // before its stream got there (`early`), its stream got there (`here`), its
+  // messages completed before that (`completed`: finished once `here`).
+  bool chained = false;
+  bool early = false;
+  bool here = false;
+  bool completed = false;
   std::size_t arrived = 0;       // the engine's: streams seen there
   std::uint64_t collective = 0;  // its place among the communicator's collectives; 0: none
   bool grouped = false;          // a group's (its trace span is named "group")
@@ -271,7 +285,8 @@ class progress {
   progress();
   void run();
   void start(batch* b);
-  void order(batch* b);                    // start, or wait for the collectives before it
+  void order(batch* b);  // start, or wait for the collectives before it
+  friend unsigned long long operations_started_early() noexcept;
   batch* take_inbox(bool close) noexcept;  // oldest first
   bool advance_lanes(bool stop);           // true when a stream got somewhere
   void take(batch* b);                     // an enqueued batch into its streams' lanes
@@ -304,7 +319,23 @@ class progress {
   struct lane {
     stream_ref stream;
     std::deque<std::pair<batch*, std::size_t>> waiting;  // batch, its index of the stream
+    // The batch taken last (take()): its communicator, whether it was a
+    // collective, the stream's operations after it (what `chained` compares).
+    const communicator_state* last_comm = nullptr;
+    bool last_collective = false;
+    std::uint64_t enqueued_to = ~std::uint64_t{0};
+    // What the batch that got there last writes (it may still be in flight):
+    // a collective started early must not read it.
+    const void* written = nullptr;
+    std::size_t written_bytes = 0;
   };
+  // A small all_reduce or all_gather whose stream's operation before it is a
+  // collective of its communicator, with nothing enqueued between, starts
+  // while that one is in flight (docs/comm.md "Back-to-back collectives"):
+  // at most this many of a stream at once.
+  static constexpr std::size_t early_window = 16;
+  bool start_early(lane& l);  // true when it started one
+  static std::atomic<unsigned long long> started_early_;
   std::vector<lane> lanes_;
   std::size_t waiting_batches_ = 0;  // entries in lanes_
   std::vector<batch*> active_;

@@ -106,6 +106,17 @@ int post_small(communicator_state& c, batch& b, message& m) {
         if (r != c.rank) code = post_send(m.out, r);
       return code;
     case op_kind::all_gather: {
+      if (bytes <= small_bytes()) {  // through scratch, as all_reduce (finish_small)
+        b.scratch.resize(bytes * static_cast<std::size_t>(c.size));
+        char* all = b.scratch.data();
+        char* own = all + static_cast<std::size_t>(c.rank) * bytes;
+        std::memcpy(own, m.in, bytes);
+        for (int r = 0; r < c.size && code == MPI_SUCCESS; ++r)
+          if (r != c.rank) code = post_recv(all + static_cast<std::size_t>(r) * bytes, r);
+        for (int r = 0; r < c.size && code == MPI_SUCCESS; ++r)
+          if (r != c.rank) code = post_send(own, r);
+        return code;
+      }
       char* out = static_cast<char*>(m.out);
       char* own = out + static_cast<std::size_t>(c.rank) * bytes;
       for (int r = 0; r < c.size && code == MPI_SUCCESS; ++r)
@@ -131,14 +142,46 @@ int post_small(communicator_state& c, batch& b, message& m) {
   }
 }
 
-// The small collective m of b completed: all_reduce's reduction, in rank order.
+// The small collective m of b completed (finish(), once its stream got
+// there): every rank's block from b.scratch into `out`, all_reduce's reduced
+// in rank order. So such a collective reads `in` when posted and writes `out`
+// when finished, in its stream's order (what lets it start early).
 void finish_small(const communicator_state& c, const batch& b, message& m) noexcept {
-  if (m.kind != op_kind::all_reduce) return;
   const std::size_t bytes = m.count * element_size(m.type);
   const char* all = b.scratch.data();
+  if (m.kind == op_kind::all_gather) {
+    if (bytes <= small_bytes()) std::memcpy(m.out, all, bytes * static_cast<std::size_t>(c.size));
+    return;
+  }
+  if (m.kind != op_kind::all_reduce) return;
   std::memcpy(m.out, all, bytes);
   for (int r = 1; r < c.size; ++r)
     reduce(m.out, m.out, all + static_cast<std::size_t>(r) * bytes, m.count, m.type, m.op);
+}
+
+bool overlaps(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
+  if (a == nullptr || b == nullptr || a_bytes == 0 || b_bytes == 0) return false;
+  const auto x = reinterpret_cast<std::uintptr_t>(a);
+  const auto y = reinterpret_cast<std::uintptr_t>(b);
+  return x < y + b_bytes && y < x + a_bytes;
+}
+
+// Whether b (one message) goes by post_small through b.scratch: a small
+// all_reduce below the ring's size or a small all_gather.
+bool through_scratch(const communicator_state& c, const batch& b) {
+  if (b.messages.size() != 1 || b.pieces != 1) return false;
+  const message& m = b.messages.front();
+  const std::size_t bytes = m.count * element_size(m.type);
+  return (m.kind == op_kind::all_gather ||
+          (m.kind == op_kind::all_reduce && bytes < ring_bytes())) &&
+         c.size > 1 && c.size <= small_ranks && c.ring != MPI_COMM_NULL && small_bytes() > 0 &&
+         bytes <= small_bytes() && m.stage_in.device == nullptr && m.stage_out.device == nullptr;
+}
+
+// The bytes collective m writes at `out`.
+std::size_t written_by(const communicator_state& c, const message& m) {
+  const std::size_t bytes = m.count * element_size(m.type);
+  return m.kind == op_kind::all_gather ? bytes * static_cast<std::size_t>(c.size) : bytes;
 }
 
 // The first of the ring's tags of the collective-th collective on c.ring: its
@@ -403,6 +446,7 @@ kind active() {
                  {"no_timeout", kind::no_timeout},
                  {"piece_header_unchecked", kind::piece_header_unchecked},
                  {"receive_unprobed", kind::receive_unprobed},
+                 {"chain_unchecked", kind::chain_unchecked},
                  {"untraced", kind::untraced}};
     for (const auto& n : names)
       if (std::strcmp(v, n.name) == 0) {
@@ -584,6 +628,8 @@ void recycle(batch* b) noexcept {
   b->verdict_given = false;
   b->sizes_posted = false;
   b->reported = false;
+  b->enqueued_from = b->enqueued_to = sluice::detail::unknown_count;
+  b->chained = b->early = b->here = b->completed = false;
   b->arrived = 0;
   b->collective = 0;
   b->grouped = false;
@@ -707,11 +753,28 @@ bool progress::advance_lanes(bool stop) {
                             : event_ready(b->arrival_events[k]);
       if (!stop && !here) {
         if (b->sizes_posted && !b->verdict_given) early_verdict(*b);
+        if (start_early(lanes_[i])) moved = true;
         break;
       }
       waiting.pop_front();
       --waiting_batches_;
       moved = true;
+      if (b->streams.size() == 1 && b->collective != 0 && b->messages.size() == 1) {
+        lanes_[i].written = b->messages.front().out;
+        lanes_[i].written_bytes = written_by(*b->comm, b->messages.front());
+      } else {
+        lanes_[i].written = nullptr;  // (the next batch is not chained to it)
+      }
+      if (b->early) {  // started before: finished now if its messages completed
+        b->here = true;
+        if (b->completed)
+          finish(b);
+        else if (!stop)  // the timeout counts from here, as for any operation
+          b->deadline = mutation::is(mutation::kind::no_timeout)
+                            ? clock::time_point::max()
+                            : now_ + std::chrono::seconds(timeout_s_);
+        continue;
+      }
       if (++b->arrived < b->streams.size()) continue;
       for (sluice::event* e : b->arrival_events) return_event(e);
       b->arrival_events.clear();
@@ -761,10 +824,66 @@ void progress::take(batch* b) {
   for (std::size_t k = 0; k < b->streams.size(); ++k) {
     auto it = std::find_if(lanes_.begin(), lanes_.end(),
                            [&](const struct lane& l) { return l.stream == b->streams[k]; });
-    if (it == lanes_.end()) it = lanes_.insert(lanes_.end(), {b->streams[k], {}});
+    if (it == lanes_.end()) it = lanes_.insert(lanes_.end(), lane{b->streams[k], {}});
     it->waiting.emplace_back(b, k);
     ++waiting_batches_;
+    // Batches reach the engine in their streams' order: the lane's last one
+    // is the one before b on its stream.
+    const bool single = b->streams.size() == 1;
+    b->chained =
+        single && b->collective != 0 && it->last_collective && it->last_comm == b->comm.get() &&
+        b->enqueued_from != sluice::detail::unknown_count && b->enqueued_from == it->enqueued_to;
+    it->last_comm = b->comm.get();
+    it->last_collective = single && b->collective != 0;
+    it->enqueued_to = single ? b->enqueued_to : sluice::detail::unknown_count;
   }
+}
+
+std::atomic<unsigned long long> progress::started_early_{0};
+
+unsigned long long operations_started_early() noexcept {
+  return progress::started_early_.load(std::memory_order_relaxed);
+}
+
+// Back-to-back collectives (docs/comm.md): the first batches of lane l that
+// have not got there yet, in order, start now when each is a small
+// all_reduce or all_gather (it reads `in` when posted and writes `out` when
+// finished, in its stream's order: finish_small) chained to the collective
+// before it (the same communicator, nothing enqueued between on the stream),
+// it is its communicator's next collective (collectives start in enqueue
+// order), and its `in` is nothing that one still in flight before it writes.
+// Neither deadlocks nor completes what would not otherwise: every rank's
+// part of such a collective needs every rank's part of it, so every rank has
+// started the collective before it (docs/comm.md says why only these).
+bool progress::start_early(lane& l) {
+  if (mutation::is(mutation::kind::one_at_a_time)) return false;  // it finishes what it starts
+  const bool unchecked = mutation::is(mutation::kind::chain_unchecked);
+  bool started = false;
+  std::size_t seen = 0;
+  for (auto& [b, k] : l.waiting) {
+    if (++seen > early_window) break;
+    if (b->early) continue;
+    auto& c = *b->comm;
+    if (!(b->chained || unchecked) || c.kind != engine::mpi || !b->failure.empty() ||
+        b->collective != c.next_collective || !c.waiting.empty() || !through_scratch(c, *b))
+      break;
+    const message& m = b->messages.front();
+    const std::size_t bytes = m.count * element_size(m.type);
+    bool reads_written = overlaps(m.in, bytes, l.written, l.written_bytes);
+    for (auto& [before, j] : l.waiting) {
+      if (before == b) break;
+      reads_written = reads_written || overlaps(m.in, bytes, before->messages.front().out,
+                                                written_by(c, before->messages.front()));
+    }
+    if (reads_written && !unchecked) break;
+    ++c.next_collective;
+    b->early = true;
+    start(b);
+    b->deadline = clock::time_point::max();  // it counts once its stream gets there
+    started_early_.fetch_add(1, std::memory_order_relaxed);
+    started = true;
+  }
+  return started;
 }
 
 void progress::early_verdict(batch& b) {
@@ -1143,8 +1262,7 @@ bool progress::poll(batch& b) {
     } else if (m.small) {
       code = MPI_Testall(static_cast<int>(b.requests.size()), b.requests.data(), &completed,
                          MPI_STATUSES_IGNORE);
-      status.MPI_ERROR = code;
-      if (code == MPI_SUCCESS && completed) finish_small(*b.comm, b, m);
+      status.MPI_ERROR = code;  // (finish() writes the result: finish_small)
     } else {
       if (m.probing && !receive_probed(b, m, code)) {
         all_done = all_done && m.done;
@@ -1223,6 +1341,9 @@ void progress::report(batch& b) noexcept {
 }
 
 void progress::finish(batch* b) noexcept {
+  if (b->failure.empty())
+    for (auto& m : b->messages)
+      if (m.small && m.done) finish_small(*b->comm, *b, m);
   report(*b);
   for (const flag_lease& d : b->piece_done) d.flag->store(d.value);  // every piece's copy out
   b->lease.flag->store(b->lease.value);                              // the streams go on
@@ -1288,6 +1409,11 @@ void progress::run() {
         if (done) {
           active_[i] = active_.back();
           active_.pop_back();
+          if (b->early && !b->here) {  // finished once its stream gets there
+            b->completed = true;
+            moved = true;
+            continue;
+          }
           finish(b);
           moved = true;
           finished = true;

@@ -18,6 +18,8 @@ enum class kind {
   receive_unprobed,       //!< a whole receive is posted before its message's size is known (COMM-7)
   piece_header_unchecked,  //!< a receive in pieces takes them without checking the send's size
                            //!< (COMM-7)
+  chain_unchecked,         //!< a small collective starts before its stream gets there whatever was
+                           //!< enqueued before it (COMM-1)
   untraced,  //!< operations leave no span in a trace (ctest comm.<backend>.trace.mutation)
 };
 

@@ -74,6 +74,62 @@ TEST_F(CommTest, COMM_1__send_reads_after_prior_work_and_recv_is_visible_after) 
       << "the send read its buffer before the work before it had written it";
 }
 
+// Back-to-back small collectives may start before their stream gets there
+// (the host backend, docs/comm.md "Back-to-back collectives"), but never
+// before the collective before them wrote what they read: each one here reads
+// the result of the one before it.
+TEST_F(CommTest, COMM_1__a_collective_reads_what_the_collective_before_it_wrote) {
+  communicator c(MPI_COMM_WORLD, device(0), test_engine());
+  stream s(device(0));
+  const int size = c.size();
+  constexpr std::size_t n = 4;
+  std::int32_t x[n], y[n], z[n];
+  std::vector<std::int32_t> gathered(n * static_cast<std::size_t>(size), -1);
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = c.rank() + static_cast<std::int32_t>(i);
+    y[i] = z[i] = -1;
+  }
+  comm::all_reduce(s, x, y, n, reduce_op::sum, c);  // y[i] = size (size - 1) / 2 + size i
+  comm::all_reduce(s, y, z, n, reduce_op::sum, c);  // z = size y
+  comm::all_gather(s, z, gathered.data(), n, c);    // every rank's z
+  s.synchronize();
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::int32_t want_y = size * (size - 1) / 2 + size * static_cast<std::int32_t>(i);
+    ASSERT_EQ(y[i], want_y) << i;
+    EXPECT_EQ(z[i], size * want_y) << "the second all_reduce read its input early, element " << i;
+    for (int r = 0; r < size; ++r)
+      EXPECT_EQ(gathered[static_cast<std::size_t>(r) * n + i], size * want_y)
+          << "the all_gather read its input early, slot " << r << ", element " << i;
+  }
+}
+
+// A collective after other work on its stream (a host function) reads what
+// that work wrote, though the collective before that one is still in flight.
+TEST_F(CommTest, COMM_1__a_collective_reads_its_input_after_the_work_before_it) {
+  communicator c(MPI_COMM_WORLD, device(0), test_engine());
+  stream s(device(0));
+  const int size = c.size();
+  constexpr std::size_t n = 4;
+  std::int32_t x[n], y[n], w[n], z[n];
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = 1;
+    w[i] = -1;
+    y[i] = z[i] = 0;
+  }
+  comm::all_reduce(s, x, y, n, reduce_op::sum, c);
+  s.host_func([&] {
+    for (std::size_t i = 0; i < n; ++i) w[i] = 100 + c.rank();
+  });
+  comm::all_reduce(s, w, z, n, reduce_op::sum, c);
+  s.synchronize();
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(y[i], size) << i;
+    EXPECT_EQ(z[i], 100 * size + size * (size - 1) / 2)
+        << "the all_reduce read its input before the host function before it wrote it, element "
+        << i;
+  }
+}
+
 // Device buffers: the data travels in stream order on every backend (on the
 // GPU backends through pinned staging, for an MPI that cannot read device
 // memory): uploaded, exchanged, reduced in place, downloaded, all on one stream.

@@ -5,6 +5,7 @@
 #include <sluice/error.hpp>
 #include <sluice/stream.hpp>
 
+#include <cstdint>
 #include <string>
 
 namespace sluice::detail {
@@ -42,6 +43,16 @@ void report_stream_failure(stream_ref s, errc code, std::string message);
 //! the host backend). What sluice::comm stages through pinned memory for an
 //! MPI that cannot read device memory.
 int device_memory_of(const void* p) noexcept;
+
+//! How many operations were enqueued on `s` since it was created, where the
+//! backend sees every one (the host backend: every operation is sluice's);
+//! `unknown_count` on the GPU backends (work enqueued on the native handle is
+//! not seen) and for a destroyed stream. sluice::comm starts a small
+//! collective before its stream gets there only when nothing else was
+//! enqueued on the stream between it and the collective before it
+//! (docs/comm.md "Back-to-back collectives").
+constexpr std::uint64_t unknown_count = ~std::uint64_t{0};
+std::uint64_t enqueued_count(stream_ref s) noexcept;
 
 //! How many host-function batches (host functions enqueued back to back
 //! share one) took each path since the process started. GPU backends: a
