@@ -447,6 +447,7 @@ kind active() {
                  {"piece_header_unchecked", kind::piece_header_unchecked},
                  {"receive_unprobed", kind::receive_unprobed},
                  {"chain_unchecked", kind::chain_unchecked},
+                 {"early_deadline", kind::early_deadline},
                  {"untraced", kind::untraced}};
     for (const auto& n : names)
       if (std::strcmp(v, n.name) == 0) {
@@ -769,7 +770,7 @@ bool progress::advance_lanes(bool stop) {
         b->here = true;
         if (b->completed)
           finish(b);
-        else if (!stop)  // the timeout counts from here, as for any operation
+        else if (!stop && !mutation::is(mutation::kind::early_deadline))  // it counts from here
           b->deadline = mutation::is(mutation::kind::no_timeout)
                             ? clock::time_point::max()
                             : now_ + std::chrono::seconds(timeout_s_);
@@ -879,7 +880,8 @@ bool progress::start_early(lane& l) {
     ++c.next_collective;
     b->early = true;
     start(b);
-    b->deadline = clock::time_point::max();  // it counts once its stream gets there
+    if (!mutation::is(mutation::kind::early_deadline))
+      b->deadline = clock::time_point::max();  // it counts once its stream gets there
     started_early_.fetch_add(1, std::memory_order_relaxed);
     started = true;
   }

@@ -20,6 +20,8 @@ enum class kind {
                            //!< (COMM-7)
   chain_unchecked,         //!< a small collective starts before its stream gets there whatever was
                            //!< enqueued before it (COMM-1)
+  early_deadline,          //!< a collective started early times out counting from its start, not
+                           //!< from where its stream got there (COMM-7)
   untraced,  //!< operations leave no span in a trace (ctest comm.<backend>.trace.mutation)
 };
 

@@ -618,6 +618,36 @@ TEST_F(CommTest, COMM_7__a_peer_that_never_sends_is_a_comm_failure_within_the_ti
   world_barrier();
 }
 
+// A collective's timeout counts from where its stream got there, also when it
+// started earlier (back-to-back collectives, docs/comm.md): rank 1 reaches
+// its first all_reduce 0.6 T late and its second 1.2 T late (T:
+// SLUICE_COMM_TIMEOUT_S); the others enqueue both back to back, so their
+// second gets there at about 0.6 T and may start at once. Counted from its
+// start, it would fail at T; from its stream's arrival it has until 1.6 T.
+TEST_F(CommTest, COMM_7__a_collective_started_early_times_out_from_where_its_stream_got_there) {
+  communicator c(MPI_COMM_WORLD, device(0), test_engine());
+  stream s(device(0));
+  const int size = c.size();
+  const auto timeout = std::chrono::milliseconds(1000 * comm_timeout_s());
+  std::int32_t one = 1, two = 2, sum_one = 0, sum_two = 0;
+  world_barrier();
+  const auto start = clock::now();
+  auto until = [&s](clock::time_point t) {
+    s.host_func([t] {
+      while (clock::now() < t) std::this_thread::yield();  // this rank is late
+    });
+  };
+  if (c.rank() == 1) until(start + timeout * 6 / 10);
+  comm::all_reduce(s, &one, &sum_one, 1, reduce_op::sum, c);
+  if (c.rank() == 1) until(start + timeout * 12 / 10);
+  comm::all_reduce(s, &two, &sum_two, 1, reduce_op::sum, c);
+  EXPECT_NO_THROW(s.synchronize()) << "a collective timed out before SLUICE_COMM_TIMEOUT_S "
+                                      "passed from where its stream got there";
+  EXPECT_EQ(sum_one, size);
+  EXPECT_EQ(sum_two, 2 * size);
+  world_barrier();
+}
+
 // The failure surfaces at event::record too (like a device fault), once.
 TEST_F(CommTest, COMM_7__the_failure_surfaces_at_record_too) {
   communicator c(MPI_COMM_WORLD, device(0), test_engine());
