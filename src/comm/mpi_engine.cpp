@@ -80,7 +80,8 @@ constexpr int small_ranks = 16;
 // collectives start in their enqueue order (order()), and MPI matches the
 // messages of one sender, tag and communicator in the order they were posted.
 // all_reduce: every rank's input gathered into b.scratch, then reduced in rank
-// order on every rank: the same bits everywhere (COMM-5).
+// order on every rank: the same bits everywhere (COMM-5); an all_gather of at
+// most small_bytes() per rank gathered there too (finish_small).
 int post_small(communicator_state& c, batch& b, message& m) {
   const int count = static_cast<int>(m.count);
   MPI_Datatype type = mpi_type(m.type);
@@ -105,29 +106,21 @@ int post_small(communicator_state& c, batch& b, message& m) {
       for (int r = 0; r < c.size && code == MPI_SUCCESS; ++r)
         if (r != c.rank) code = post_send(m.out, r);
       return code;
-    case op_kind::all_gather: {
-      if (bytes <= small_bytes()) {  // through scratch, as all_reduce (finish_small)
-        b.scratch.resize(bytes * static_cast<std::size_t>(c.size));
-        char* all = b.scratch.data();
-        char* own = all + static_cast<std::size_t>(c.rank) * bytes;
-        std::memcpy(own, m.in, bytes);
+    case op_kind::all_gather:
+      if (bytes > small_bytes()) {  // straight into `out`
+        char* out = static_cast<char*>(m.out);
+        char* own = out + static_cast<std::size_t>(c.rank) * bytes;
         for (int r = 0; r < c.size && code == MPI_SUCCESS; ++r)
-          if (r != c.rank) code = post_recv(all + static_cast<std::size_t>(r) * bytes, r);
+          if (r != c.rank) code = post_recv(out + static_cast<std::size_t>(r) * bytes, r);
         for (int r = 0; r < c.size && code == MPI_SUCCESS; ++r)
-          if (r != c.rank) code = post_send(own, r);
+          if (r != c.rank) code = post_send(m.in, r);
+        // This rank's block while the messages move (the sends read `in`).
+        if (m.in != own) std::memcpy(own, m.in, bytes);
         return code;
       }
-      char* out = static_cast<char*>(m.out);
-      char* own = out + static_cast<std::size_t>(c.rank) * bytes;
-      for (int r = 0; r < c.size && code == MPI_SUCCESS; ++r)
-        if (r != c.rank) code = post_recv(out + static_cast<std::size_t>(r) * bytes, r);
-      for (int r = 0; r < c.size && code == MPI_SUCCESS; ++r)
-        if (r != c.rank) code = post_send(m.in, r);
-      // This rank's block while the messages move (the sends read `in`).
-      if (m.in != own) std::memcpy(own, m.in, bytes);
-      return code;
-    }
+      [[fallthrough]];  // a small one through scratch, as all_reduce
     case op_kind::all_reduce: {
+      // Every rank's block into b.scratch (finish_small writes `out`).
       b.scratch.resize(bytes * static_cast<std::size_t>(c.size));
       char* all = b.scratch.data();
       char* own = all + static_cast<std::size_t>(c.rank) * bytes;
