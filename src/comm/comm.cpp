@@ -112,12 +112,6 @@ bool check_memory(const void* p, const communicator_state& c, const char* which,
   return device >= 0;
 }
 
-bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
-  const auto x = reinterpret_cast<std::uintptr_t>(a);
-  const auto y = reinterpret_cast<std::uintptr_t>(b);
-  return a_bytes != 0 && b_bytes != 0 && x < y + b_bytes && y < x + a_bytes;
-}
-
 // The group that lives on this thread, if any (one per communicator: they do
 // not nest, and a thread has few).
 thread_local std::vector<group_state*> live_groups;

@@ -143,6 +143,8 @@ struct byte_range {
 };
 byte_range piece_range(const message& m, std::size_t bytes, std::size_t j) noexcept;
 std::size_t bytes_of(const message& m) noexcept;
+//! Whether [a, a + a_bytes) and [b, b + b_bytes) share a byte (empty ranges never do).
+bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) noexcept;
 
 //! Pinned staging buffers (staging.cpp): reused at once by the stream that
 //! last used one, by another once that stream has passed the event recorded

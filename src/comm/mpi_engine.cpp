@@ -152,19 +152,12 @@ void finish_small(const communicator_state& c, const batch& b, message& m) noexc
     reduce(m.out, m.out, all + static_cast<std::size_t>(r) * bytes, m.count, m.type, m.op);
 }
 
-bool overlaps(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) {
-  if (a == nullptr || b == nullptr || a_bytes == 0 || b_bytes == 0) return false;
-  const auto x = reinterpret_cast<std::uintptr_t>(a);
-  const auto y = reinterpret_cast<std::uintptr_t>(b);
-  return x < y + b_bytes && y < x + a_bytes;
-}
-
 // Whether b (one message) goes by post_small through b.scratch: a small
 // all_reduce below the ring's size or a small all_gather.
 bool through_scratch(const communicator_state& c, const batch& b) {
   if (b.messages.size() != 1 || b.pieces != 1) return false;
   const message& m = b.messages.front();
-  const std::size_t bytes = m.count * element_size(m.type);
+  const std::size_t bytes = bytes_of(m);
   return (m.kind == op_kind::all_gather ||
           (m.kind == op_kind::all_reduce && bytes < ring_bytes())) &&
          c.size > 1 && c.size <= small_ranks && c.ring != MPI_COMM_NULL && small_bytes() > 0 &&
@@ -173,8 +166,8 @@ bool through_scratch(const communicator_state& c, const batch& b) {
 
 // The bytes collective m writes at `out`.
 std::size_t written_by(const communicator_state& c, const message& m) {
-  const std::size_t bytes = m.count * element_size(m.type);
-  return m.kind == op_kind::all_gather ? bytes * static_cast<std::size_t>(c.size) : bytes;
+  return m.kind == op_kind::all_gather ? bytes_of(m) * static_cast<std::size_t>(c.size)
+                                       : bytes_of(m);
 }
 
 // The first of the ring's tags of the collective-th collective on c.ring: its
@@ -379,6 +372,12 @@ const char* to_string(op_kind k) noexcept {
     case op_kind::all_gather: return "all_gather";
   }
   return "unknown";
+}
+
+bool overlap(const void* a, std::size_t a_bytes, const void* b, std::size_t b_bytes) noexcept {
+  const auto x = reinterpret_cast<std::uintptr_t>(a);
+  const auto y = reinterpret_cast<std::uintptr_t>(b);
+  return a_bytes != 0 && b_bytes != 0 && x < y + b_bytes && y < x + a_bytes;
 }
 
 std::size_t bytes_of(const message& m) noexcept {
@@ -758,6 +757,7 @@ bool progress::advance_lanes(bool stop) {
         lanes_[i].written_bytes = written_by(*b->comm, b->messages.front());
       } else {
         lanes_[i].written = nullptr;  // (the next batch is not chained to it)
+        lanes_[i].written_bytes = 0;
       }
       if (b->early) {  // started before: finished now if its messages completed
         b->here = true;
@@ -862,12 +862,12 @@ bool progress::start_early(lane& l) {
         b->collective != c.next_collective || !c.waiting.empty() || !through_scratch(c, *b))
       break;
     const message& m = b->messages.front();
-    const std::size_t bytes = m.count * element_size(m.type);
-    bool reads_written = overlaps(m.in, bytes, l.written, l.written_bytes);
+    const std::size_t bytes = bytes_of(m);
+    bool reads_written = overlap(m.in, bytes, l.written, l.written_bytes);
     for (auto& [before, j] : l.waiting) {
       if (before == b) break;
-      reads_written = reads_written || overlaps(m.in, bytes, before->messages.front().out,
-                                                written_by(c, before->messages.front()));
+      reads_written = reads_written || overlap(m.in, bytes, before->messages.front().out,
+                                               written_by(c, before->messages.front()));
     }
     if (reads_written && !unchecked) break;
     ++c.next_collective;
