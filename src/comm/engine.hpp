@@ -288,6 +288,9 @@ class progress {
   void run();
   void start(batch* b);
   void order(batch* b);  // start, or wait for the collectives before it
+  //! When an operation whose peers are awaited from now on fails
+  //! (SLUICE_COMM_TIMEOUT_S after now_; never under the no_timeout mutation).
+  std::chrono::steady_clock::time_point deadline() const noexcept;
   friend unsigned long long operations_started_early() noexcept;
   batch* take_inbox(bool close) noexcept;  // oldest first
   bool advance_lanes(bool stop);           // true when a stream got somewhere

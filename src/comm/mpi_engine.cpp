@@ -152,16 +152,26 @@ void finish_small(const communicator_state& c, const batch& b, message& m) noexc
     reduce(m.out, m.out, all + static_cast<std::size_t>(r) * bytes, m.count, m.type, m.op);
 }
 
-// Whether b (one message) goes by post_small through b.scratch: a small
-// all_reduce below the ring's size or a small all_gather.
+// Whether message m, its batch's only one and not a piece, goes by
+// post_small (when no ring all_reduce takes it first: post()): a broadcast
+// or all_reduce of at most small_bytes() per rank or an all_gather, on 2 to
+// small_ranks ranks with a ring communicator.
+bool goes_small(const communicator_state& c, const message& m) {
+  return m.kind != op_kind::send && m.kind != op_kind::recv && c.size > 1 &&
+         c.size <= small_ranks && c.ring != MPI_COMM_NULL && small_bytes() > 0 &&
+         (m.kind == op_kind::all_gather || bytes_of(m) <= small_bytes());
+}
+
+// Whether b goes by post_small through b.scratch: a small all_reduce below
+// the ring's size or a small all_gather, neither staged.
 bool through_scratch(const communicator_state& c, const batch& b) {
   if (b.messages.size() != 1 || b.pieces != 1) return false;
   const message& m = b.messages.front();
   const std::size_t bytes = bytes_of(m);
   return (m.kind == op_kind::all_gather ||
           (m.kind == op_kind::all_reduce && bytes < ring_bytes())) &&
-         c.size > 1 && c.size <= small_ranks && c.ring != MPI_COMM_NULL && small_bytes() > 0 &&
-         bytes <= small_bytes() && m.stage_in.device == nullptr && m.stage_out.device == nullptr;
+         bytes <= small_bytes() && goes_small(c, m) && m.stage_in.device == nullptr &&
+         m.stage_out.device == nullptr;
 }
 
 // The bytes collective m writes at `out`.
@@ -198,10 +208,7 @@ int post(communicator_state& c, batch& b, message& m, bool piece = false) {
   // all_gather at any size: libnbc's took 3-5x the blocking call's time at
   // 1-4 MiB on 2 ranks (this VM, under load); every rank sends its block to
   // every other, as many bytes per rank as a ring.
-  if (!piece && m.kind != op_kind::send && m.kind != op_kind::recv && b.messages.size() == 1 &&
-      c.size > 1 && c.size <= small_ranks && c.ring != MPI_COMM_NULL && small_bytes() > 0 &&
-      (m.kind == op_kind::all_gather || m.count * element_size(m.type) <= small_bytes()))
-    return post_small(c, b, m);
+  if (!piece && b.messages.size() == 1 && goes_small(c, m)) return post_small(c, b, m);
   switch (m.kind) {
     case op_kind::send: return MPI_Isend(m.in, count, MPI_BYTE, m.peer, m.tag, c.mpi, &m.request);
     case op_kind::recv:
@@ -764,9 +771,7 @@ bool progress::advance_lanes(bool stop) {
         if (b->completed)
           finish(b);
         else if (!stop && !mutation::is(mutation::kind::early_deadline))  // it counts from here
-          b->deadline = mutation::is(mutation::kind::no_timeout)
-                            ? clock::time_point::max()
-                            : now_ + std::chrono::seconds(timeout_s_);
+          b->deadline = deadline();
         continue;
       }
       if (++b->arrived < b->streams.size()) continue;
@@ -831,6 +836,11 @@ void progress::take(batch* b) {
     it->last_collective = single && b->collective != 0;
     it->enqueued_to = single ? b->enqueued_to : sluice::detail::unknown_count;
   }
+}
+
+clock::time_point progress::deadline() const noexcept {
+  return mutation::is(mutation::kind::no_timeout) ? clock::time_point::max()
+                                                  : now_ + std::chrono::seconds(timeout_s_);
 }
 
 std::atomic<unsigned long long> progress::started_early_{0};
@@ -927,8 +937,7 @@ void progress::start(batch* b) {
     return;
   }
   auto& c = *b->comm;
-  b->deadline = mutation::is(mutation::kind::no_timeout) ? clock::time_point::max()
-                                                         : now_ + std::chrono::seconds(timeout_s_);
+  b->deadline = deadline();
   const bool nccl = c.kind == engine::nccl;
   if (!b->sizes_posted)
     for (auto& m : b->messages) {
