@@ -246,12 +246,23 @@ device_state& engine_t::dev(int id, const char* api_name) {
     // The device's context is current here (the stream was made in it): copies
     // compare the calling thread's against it (api::device_is_current).
     d.context = api::current_context();
-    // The SM copy kernel, launched once with nothing to copy: where it cannot
-    // run, small peer copies stay on the copy engine.
+    // Every kernel of sluice's, launched once with nothing to do while nothing
+    // of sluice's runs on the device: a runtime that loads a kernel at its
+    // first launch (CUDA's lazy loading, the default unless
+    // CUDA_MODULE_LOADING=EAGER reached the runtime before it started) may
+    // wait there for every stream of the device, held ones too, and the
+    // launch then never returns. Each kernel on its own: lazy loading loads a
+    // module's kernels one at a time. Where the SM copy kernels cannot run,
+    // small peer copies stay on the copy engine; where the gate kernel cannot,
+    // host functions take the vendor callback (stream.cpp).
     int multiprocessors = 0;
+    const ::sluice::detail::sm_copy::piece nothing{nullptr, nullptr, 0};
     if (api::multiprocessor_count(&multiprocessors, d.id).ok() && multiprocessors > 0 &&
-        api::sm_copy(nullptr, nullptr, 0, d.alloc_stream, 1).ok())
+        api::sm_copy(nullptr, nullptr, 0, d.alloc_stream, 1).ok() &&
+        api::sm_copy_batch(&nothing, 1, d.alloc_stream, 1).ok())
       d.sm_blocks = 4U * static_cast<unsigned>(multiprocessors);
+    api::clear_last_error();
+    (void)api::prepare_gate_kernel(d.alloc_stream);
     api::clear_last_error();
     d.initialized.store(true, std::memory_order_release);
   });

@@ -354,6 +354,11 @@ struct cuda_api {
                 s, signal_word, signal_value, gate_word, gate_value)),
             "the host-function gate kernel's launch"};
   }
+  //! The gate kernel launched with nothing to do (host_gate::prepare).
+  static status prepare_gate_kernel(stream_t s) noexcept {
+    return {static_cast<cudaError_t>(::sluice::detail::host_gate::prepare(s)),
+            "the host-function gate kernel's launch"};
+  }
   static status multiprocessor_count(int* n, int d) noexcept {
     return {cudaDeviceGetAttribute(n, cudaDevAttrMultiProcessorCount, d), "cudaDeviceGetAttribute"};
   }

@@ -28,4 +28,10 @@ namespace sluice::detail::host_gate {
 int launch(native_stream_t s, void* signal_word, std::uint64_t signal_value, const void* gate_word,
            std::uint64_t gate_value) noexcept;
 
+//! Launches the kernel on s with nothing to do: a vendor that loads a kernel's
+//! code at its first launch (CUDA's lazy loading) may wait for every stream of
+//! the device there, so sluice launches it once while the device is idle, when
+//! it sets the device up. The vendor's error code of the launch.
+int prepare(native_stream_t s) noexcept;
+
 }  // namespace sluice::detail::host_gate

@@ -19,6 +19,11 @@ CUresult write_value64(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
 //! sluice's host-function gate kernel (backends/cuda_hip/host_gate.cu), the one
 //! kernel the fakes run: store args' signal value, then wait for the gate word.
 cudaError_t gate_kernel(cudaStream_t, void** args);
+//! A kernel (its host stub) is launched, or its attributes asked for, on
+//! device `device`: where the runtime loads kernels at their first use, the
+//! simulated runtime loads it here (and may wait for the device).
+void kernel_used(const void* host_stub, int device);
+int stream_device(cudaStream_t);  // the null stream: the current device's
 
 thread_local int current_device = 0;
 thread_local cudaError_t last_error = cudaSuccess;
@@ -188,10 +193,19 @@ cudaError_t __cudaLaunchKernel(cudaKernel_t k, dim3, dim3, void** args, size_t, 
     const char* v = std::getenv("SLUICE_SIM_GATE_KERNEL");
     return v != nullptr && std::strcmp(v, "fail") == 0;
   }();
+  fake::kernel_used(reinterpret_cast<const void*>(k), fake::stream_device(s));
   for (const void* g : gate_stubs)
     if (g != nullptr && g == reinterpret_cast<const void*>(k))
       return gate_fails ? fake::failed(cudaErrorLaunchOutOfResources) : fake::gate_kernel(s, args);
   return fake::failed(cudaErrorNotSupported);
+}
+
+// Attributes of no kernel: the fakes run none of sluice's but the gate kernel.
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, const void* host_stub) {
+  fake::started("cudaFuncGetAttributes");
+  fake::kernel_used(host_stub, fake::current_device);
+  std::memset(a, 0, sizeof *a);
+  return cudaSuccess;
 }
 
 cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr attr, int d) {

@@ -52,6 +52,7 @@
 #include <memory>
 #include <mutex>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -255,6 +256,20 @@ void run_stream(std::shared_ptr<stream_model> s) {
 //! The stream a handle names; the null handle is one default stream per device.
 std::shared_ptr<stream_model> stream_of(cudaStream_t h);
 
+//! An implicit synchronization, under mu(): the work the device's streams
+//! (destroyed ones still draining included) hold now must complete; work
+//! enqueued later is not waited for.
+void wait_for_device_work(std::unique_lock<std::mutex>& lock, int device) {
+  std::vector<std::pair<std::shared_ptr<stream_model>, std::uint64_t>> pending;
+  for (const auto& t : reg().streams)
+    if (t->device == device && t->completed < t->enqueued) pending.emplace_back(t, t->enqueued);
+  changed().wait(lock, [&pending] {
+    for (const auto& p : pending)
+      if (p.first->completed < p.second) return false;
+    return true;
+  });
+}
+
 //! A new stream of device, running. created_by_call: made by cudaStreamCreateWith*, which first
 //! waits for the device's pending work when the device already has stream_create_limit() live
 //! streams or more (the default stream, made on first use, counts but never waits).
@@ -268,19 +283,7 @@ std::shared_ptr<stream_model> new_stream(int device, bool created_by_call) {
     if (created_by_call && stream_create_limit() > 0) {
       int live = 0;
       for (const auto& t : reg().streams) live += t->device == device && !t->destroyed ? 1 : 0;
-      if (live >= stream_create_limit()) {
-        // An implicit synchronization: the work the device's streams (destroyed ones still
-        // draining included) hold now must complete; work enqueued later is not waited for.
-        std::vector<std::pair<std::shared_ptr<stream_model>, std::uint64_t>> pending;
-        for (const auto& t : reg().streams)
-          if (t->device == device && t->completed < t->enqueued)
-            pending.emplace_back(t, t->enqueued);
-        changed().wait(lock, [&pending] {
-          for (const auto& p : pending)
-            if (p.first->completed < p.second) return false;
-          return true;
-        });
-      }
+      if (live >= stream_create_limit()) wait_for_device_work(lock, device);
     }
     if (hardware_queues() > 0) s->hw_queue = reg().made[device]++ % hardware_queues();
     reg().streams.push_back(s);
@@ -859,8 +862,29 @@ CUresult wait_value64(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) {
 CUresult write_value64(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) {
   return write_value64_impl(s, a, v, f);
 }
+//! Lazy loading: unless CUDA_MODULE_LOADING was EAGER when the runtime
+//! started (CUDA 12.2+ loads lazily by default), a kernel is loaded on a
+//! device at its first launch there, or when its attributes are first asked
+//! for, and loading it is an implicit synchronization of that device (CUDA's
+//! programming guide, "Lazy Loading": loading a kernel may need the context
+//! to synchronize, so a kernel launched while another stream of the device
+//! waits can wait for that stream). Each kernel is loaded on its own: a
+//! module's other kernels are not loaded with it.
+void kernel_used(const void* host_stub, int device) {
+  started("a kernel's first use");
+  static const bool eager =
+      start_env.module_loading_set && std::strcmp(start_env.module_loading, "EAGER") == 0;
+  if (eager || !valid_device(device)) return;
+  static auto* loaded = new std::set<std::pair<const void*, int>>();  // under mu()
+  std::unique_lock<std::mutex> lock(mu());
+  if (loaded->count({host_stub, device}) != 0) return;
+  wait_for_device_work(lock, device);
+  loaded->insert({host_stub, device});
+}
+int stream_device(cudaStream_t h) { return stream_of(h)->device; }
 cudaError_t gate_kernel(cudaStream_t h, void** args) {
   auto* signal = *static_cast<std::atomic<std::uint64_t>**>(args[0]);
+  if (signal == nullptr) return cudaSuccess;  // nothing to do (host_gate::prepare)
   const std::uint64_t signal_value = *static_cast<unsigned long long*>(args[1]);
   auto* gate = *static_cast<std::atomic<std::uint64_t>**>(args[2]);
   const std::uint64_t gate_value = *static_cast<unsigned long long*>(args[3]);
