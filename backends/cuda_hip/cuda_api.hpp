@@ -48,6 +48,9 @@ struct cuda_api {
   // 0.85x raw cudaLaunchHostFunc (the rule's memory operations: 0.71x), the conformance
   // suite 49 of 49.
   static constexpr const char* default_host_path = "kernel";
+  // Set to 1, it makes every kernel launch wait for the kernel (CUDA programming guide): the
+  // gate kernel's launch would not return, so host functions take the signal (host_path.hpp).
+  static constexpr const char* launch_blocking_variables[] = {"CUDA_LAUNCH_BLOCKING"};
   // cudaStreamCreate* waits for the device's pending work once the context holds about 33
   // streams (H200 and H100, driver 580.159.04, bench/held_calls_probe.cpp): sluice makes
   // this many streams of each priority level ahead, while the device is idle (stream_pool.hpp).

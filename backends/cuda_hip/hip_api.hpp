@@ -53,6 +53,9 @@ constexpr const char* module_loading_variable = "CUDA_MODULE_LOADING";
 constexpr const char* preferred_module_loading = "EAGER";
 constexpr const char* kernel_driver_file = "/proc/driver/nvidia/version";
 constexpr const char* kernel_driver_marker = "Kernel Module";
+// Under HIP the CUDA runtime, which reads CUDA's switch that serializes kernel launches
+// (cuda_api.hpp), not HIP's.
+constexpr const char* launch_blocking_variables[] = {"CUDA_LAUNCH_BLOCKING"};
 //! hipRuntimeGetVersion and hipDriverGetVersion give CUDA's numbers here: "11.8 (CUDA)"
 //! from 11080 (the facts of a report then say which platform ran).
 inline std::string version_string(int v) {
@@ -140,6 +143,10 @@ constexpr const char* preferred_module_loading = "";
 // DKMS module has it; the in-tree module may not, and then none is reported).
 constexpr const char* kernel_driver_file = "/sys/module/amdgpu/version";
 constexpr const char* kernel_driver_marker = "";
+// The switches that serialize kernel launches: HIP_LAUNCH_BLOCKING=1, and AMD_SERIALIZE_KERNEL=1,
+// 2 or 3 (wait for completion before, after, or before and after the enqueue; HIP's
+// documentation, "HIP environment variables", debug variables).
+constexpr const char* launch_blocking_variables[] = {"HIP_LAUNCH_BLOCKING", "AMD_SERIALIZE_KERNEL"};
 //! "5.2.21153" from 50221153: HIP versions are major * 10000000 + minor * 100000 + patch
 //! (HIP_VERSION, hip_version.h:12), not CUDA's major * 1000 + minor * 10.
 inline std::string version_string(int v) {
@@ -210,6 +217,10 @@ struct hip_api {
 #else
   static constexpr const char* default_host_path = "callback";
 #endif
+  // The switches that serialize kernel launches (hip_platform): a launch then waits for the
+  // kernels before or after it, the gate kernel among them, which waits for the host; host
+  // functions take the signal instead where the default would spin it (host_path.hpp).
+  static constexpr const auto& launch_blocking_variables = hip_platform::launch_blocking_variables;
   // Reasoned, not run (no AMD GPU): HIP's documentation does not say that hipStreamCreate
   // never waits for the device, hipStreamDestroy does wait for the stream's work (above), and
   // HIP on NVIDIA forwards to cudaStreamCreate, which waits past about 33 streams. So HIP gets

@@ -6,6 +6,7 @@
 #include "flag_state.hpp"
 #include "gpu_trace.hpp"
 #include "host_functions.hpp"
+#include "host_path.hpp"
 #include "priority.hpp"
 #include "range_map.hpp"
 #include "stream_names.hpp"
@@ -17,8 +18,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <cstdlib>
-#include <cstring>
+#include <iterator>
 #include <memory>
 #include <new>
 #include <optional>
@@ -230,23 +230,21 @@ void hand_over(void* data) {
   }
 }
 
-//! SLUICE_HOST_FUNC_PATH: auto, signal, kernel or callback; invalid for
-//! anything else. Unset: the traits' default_host_path (kernel on CUDA, auto
-//! on HIP's NVIDIA platform, the callback on HIP's AMD platform;
-//! docs/design.md, "Which host functions use the word watcher").
-enum class host_path_mode { automatic, signal, kernel, callback, invalid };
-host_path_mode path_mode() noexcept {
-  static const host_path_mode mode = [] {
-    const char* v = std::getenv("SLUICE_HOST_FUNC_PATH");
-    if (v == nullptr) v = api::default_host_path;
-    if (std::strcmp(v, "auto") == 0) return host_path_mode::automatic;
-    if (std::strcmp(v, "signal") == 0) return host_path_mode::signal;
-    if (std::strcmp(v, "kernel") == 0) return host_path_mode::kernel;
-    if (std::strcmp(v, "callback") == 0) return host_path_mode::callback;
-    return host_path_mode::invalid;
+//! How this process's host functions go (host_path.hpp), decided once, after
+//! the vendor's runtime has started: a tool's library may come with it.
+const host_path::choice& chosen_path() {
+  static const host_path::choice chosen = [] {
+    (void)engine();
+    host_path::choice c = host_path::decide(host_path::this_process(
+        api::default_host_path,
+        {std::begin(api::launch_blocking_variables), std::end(api::launch_blocking_variables)}));
+    return c;
   }();
-  return mode;
+  return chosen;
 }
+
+using host_path_mode = host_path::mode;
+host_path_mode path_mode() { return chosen_path().path; }
 
 //! A begun signal-path enqueue (host_holds::begin_signal), ended on every way out.
 struct signal_enqueue {
@@ -691,6 +689,11 @@ host_function_paths host_function_path_counts() noexcept {
           batches_by_callback.load(std::memory_order_relaxed),
           batches_by_kernel.load(std::memory_order_relaxed),
           kernel_launch_failures.load(std::memory_order_relaxed)};
+}
+
+host_function_path_choice host_function_path() {
+  const host_path::choice& c = chosen_path();
+  return {c.name, c.evidence};
 }
 
 const char* running_host_function_path() noexcept { return tls_host_path; }

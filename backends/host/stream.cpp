@@ -326,6 +326,10 @@ int device_memory_of(const void*) noexcept { return -1; }  // all memory is the 
 
 host_function_paths host_function_path_counts() noexcept { return {}; }  // no device, no path
 
+host_function_path_choice host_function_path() {
+  return {"host", "run by the host backend's threads"};
+}
+
 std::uint64_t enqueued_count(stream_ref s) noexcept {
   try {
     return checked(s, "sluice::detail::enqueued_count").enqueued.load(std::memory_order_acquire);

@@ -9,9 +9,17 @@
 // sim.host_path.cuda against the simulated runtime). What it checks is the
 // choice, on any device; the holding itself: ctest
 // sim.conformance.cuda.hw_queues (the simulated runtime's hardware queues).
+// Where the test gives the path the process must take
+// (SLUICE_TEST_EXPECT_HOST_PATH: a tool that serializes kernel launches sends
+// the default's batches to the signal, host_path.hpp) and why
+// (SLUICE_TEST_EXPECT_HOST_EVIDENCE), the choice that
+// sluice::detail::host_function_path() reports is checked too.
+// SLUICE_TEST_LOAD_LIBRARY: a library loaded before any test, as a tool's
+// would be.
 #include <sluice/detail/interop.hpp>
 #include <sluice/sluice.hpp>
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -28,12 +36,26 @@ namespace {
 
 sluice::detail::host_function_paths counts() { return sluice::detail::host_function_path_counts(); }
 
-//! The path SLUICE_HOST_FUNC_PATH forces, or "" (auto): "signal", "kernel" or
-//! "callback". Unset: the backend's default, the gate kernel on CUDA and on
-//! HIP's NVIDIA platform, the callback on HIP's AMD platform (docs/api.md,
-//! SLUICE_HOST_FUNC_PATH).
+//! Loads SLUICE_TEST_LOAD_LIBRARY before the first test, so that it is in the
+//! process's maps when the backend chooses the path.
+class load_library : public testing::Environment {
+ public:
+  void SetUp() override {
+    const char* path = std::getenv("SLUICE_TEST_LOAD_LIBRARY");
+    if (path != nullptr && dlopen(path, RTLD_NOW) == nullptr)
+      FAIL() << "cannot load " << path << ": " << dlerror();
+  }
+};
+[[maybe_unused]] testing::Environment* const loaded =
+    testing::AddGlobalTestEnvironment(new load_library);
+
+//! The path that SLUICE_TEST_EXPECT_HOST_PATH or else SLUICE_HOST_FUNC_PATH
+//! forces, or "" (auto): "signal", "kernel" or "callback". Both unset: the
+//! backend's default, the gate kernel on CUDA and on HIP's NVIDIA platform,
+//! the callback on HIP's AMD platform (docs/api.md, SLUICE_HOST_FUNC_PATH).
 std::string forced() {
-  const char* v = std::getenv("SLUICE_HOST_FUNC_PATH");
+  const char* v = std::getenv("SLUICE_TEST_EXPECT_HOST_PATH");
+  if (v == nullptr) v = std::getenv("SLUICE_HOST_FUNC_PATH");
   if (v == nullptr) {
 #if defined(__HIP_PLATFORM_NVIDIA__)
     return "kernel";
@@ -69,6 +91,17 @@ unsigned long long on(const std::string& path, const sluice::detail::host_functi
   if (path == "callback (the kernel's launch failed)")
     return std::min(b.callback - a.callback, b.kernel_failures - a.kernel_failures);
   return b.callback - a.callback;
+}
+
+// The path and evidence the backend reports are the ones its host functions
+// take (the tests below count them).
+TEST(HostFunctionPath, TheChosenPathIsReported) {
+  const auto chosen = sluice::detail::host_function_path();
+  EXPECT_EQ(chosen.path, forced().empty() ? "auto" : forced()) << chosen.evidence;
+  if (const char* evidence = std::getenv("SLUICE_TEST_EXPECT_HOST_EVIDENCE")) {
+    EXPECT_EQ(chosen.evidence, evidence);
+  }
+  EXPECT_FALSE(chosen.evidence.empty());
 }
 
 //! Runs one host function on s and waits for it.

@@ -65,7 +65,8 @@ std::uint64_t enqueued_count(stream_ref s) noexcept;
 //! `kernel_failures`) or on a borrowed stream: that rule is
 //! SLUICE_HOST_FUNC_PATH=auto. The default on CUDA and on HIP's NVIDIA
 //! platform is `kernel` for every batch (where its launch fails, or on a
-//! borrowed stream, the callback), HIP's AMD platform's `callback`;
+//! borrowed stream, the callback), HIP's AMD platform's `callback`, and
+//! `signal` under a tool that serializes kernel launches (host_function_path);
 //! SLUICE_HOST_FUNC_PATH=auto|signal|kernel|callback chooses (docs/api.md). The
 //! host backend: all 0 (its host functions need none). For benches and tests.
 struct host_function_paths {
@@ -75,5 +76,22 @@ struct host_function_paths {
   unsigned long long kernel_failures = 0;  // launches that failed: those batches took the callback
 };
 host_function_paths host_function_path_counts() noexcept;
+
+//! The path this process's host functions take, and why. GPU backends:
+//! "auto", "signal", "kernel" or "callback" (the paths above), or "invalid"
+//! (SLUICE_HOST_FUNC_PATH names none: every host function fails), chosen once
+//! per process: the variable where set, else the backend's default, except
+//! that a default that spins a kernel (`kernel`, `auto`) gives way to `signal`
+//! under a tool that serializes kernel launches, where the gate kernel hangs
+//! (compute-sanitizer, Nsight Compute, CUDA_LAUNCH_BLOCKING=1). The choice
+//! waits for the vendor's runtime to start (a tool may load its library
+//! then). `evidence` is one line: "compute-sanitizer detected
+//! (libsanitizer-collection.so loaded)". The host backend: "host", run by its
+//! own threads.
+struct host_function_path_choice {
+  std::string path;
+  std::string evidence;
+};
+host_function_path_choice host_function_path();
 
 }  // namespace sluice::detail
