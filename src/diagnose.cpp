@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstdint>
@@ -197,6 +198,14 @@ void note_host_copy(const void* site, std::size_t bytes) noexcept {
          "copy on the host where the data is produced");
   } catch (...) {
   }
+}
+
+void note_host_function_path(const std::string& path, const std::string& evidence) noexcept {
+  static std::atomic<bool> printed{false};
+  if (!enabled() || printed.exchange(true, std::memory_order_relaxed)) return;
+  std::fprintf(stderr, "sluice: diagnose: host functions: %s: %s\n", path.c_str(),
+               evidence.c_str());
+  std::fflush(stderr);
 }
 
 void event_usage::destroyed(int device) const noexcept {

@@ -72,6 +72,12 @@ void note_peer_copy(const void* site, int stream_device, int dst_device, int src
 //! GPU backends: a copy between two pinned host buffers, run as a host task.
 void note_host_copy(const void* site, std::size_t bytes) noexcept;
 
+//! The path this process's host functions take, and why
+//! (sluice::detail::host_function_path): printed once per process, as
+//! "sluice: diagnose: host functions: <path>: <evidence>", when the backend
+//! first decides it or is asked.
+void note_host_function_path(const std::string& path, const std::string& evidence) noexcept;
+
 //! Part of each backend's event state: where it was last recorded, and whether
 //! anything waited on, queried or timed it since.
 struct event_usage {

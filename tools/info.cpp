@@ -2,6 +2,7 @@
 
 #include "facts.hpp"
 
+#include <sluice/detail/interop.hpp>
 #include <sluice/sluice.hpp>
 
 #include <algorithm>
@@ -107,6 +108,8 @@ int run_info(const info_options& options) {
   const machine_facts facts = collect_facts();
   std::cout << "sluice info\n";
   print_facts(std::cout, facts);
+  const auto host = sluice::detail::host_function_path();
+  std::cout << "  host functions: " << host.path << ": " << host.evidence << '\n';
   const int count = static_cast<int>(facts.device_names.size());
   if (count == 0) {
     // Nothing per device to show; the 'devices:' line above says why.

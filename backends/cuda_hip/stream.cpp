@@ -238,6 +238,7 @@ const host_path::choice& chosen_path() {
     host_path::choice c = host_path::decide(host_path::this_process(
         api::default_host_path,
         {std::begin(api::launch_blocking_variables), std::end(api::launch_blocking_variables)}));
+    diagnose::note_host_function_path(c.name, c.evidence);
     return c;
   }();
   return chosen;

@@ -294,6 +294,8 @@ void stream_ref::wait(stream_ref other) const {
 
 void stream_ref::enqueue_host_task(std::unique_ptr<detail::host_task> task) const {
   auto& s = checked(*this, "sluice::stream_ref::host_func");
+  if (detail::diagnose::enabled()) [[unlikely]]
+    (void)detail::host_function_path();  // names the path, once
   if (detail::mutation::is(detail::mutation::kind::run_host_functions_early)) {
     std::thread([t = std::move(task)] { (void)detail::run_host_task(*t); }).detach();
     return;
@@ -327,7 +329,9 @@ int device_memory_of(const void*) noexcept { return -1; }  // all memory is the 
 host_function_paths host_function_path_counts() noexcept { return {}; }  // no device, no path
 
 host_function_path_choice host_function_path() {
-  return {"host", "run by the host backend's threads"};
+  host_function_path_choice c{"host", "run by the host backend's threads"};
+  diagnose::note_host_function_path(c.path, c.evidence);
+  return c;
 }
 
 std::uint64_t enqueued_count(stream_ref s) noexcept {

@@ -87,7 +87,7 @@ host_function_paths host_function_path_counts() noexcept;
 //! waits for the vendor's runtime to start (a tool may load its library
 //! then). `evidence` is one line: "compute-sanitizer detected
 //! (libsanitizer-collection.so loaded)". The host backend: "host", run by its
-//! own threads.
+//! own threads. `sluice info` prints both, and so does SLUICE_DIAGNOSE=1.
 struct host_function_path_choice {
   std::string path;
   std::string evidence;
