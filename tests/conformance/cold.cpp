@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace sluice::conformance {
@@ -31,16 +32,23 @@ TEST(ColdStart, IND_4__host_functions_and_copies_first_behind_a_held_stream_retu
   const sluice::device dev{0};
   sluice::stream s{dev};
   gate g{s};
-  sluice::device_buffer<byte> on_device(dev, n);
-  sluice::pinned_buffer<byte> in(n), out(n);
+  std::optional<sluice::device_buffer<byte>> on_device;
+  std::optional<sluice::pinned_buffer<byte>> in_buffer, out_buffer;
+  ASSERT_TRUE(returns_while_held(g, [&] {
+    on_device.emplace(dev, n);
+    in_buffer.emplace(n);
+    out_buffer.emplace(n);
+  })) << "allocating device and pinned memory";
+  auto& in = *in_buffer;
+  auto& out = *out_buffer;
   write_pattern(in.data(), n, 7);
   std::memset(out.data(), 0, n);
   std::atomic<int> ran{0};
   EXPECT_TRUE(returns_while_held(g, [&] { s.host_func([&] { ran.fetch_add(1); }); }))
       << "the first host function";
   EXPECT_TRUE(returns_while_held(g, [&] {
-    sluice::copy(s, on_device.data(), in.data(), n);
-    sluice::copy(s, out.data(), on_device.data(), n);
+    sluice::copy(s, on_device->data(), in.data(), n);
+    sluice::copy(s, out.data(), on_device->data(), n);
   })) << "copies between pinned and device memory";
   EXPECT_TRUE(returns_while_held(g, [&] { s.host_func([&] { ran.fetch_add(1); }); }))
       << "the second host function";
@@ -57,7 +65,13 @@ TEST(ColdStart, IND_4__a_pinned_to_pinned_copy_first_behind_a_held_stream_return
   const sluice::device dev{0};
   sluice::stream s{dev};
   gate g{s};
-  sluice::pinned_buffer<byte> in(n), out(n);
+  std::optional<sluice::pinned_buffer<byte>> in_buffer, out_buffer;
+  ASSERT_TRUE(returns_while_held(g, [&] {
+    in_buffer.emplace(n);
+    out_buffer.emplace(n);
+  })) << "allocating pinned memory";
+  auto& in = *in_buffer;
+  auto& out = *out_buffer;
   write_pattern(in.data(), n, 11);
   std::memset(out.data(), 0, n);
   EXPECT_TRUE(returns_while_held(g, [&] { sluice::copy(s, out.data(), in.data(), n); }));
@@ -107,11 +121,11 @@ TEST(ColdStart, IND_4__many_streams_behind_one_hold_enqueue_host_functions) {
 //! it with sluice's SM copy kernel (local_sm).
 TEST(ColdStart, IND_4__a_batch_first_behind_a_held_stream_returns) {
   const sluice::device dev{0};
-  sluice::stream s{dev};
-  gate g{s};
   constexpr std::size_t piece = 4 * kib, pieces = 8;
   sluice::device_buffer<byte> from(dev, piece * pieces), to(dev, piece * pieces);
   sluice::pinned_buffer<byte> in(piece * pieces), out(piece * pieces);
+  sluice::stream s{dev};
+  gate g{s};
   write_pattern(in.data(), in.size(), 13);
   std::memset(out.data(), 0, out.size());
   std::vector<sluice::peer_piece> batch;
