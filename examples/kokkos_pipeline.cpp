@@ -21,23 +21,20 @@
 // was downloaded (and that download waited for its compute).
 //
 // The result is checked against a plain sequential run of the same steps on
-// the host: every value within 1e-12 (the values lie in [0, 1]; a device
-// compiler may contract a * b + c into one fused multiply-add, so bit-identical
-// results are not promised; the output says whether they were).
+// the host (heat.hpp, shared with native_kernel).
 //
 // Timing events around every upload, download and compute give the busy
 // intervals of each stream from one start event; the overlap is the time both
 // streams were busy divided by the shorter stream's busy time (example.hpp).
 #include "example.hpp"
+#include "heat.hpp"
 
 #include <sluice/kokkos.hpp>
 
 #include <Kokkos_Core.hpp>
 
-#include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -50,19 +47,12 @@ using view_t =
 
 constexpr std::size_t chunks = 8;
 constexpr int steps = 8;  // even: each chunk's result ends in the first buffer of its slot
-constexpr double alpha = 0.25;
-constexpr double tolerance = 1e-12;
-
-//! The input: element i of chunk k, in [0, 1].
-double initial(std::size_t k, std::size_t i) {
-  return static_cast<double>((i * 37 + k * 11) % 97) / 96.0;
-}
 
 //! One Jacobi step from `in` to `out` (n values; the two ends are copied), as
 //! one Kokkos kernel on `exec`. A named function, not a lambda: the enclosing
 //! function of a KOKKOS_LAMBDA must be one for nvcc.
 void heat_step(const exec_t& exec, const view_t& in, const view_t& out, std::size_t n) {
-  const double a = alpha;
+  const double a = ex::heat::alpha;
   Kokkos::parallel_for(
       "heat_step", Kokkos::RangePolicy<exec_t>(exec, 0, n), KOKKOS_LAMBDA(const std::size_t i) {
         if (i == 0 || i == n - 1)
@@ -70,55 +60,6 @@ void heat_step(const exec_t& exec, const view_t& in, const view_t& out, std::siz
         else
           out(i) = in(i) + a * (in(i - 1) - 2.0 * in(i) + in(i + 1));
       });
-}
-
-//! The same steps on the host, sequentially: the reference.
-void reference_steps(std::vector<double>& u, std::vector<double>& tmp) {
-  const std::size_t n = u.size();
-  for (int t = 0; t < steps; ++t) {
-    tmp[0] = u[0];
-    tmp[n - 1] = u[n - 1];
-    for (std::size_t i = 1; i + 1 < n; ++i)
-      tmp[i] = u[i] + alpha * (u[i - 1] - 2.0 * u[i] + u[i + 1]);
-    u.swap(tmp);
-  }
-}
-
-//! Compares the downloaded result with the reference run; prints the outcome.
-bool check_result(const double* result, std::size_t n) {
-  std::vector<double> u(n), tmp(n);
-  double worst = 0;
-  std::size_t worst_chunk = 0, worst_index = 0, differing = 0;
-  bool changed = false;
-  for (std::size_t k = 0; k < chunks; ++k) {
-    for (std::size_t i = 0; i < n; ++i) u[i] = initial(k, i);
-    reference_steps(u, tmp);
-    const double* got = result + k * n;
-    for (std::size_t i = 0; i < n; ++i) {
-      const double d = std::fabs(got[i] - u[i]);
-      changed = changed || u[i] != initial(k, i);
-      if (got[i] != u[i]) ++differing;
-      if (!(d <= worst)) {  // a NaN counts as the worst
-        worst = std::isnan(d) ? std::numeric_limits<double>::infinity() : d;
-        worst_chunk = k;
-        worst_index = i;
-      }
-    }
-  }
-  const bool ok = changed && worst <= tolerance;
-  std::printf(
-      "check against a sequential run on the host (%zu chunks x %zu values, %d steps): "
-      "%s; largest |difference| %.3g (tolerance %.0e), %zu values not bit-identical\n",
-      chunks, n, steps, ok ? "match" : "MISMATCH", worst, tolerance, differing);
-  if (!ok && worst > tolerance) {
-    std::vector<double> again(n), scratch(n);
-    for (std::size_t i = 0; i < n; ++i) again[i] = initial(worst_chunk, i);
-    reference_steps(again, scratch);
-    std::printf("check: chunk %zu, value %zu: got %.17g, expected %.17g\n", worst_chunk,
-                worst_index, result[worst_chunk * n + worst_index], again[worst_index]);
-  }
-  if (!changed) std::printf("check: the reference did not change the input: nothing was tested\n");
-  return ok;
 }
 
 ex::outcome kokkos_pipeline(const ex::options& o) {
@@ -142,7 +83,7 @@ ex::outcome kokkos_pipeline(const ex::options& o) {
   sluice::pinned_buffer<double> input(chunks * n);
   sluice::pinned_buffer<double> output(chunks * n);
   for (std::size_t j = 0; j < chunks; ++j)
-    for (std::size_t i = 0; i < n; ++i) input[j * n + i] = initial(j, i);
+    for (std::size_t i = 0; i < n; ++i) input[j * n + i] = ex::heat::initial(j, i);
   std::fill(output.begin(), output.end(), -1.0);
   // Two slots of two buffers each: a step reads one buffer of the slot and writes the other.
   sluice::device_buffer<double> buffers[4] = {{gpu, n}, {gpu, n}, {gpu, n}, {gpu, n}};
@@ -224,7 +165,7 @@ ex::outcome kokkos_pipeline(const ex::options& o) {
       "about %.0f%%)\n",
       overlap, copy_ms, compute_ms, both,
       100.0 * static_cast<double>(2 * chunks - 2) / static_cast<double>(2 * chunks));
-  return {check_result(output.data(), n), overlap};
+  return {ex::heat::check_result(output.data(), chunks, n, steps), overlap};
 }
 
 }  // namespace
