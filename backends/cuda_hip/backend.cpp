@@ -254,10 +254,14 @@ device_state& engine_t::dev(int id, const char* api_name) {
     // launch then never returns. Each kernel on its own: lazy loading loads a
     // module's kernels one at a time. Where the SM copy kernels cannot run,
     // small peer copies stay on the copy engine; where the gate kernel cannot,
-    // host functions take the vendor callback (stream.cpp).
+    // host functions take the vendor callback (stream.cpp). Where launches are
+    // serialized (a tool, CUDA_LAUNCH_BLOCKING) a launch on a held stream
+    // would wait for it: the SM copy kernels stay off, copies take the copy
+    // engine.
     int multiprocessors = 0;
     const ::sluice::detail::sm_copy::piece nothing{nullptr, nullptr, 0};
-    if (api::multiprocessor_count(&multiprocessors, d.id).ok() && multiprocessors > 0 &&
+    if (!kernel_launches_serialized() &&
+        api::multiprocessor_count(&multiprocessors, d.id).ok() && multiprocessors > 0 &&
         api::sm_copy(nullptr, nullptr, 0, d.alloc_stream, 1).ok() &&
         api::sm_copy_batch(&nothing, 1, d.alloc_stream, 1).ok())
       d.sm_blocks = 4U * static_cast<unsigned>(multiprocessors);

@@ -117,6 +117,12 @@ engine_t& engine();
 //! from engine_t's constructor: engine() there would wait for itself).
 engine_t* engine_if_started() noexcept;
 
+//! A tool or switch that serializes kernel launches is present
+//! (host_path.hpp, decided once with the host functions' path): every launch
+//! then waits for its kernel, so the backend launches none of its kernels on
+//! streams that may be held.
+bool kernel_launches_serialized();
+
 //! On a sluice thread: marks the end of each stream that is not idle (a pooled
 //! event, recorded under the stream's enqueue lock), waits on the host until
 //! every stream has passed its mark, then calls then(""); then(failure) when a

@@ -108,12 +108,15 @@ const char* name_of(mode m) {
   return "invalid";
 }
 
-choice make(mode m, std::string evidence) { return {m, name_of(m), std::move(evidence)}; }
+choice make(mode m, std::string evidence) {
+  choice c;
+  c.path = m;
+  c.name = name_of(m);
+  c.evidence = std::move(evidence);
+  return c;
+}
 
-}  // namespace
-
-choice decide(const input& in) {
-  const std::string tool = serializing_tool(in);
+choice decide_path(const input& in, const std::string& tool) {
   // A tool that is seen but changes nothing is still named.
   const std::string also = tool.empty() ? std::string() : "; " + tool;
   if (const char* set = in.getenv ? in.getenv("SLUICE_HOST_FUNC_PATH") : nullptr) {
@@ -128,6 +131,15 @@ choice decide(const input& in) {
     return make(*fallback, "the default (no tool that serializes kernel launches found)");
   if (spins_kernel(*fallback)) return make(mode::signal, tool);
   return make(*fallback, "the default, which spins no kernel" + also);
+}
+
+}  // namespace
+
+choice decide(const input& in) {
+  const std::string tool = serializing_tool(in);
+  choice c = decide_path(in, tool);
+  c.launches_serialized = !tool.empty();
+  return c;
 }
 
 input this_process(std::string default_path, std::vector<std::string> launch_blocking_variables) {

@@ -58,6 +58,11 @@ struct choice {
   std::string name;
   //! Why, in one line: "compute-sanitizer detected (libsanitizer-collection.so loaded)".
   std::string evidence;
+  //! A tool or switch that serializes kernel launches was found, whatever the
+  //! path: every kernel launch then waits for its kernel, so the backend
+  //! launches none of its own on streams that may be held (its SM copy
+  //! kernels stay off, copies take the copy engine).
+  bool launches_serialized = false;
 };
 
 choice decide(const input& in);

@@ -247,6 +247,12 @@ const host_path::choice& chosen_path() {
 using host_path_mode = host_path::mode;
 host_path_mode path_mode() { return chosen_path().path; }
 
+}  // namespace
+
+bool kernel_launches_serialized() { return chosen_path().launches_serialized; }
+
+namespace {
+
 //! A begun signal-path enqueue (host_holds::begin_signal), ended on every way out.
 struct signal_enqueue {
   host_holds* holds = nullptr;

@@ -236,6 +236,22 @@ TEST(HostPathChoice, AnInvalidExplicitPathStaysInvalid) {
                 "SLUICE_HOST_FUNC_PATH=Signal" + must);
 }
 
+// Launches are serialized wherever a tool or switch is seen, whatever the
+// path chosen: the backend then launches none of its kernels on user streams.
+TEST(HostPathChoice, LaunchesSerializedWheneverAToolOrSwitchIsSeen) {
+  EXPECT_FALSE(cuda_choice({}, {}).launches_serialized);
+  EXPECT_FALSE(cuda_choice({}, in_dir(ncu_dir, shared_libraries)).launches_serialized);
+  EXPECT_FALSE(cuda_choice({{"CUDA_LAUNCH_BLOCKING", "0"}}, {}).launches_serialized);
+  EXPECT_TRUE(cuda_choice({}, in_dir(sanitizer_dir, sanitizer_libraries())).launches_serialized);
+  EXPECT_TRUE(cuda_choice({}, in_dir(ncu_dir, ncu_libraries())).launches_serialized);
+  EXPECT_TRUE(cuda_choice({{"CUDA_LAUNCH_BLOCKING", "1"}}, {}).launches_serialized);
+  EXPECT_TRUE(cuda_choice({{"SLUICE_HOST_FUNC_PATH", "kernel"}, {"CUDA_LAUNCH_BLOCKING", "1"}}, {})
+                  .launches_serialized);
+  EXPECT_TRUE(cuda_choice({}, in_dir(sanitizer_dir, sanitizer_libraries()), "callback")
+                  .launches_serialized);
+  EXPECT_FALSE(cuda_choice({{"SLUICE_HOST_FUNC_PATH", "signal"}}, {}).launches_serialized);
+}
+
 // This process's input: its environment and its own maps.
 TEST(HostPathChoice, ThisProcessReadsItsEnvironmentAndMaps) {
   ASSERT_EQ(::setenv("SLUICE_HOST_PATH_TEST_VARIABLE", "7", 1), 0);
