@@ -675,6 +675,48 @@ results host_func_held_stream(probe_env& env) {
   return {r};
 }
 
+//! Device work enqueued behind the hold on the held stream itself, one kind
+//! per phase: a fill (cudaMemsetAsync), copies between device and pinned
+//! memory and within the device. With CUDA_LAUNCH_BLOCKING=1 set this shows
+//! which of them the runtime makes wait for the stream.
+results enqueue_held_stream(probe_env& env) {
+  constexpr std::size_t bytes = 64 * 1024;
+  void* device = nullptr;
+  void* device2 = nullptr;
+  void* pinned = nullptr;
+  check(cudaMalloc(&device, bytes), "cudaMalloc");
+  check(cudaMalloc(&device2, bytes), "cudaMalloc");
+  check(cudaHostAlloc(&pinned, bytes, cudaHostAllocDefault), "cudaHostAlloc");
+  results out;
+  const std::pair<const char*, cudaMemcpyKind> copies[] = {
+      {"cudaMemcpyAsync(device_to_pinned)", cudaMemcpyDeviceToHost},
+      {"cudaMemcpyAsync(pinned_to_device)", cudaMemcpyHostToDevice},
+      {"cudaMemcpyAsync(device_to_device)", cudaMemcpyDeviceToDevice}};
+  {
+    hold h(env);
+    out.push_back(run_calls(h, env, "enqueue_held_stream", "cudaMemsetAsync(held)", env.opt.count,
+                            [&](int, vendor& v) {
+                              v.call("cudaMemsetAsync", [&] {
+                                return cudaMemsetAsync(device, 1, bytes, h.stream());
+                              });
+                            }));
+  }
+  for (const auto& [name, kind] : copies) {
+    hold h(env);
+    out.push_back(run_calls(h, env, "enqueue_held_stream", name, env.opt.count, [&](int, vendor& v) {
+      v.call("cudaMemcpyAsync", [&, kind = kind] {
+        void* dst = kind == cudaMemcpyDeviceToHost ? pinned : device;
+        const void* src = kind == cudaMemcpyHostToDevice ? pinned : device2;
+        return cudaMemcpyAsync(dst, src, bytes, kind, h.stream());
+      });
+    }));
+  }
+  (void)cudaFreeHost(pinned);
+  (void)cudaFree(device2);
+  (void)cudaFree(device);
+  return out;
+}
+
 results host_alloc(probe_env& env) {
   std::vector<void*> made;
   phase_result r;
@@ -977,6 +1019,7 @@ const case_entry all_cases[] = {
     {"event_record_wait", event_record_wait},
     {"host_func_many_streams", host_func_many_streams},
     {"host_func_held_stream", host_func_held_stream},
+    {"enqueue_held_stream", enqueue_held_stream},
     {"host_alloc", host_alloc},
     {"host_free", host_free},
     {"malloc", malloc_case},
