@@ -17,7 +17,7 @@
 #include <vector>
 
 // Device code (nvcc, hipcc) calls heat_value too.
-#if defined(__CUDACC__) || defined(__HIPCC__)
+#if defined(__CUDACC__) || defined(__HIPCC__) || defined(__HIP__)
 #define SLUICE_EXAMPLE_HOST_DEVICE __host__ __device__
 #else
 #define SLUICE_EXAMPLE_HOST_DEVICE
