@@ -34,6 +34,13 @@ void check_no_overlap(const void* a, const void* b, std::size_t bytes, const cha
     fail(errc::invalid_argument, api, "source and destination ranges of ", bytes, " bytes overlap");
 }
 
+void fail_copy_devices(int stream_device, int dst_device, int src_device, const char* api) {
+  const bool dst_elsewhere = dst_device >= 0 && dst_device != stream_device;
+  fail(errc::invalid_argument, api, dst_elsewhere ? "dst" : "src", " is memory of device ",
+       dst_elsewhere ? dst_device : src_device, " and the stream is of device ", stream_device,
+       ": copy stays on its stream's device; between devices use sluice::copy_peer");
+}
+
 void fail_copy_ranges(const void* dst, const void* src, std::size_t bytes, const char* api) {
   // The same checks one by one, for the message of the first that fails.
   check_pointer_range(dst, bytes, api, "dst");

@@ -29,6 +29,22 @@ void check_pointer_range(const void* p, std::size_t bytes, const char* api, cons
 //! errc::invalid_argument when [a, a+bytes) and [b, b+bytes) overlap.
 void check_no_overlap(const void* a, const void* b, std::size_t bytes, const char* api);
 
+//! Throws the error check_copy_devices found (out of line: the cold path).
+[[noreturn]] void fail_copy_devices(int stream_device, int dst_device, int src_device,
+                                    const char* api);
+
+//! `copy` stays on its stream's device: each side is host memory (-1) or
+//! memory of that device, else errc::invalid_argument, before anything is
+//! enqueued. The vendors differ there (CUDA rejects pool memory of a device
+//! other than the current one; the host backend would copy), and between
+//! devices copy_peer moves the bytes and reports the path it took.
+inline void check_copy_devices(int stream_device, int dst_device, int src_device,
+                               const char* api) {
+  if ((dst_device >= 0 && dst_device != stream_device) ||
+      (src_device >= 0 && src_device != stream_device)) [[unlikely]]
+    fail_copy_devices(stream_device, dst_device, src_device, api);
+}
+
 //! Throws the error check_copy_ranges found (out of line: the cold path).
 [[noreturn]] void fail_copy_ranges(const void* dst, const void* src, std::size_t bytes,
                                    const char* api);

@@ -286,6 +286,10 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
   const auto [d, from] = detail::allocations().find(dst, src, bytes);
   detail::check_no_overrun(d, bytes, api, "dst");
   detail::check_no_overrun(from, bytes, api, "src");
+  const auto device_of = [](const detail::range_lookup& r) {
+    return r.owner != nullptr ? static_cast<const detail::allocation*>(r.owner)->device : -1;
+  };
+  detail::check_copy_devices(st.device, device_of(d), device_of(from), api);
   if (detail::diagnose::enabled()) [[unlikely]] {
     // Only sluice memory is known pinned; ask the vendor about the rest.
     bool dst_pageable = false, src_pageable = false;

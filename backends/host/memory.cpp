@@ -200,6 +200,8 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
   if (bytes == 0) return;
   detail::check_copy_ranges(dst, src, bytes, api);
   const auto [dst_allocation, src_allocation] = detail::find_allocations(dst, src, bytes, api);
+  detail::check_copy_devices(st.dev->id, dst_allocation != nullptr ? dst_allocation->device : -1,
+                             src_allocation != nullptr ? src_allocation->device : -1, api);
   const bool dst_pageable = dst_allocation == nullptr;
   const bool src_pageable = src_allocation == nullptr;
   if (dst_pageable) detail::check_not_self_wait(st, UINT64_MAX, api);

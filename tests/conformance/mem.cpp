@@ -123,6 +123,41 @@ TEST(Memory, MEM_1__overlapping_ranges_are_rejected) {
   s.synchronize();
 }
 
+// copy stays on its stream's device: each side is host memory or memory of
+// the stream's device. Device memory of another device is rejected before
+// anything is enqueued (between devices the bytes go by copy_peer, which
+// reports its path).
+TEST(MemoryMultiDevice, MEM_1__copy_with_memory_of_another_device_is_rejected) {
+  SLUICE_REQUIRE_DEVICES(2);
+  const sluice::device a{0}, b{1};
+  constexpr std::size_t n = 4 * kib;
+  sluice::device_buffer<byte> on_a = patterned_device_bytes(a, n, 21);
+  sluice::device_buffer<byte> on_b = patterned_device_bytes(b, n, 22);
+  sluice::pinned_buffer<byte> p = filled_pinned_bytes(n, 0);
+  for (const sluice::device on : {a, b}) {
+    sluice::stream s{on};
+    gate g{s};
+    EXPECT_TRUE(throws_code(errc::invalid_argument,
+                            [&] { sluice::copy(s, on_b.data(), on_a.data(), n); }));
+    EXPECT_TRUE(throws_code(errc::invalid_argument,
+                            [&] { sluice::copy(s, on_a.data() + 16, on_b.data(), 64); }));
+    g.release();
+    s.synchronize();
+  }
+  sluice::stream s{a};
+  EXPECT_TRUE(throws_code(errc::invalid_argument,
+                          [&] { sluice::copy(s, p.data(), on_b.data(), n); }));
+  EXPECT_TRUE(throws_code(errc::invalid_argument,
+                          [&] { sluice::copy(s, on_b.data(), p.data(), n); }));
+  s.synchronize();
+  EXPECT_EQ(first_pattern_mismatch(read_back(on_b).data(), n, 22), n) << "a rejected copy wrote";
+  EXPECT_EQ(first_byte_not(p.data(), n, 0), n) << "a rejected copy wrote";
+  // Its own device's memory, to pinned memory: a copy.
+  sluice::copy(s, p.data(), on_a.data(), n);
+  s.synchronize();
+  EXPECT_EQ(first_pattern_mismatch(p.data(), n, 21), n);
+}
+
 TEST(Memory, MEM_1__a_range_past_the_end_of_an_allocation_is_rejected) {
   const sluice::device dev{0};
   sluice::stream s{dev};
