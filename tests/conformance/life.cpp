@@ -168,6 +168,39 @@ TEST(Lifetimes, LIFE_2__a_moved_from_stream_is_empty_and_throws_invalid_handle) 
   a.synchronize();
 }  // the moved-from and the live streams are destroyed safely
 
+// A reference names the stream, not its owner: taken before a move it follows
+// the stream into the new owner; once that owner destroys it, it throws. Move
+// assignment destroys the target's old stream first.
+TEST(Lifetimes, LIFE_2__a_reference_follows_its_stream_into_the_new_owner) {
+  const sluice::device dev{0};
+  std::optional<sluice::stream> a;
+  a.emplace(dev);
+  const sluice::stream_ref r = *a;
+  std::optional<sluice::stream> b;
+  b.emplace(std::move(*a));
+  EXPECT_EQ(r, sluice::stream_ref{*b});
+  std::atomic<int> ran{0};
+  r.host_func([&] { ran.fetch_add(1); });
+  b->synchronize();
+  EXPECT_EQ(ran.load(), 1) << "work enqueued through the reference did not run on the new owner";
+  EXPECT_TRUE(r.ready());
+  // NOLINTNEXTLINE(bugprone-use-after-move): the moved-from owner is empty
+  EXPECT_TRUE(throws_code(errc::invalid_handle, [&] { (void)a->ready(); }));
+
+  sluice::stream c{dev};
+  const sluice::stream_ref old_c = c;
+  c = std::move(*b);  // c's old stream is destroyed
+  EXPECT_TRUE(throws_code(errc::invalid_handle, [&] { (void)old_c.ready(); }));
+  EXPECT_EQ(r, sluice::stream_ref{c});
+  r.synchronize();
+  a.reset();
+  b.reset();
+  EXPECT_TRUE(r.ready()) << "destroying the emptied owners destroyed the stream";
+  sluice::stream gone = std::move(c);
+  { sluice::stream sink = std::move(gone); }
+  EXPECT_TRUE(throws_code(errc::invalid_handle, [&] { (void)r.ready(); }));
+}
+
 TEST(Lifetimes, LIFE_2__a_reference_to_a_destroyed_stream_throws_invalid_handle) {
   const sluice::device dev{0};
   std::optional<sluice::stream> s;
