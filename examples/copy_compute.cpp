@@ -96,10 +96,7 @@ ex::outcome copy_compute(const ex::options& o) {
     copy_busy.push_back({ex::ms_after(start, c_begin[i]), ex::ms_after(start, copied[i])});
     compute_busy.push_back({ex::ms_after(start, k_begin[i]), ex::ms_after(start, computed[i])});
   }
-  const double copy_ms = ex::covered(copy_busy);
-  const double compute_ms = ex::covered(compute_busy);
-  const double both = ex::covered(ex::intersection(copy_busy, compute_busy));
-  const double overlap = ex::percent_of_shorter(both, copy_ms, compute_ms);
+  const auto [copy_ms, compute_ms, both, overlap] = ex::overlap_of(copy_busy, compute_busy);
   std::printf(
       "span (timing events on device 0): first upload began %.2f ms, last compute ended "
       "%.2f ms after the start event\n",

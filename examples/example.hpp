@@ -1,4 +1,4 @@
-// examples/example.hpp: what the four examples share. It is part of the
+// examples/example.hpp: what the examples share. It is part of the
 // examples, not of sluice, and uses only the public API: command-line options,
 // the checks at the start of a run, intervals and their overlap, tracing, and
 // reading device memory back through pinned memory to check it.
@@ -96,6 +96,24 @@ inline interval_set intersection(const interval_set& a, const interval_set& b) {
 inline double percent_of_shorter(double both, double a, double b) {
   const double shorter = std::min(a, b);
   return shorter > 0 ? 100.0 * both / shorter : 0.0;
+}
+
+//! How the busy times of two streams overlapped; the members in this order, so
+//! that `const auto [a_ms, b_ms, both, percent] = overlap_of(a, b);` names them.
+struct busy_overlap {
+  double a_ms = 0;     //!< time covered by `a`
+  double b_ms = 0;     //!< time covered by `b`
+  double both_ms = 0;  //!< time covered by both
+  double percent = 0;  //!< both_ms as a percentage of the shorter of a_ms and b_ms
+};
+
+inline busy_overlap overlap_of(const interval_set& a, const interval_set& b) {
+  busy_overlap r;
+  r.a_ms = covered(a);
+  r.b_ms = covered(b);
+  r.both_ms = covered(intersection(a, b));
+  r.percent = percent_of_shorter(r.both_ms, r.a_ms, r.b_ms);
+  return r;
 }
 
 // --- events ----------------------------------------------------------------

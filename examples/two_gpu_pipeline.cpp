@@ -137,10 +137,8 @@ ex::outcome two_gpu_pipeline(const ex::options& o) {
     producer_busy.push_back({ms(p_begin[i]), ms(p_end[i])});
     consumer_busy.push_back({ms(k_begin[i]), ms(k_end[i])});
   }
-  const double producer_ms = ex::covered(producer_busy);
-  const double consumer_ms = ex::covered(consumer_busy);
-  const double both = ex::covered(ex::intersection(producer_busy, consumer_busy));
-  const double overlap = ex::percent_of_shorter(both, producer_ms, consumer_ms);
+  const auto [producer_ms, consumer_ms, both, overlap] =
+      ex::overlap_of(producer_busy, consumer_busy);
   std::printf(
       "span (host steady_clock stamps from host functions on each stream): first "
       "produce began %.2f ms, last consume ended %.2f ms after the start stamp\n",
