@@ -18,10 +18,12 @@
 //
 // so the upload of chunk k+1 and the download of chunk k-1 run while K computes
 // chunk k. C's own order keeps a slot from being overwritten before its chunk
-// was downloaded (and that download waited for its compute).
+// was downloaded (and that download waited for its compute). heat.hpp's
+// run_pipeline enqueues that pipeline, shared with native_kernel; this file
+// passes it the step: one Kokkos kernel submitted on K.
 //
 // The result is checked against a plain sequential run of the same steps on
-// the host (heat.hpp, shared with native_kernel).
+// the host (heat.hpp).
 //
 // Timing events around every upload, download and compute give the busy
 // intervals of each stream from one start event; the overlap is the time both
@@ -35,8 +37,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <string>
-#include <vector>
 
 namespace {
 
@@ -46,7 +46,7 @@ using view_t =
     Kokkos::View<double*, sluice::kokkos::memory_space, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 constexpr std::size_t chunks = 8;
-constexpr int steps = 8;  // even: each chunk's result ends in the first buffer of its slot
+constexpr int steps = 8;  // heat steps per chunk
 
 //! One Jacobi step from `in` to `out` (n values; the two ends are copied), as
 //! one Kokkos kernel on `exec`. A named function, not a lambda: the enclosing
@@ -64,7 +64,6 @@ void heat_step(const exec_t& exec, const view_t& in, const view_t& out, std::siz
 
 ex::outcome kokkos_pipeline(const ex::options& o) {
   const std::size_t n = o.bytes() / sizeof(double);  // values per chunk
-  const std::size_t bytes = n * sizeof(double);
   const sluice::device gpu(0);
   sluice::stream_options copy_options;
   copy_options.priority = sluice::priority::high;
@@ -80,19 +79,11 @@ ex::outcome kokkos_pipeline(const ex::options& o) {
       gpu.name().c_str(), exec_t::name(), ex::to_string(c.priority()), c.native_priority(),
       ex::to_string(k.priority()), k.native_priority(), chunks, o.mib, n, steps);
 
-  sluice::pinned_buffer<double> input(chunks * n);
-  sluice::pinned_buffer<double> output(chunks * n);
-  for (std::size_t j = 0; j < chunks; ++j)
-    for (std::size_t i = 0; i < n; ++i) input[j * n + i] = ex::heat::initial(j, i);
-  std::fill(output.begin(), output.end(), -1.0);
-  // Two slots of two buffers each: a step reads one buffer of the slot and writes the other.
-  sluice::device_buffer<double> buffers[4] = {{gpu, n}, {gpu, n}, {gpu, n}, {gpu, n}};
-  ex::zero_on_own_stream(gpu, {{buffers[0].data(), bytes},
-                               {buffers[1].data(), bytes},
-                               {buffers[2].data(), bytes},
-                               {buffers[3].data(), bytes}});  // set-up, not measured
-  const view_t views[4] = {sluice::kokkos::view(buffers[0]), sluice::kokkos::view(buffers[1]),
-                           sluice::kokkos::view(buffers[2]), sluice::kokkos::view(buffers[3])};
+  // The chunks in pinned memory and two slots of two device buffers (heat.hpp),
+  // and a Kokkos view of each buffer: no copy, no ownership.
+  ex::heat::pipeline_memory m(gpu, chunks, n);
+  const view_t views[4] = {sluice::kokkos::view(m.buffers[0]), sluice::kokkos::view(m.buffers[1]),
+                           sluice::kokkos::view(m.buffers[2]), sluice::kokkos::view(m.buffers[3])};
 
 #if !defined(SLUICE_BACKEND_HOST)
   // K's Kokkos instance is made on first use, and making one allocates (which
@@ -100,72 +91,22 @@ ex::outcome kokkos_pipeline(const ex::options& o) {
   (void)sluice::kokkos::instance(k);
 #endif
 
-  sluice::event start = ex::timing_event(gpu);
-  std::vector<sluice::event> up_begin, uploaded, down_begin, downloaded, k_begin, computed;
-  for (std::size_t j = 0; j < chunks; ++j)
-    for (auto* list : {&up_begin, &uploaded, &down_begin, &downloaded, &k_begin, &computed})
-      list->push_back(ex::timing_event(gpu));
-
-  const auto download = [&](std::size_t j) {
-    c.wait(computed[j]);
-    const sluice::trace_range range(c, "download chunk " + std::to_string(j));
-    down_begin[j].record(c);
-    sluice::copy(c, output.data() + j * n, buffers[2 * (j % 2)].data(), bytes);
-    downloaded[j].record(c);
+  // One heat step on K from buffer `from` of m to buffer `to`: one Kokkos
+  // kernel, submitted in K's order.
+  const auto step = [&views, n](sluice::stream_ref s, std::size_t from, std::size_t to) {
+    const view_t in = views[from];
+    const view_t out = views[to];
+    sluice::kokkos::submit(s, [in, out, n](const exec_t& exec) { heat_step(exec, in, out, n); });
   };
-
-  ex::trace_session trace(o.trace_file);
-  start.record(c);
-  k.wait(start);
-  for (std::size_t j = 0; j < chunks; ++j) {
-    const std::size_t slot = j % 2;
-    {
-      const sluice::trace_range range(c, "upload chunk " + std::to_string(j));
-      up_begin[j].record(c);
-      sluice::copy(c, buffers[2 * slot].data(), input.data() + j * n, bytes);
-      uploaded[j].record(c);
-    }
-    if (j >= 1) download(j - 1);
-    {
-      k.wait(uploaded[j]);
-      const sluice::trace_range range(k, "compute chunk " + std::to_string(j));
-      k_begin[j].record(k);
-      for (int t = 0; t < steps; ++t) {
-        const view_t from = views[2 * slot + static_cast<std::size_t>(t % 2)];
-        const view_t to = views[2 * slot + static_cast<std::size_t>(1 - t % 2)];
-        sluice::kokkos::submit(k,
-                               [from, to, n](const exec_t& exec) { heat_step(exec, from, to, n); });
-      }
-      computed[j].record(k);
-    }
-  }
-  download(chunks - 1);
-  c.synchronize();
-  k.synchronize();
-  trace.finish();
-
-  ex::interval_set copy_busy, compute_busy;
-  for (std::size_t j = 0; j < chunks; ++j) {
-    copy_busy.push_back({ex::ms_after(start, up_begin[j]), ex::ms_after(start, uploaded[j])});
-    copy_busy.push_back({ex::ms_after(start, down_begin[j]), ex::ms_after(start, downloaded[j])});
-    compute_busy.push_back({ex::ms_after(start, k_begin[j]), ex::ms_after(start, computed[j])});
-  }
-  const double copy_ms = ex::covered(copy_busy);
-  const double compute_ms = ex::covered(compute_busy);
-  const double both = ex::covered(ex::intersection(copy_busy, compute_busy));
-  const double overlap = ex::percent_of_shorter(both, copy_ms, compute_ms);
+  // run_pipeline (heat.hpp) enqueues the copies on C, the events between C and
+  // K, and `step` for every step of every chunk.
+  const ex::heat::pipeline_times t = ex::heat::run_pipeline(m, c, k, steps, o.trace_file, step);
   std::printf(
       "span (timing events on device 0): first upload began %.2f ms, last download ended "
       "%.2f ms after the start event\n",
-      ex::ms_after(start, up_begin.front()), ex::ms_after(start, downloaded.back()));
-  std::printf(
-      "overlap of the copy stream (C) and the Kokkos stream (K): %.0f%% of the shorter busy "
-      "time (copies busy %.1f ms, kernels busy %.1f ms, both at once %.1f ms; the first upload "
-      "and the last download overlap nothing: with copies of equal length the best possible is "
-      "about %.0f%%)\n",
-      overlap, copy_ms, compute_ms, both,
-      100.0 * static_cast<double>(2 * chunks - 2) / static_cast<double>(2 * chunks));
-  return {ex::heat::check_result(output.data(), chunks, n, steps), overlap};
+      t.first_upload_began, t.last_download_ended);
+  ex::heat::print_overlap(t, "Kokkos stream (K)", "kernels");
+  return {ex::heat::check_result(m, steps), t.busy.percent};
 }
 
 }  // namespace

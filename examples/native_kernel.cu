@@ -13,7 +13,9 @@
 //
 // so the upload of chunk k+1 and the download of chunk k-1 run while K computes
 // chunk k, and C's own order keeps a slot from being refilled before its chunk
-// was downloaded. The result is checked against a sequential run on the host.
+// was downloaded. heat.hpp's run_pipeline enqueues that pipeline, shared with
+// kokkos_pipeline; this file passes it the step: one kernel on K. The result
+// is checked against a sequential run on the host.
 //
 // One source for every backend:
 //   CUDA: nvcc compiles this file; a step is the __global__ kernel below,
@@ -40,14 +42,13 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 namespace {
 
 namespace ex = sluice_example;
 
 constexpr std::size_t chunks = 8;
-constexpr int steps = 8;  // even: each chunk's result ends in the first buffer of its slot
+constexpr int steps = 8;  // heat steps per chunk
 
 #if defined(SLUICE_EXAMPLE_KERNELS)
 __global__ void heat_step(const double* in, double* out, std::size_t n) {
@@ -83,7 +84,6 @@ void enqueue_step(sluice::stream_ref k, const double* in, double* out, std::size
 
 ex::outcome native_kernel(const ex::options& o) {
   const std::size_t n = o.bytes() / sizeof(double);  // values per chunk
-  const std::size_t bytes = n * sizeof(double);
   const sluice::device gpu(0);
   // Kernels go to the calling thread's current device, which sluice never
   // changes: make it the streams' device.
@@ -108,79 +108,17 @@ ex::outcome native_kernel(const ex::options& o) {
 #endif
       chunks, o.mib, n, steps);
 
-  sluice::pinned_buffer<double> input(chunks * n);
-  sluice::pinned_buffer<double> output(chunks * n);
-  for (std::size_t j = 0; j < chunks; ++j)
-    for (std::size_t i = 0; i < n; ++i) input[j * n + i] = ex::heat::initial(j, i);
-  std::fill(output.begin(), output.end(), -1.0);
-  // Two slots of two buffers each: a step reads one buffer of the slot and writes the other.
-  sluice::device_buffer<double> buffers[4] = {{gpu, n}, {gpu, n}, {gpu, n}, {gpu, n}};
-  ex::zero_on_own_stream(gpu, {{buffers[0].data(), bytes},
-                               {buffers[1].data(), bytes},
-                               {buffers[2].data(), bytes},
-                               {buffers[3].data(), bytes}});  // set-up, not measured
-
-  sluice::event start = ex::timing_event(gpu);
-  std::vector<sluice::event> up_begin, uploaded, down_begin, downloaded, k_begin, computed;
-  for (std::size_t j = 0; j < chunks; ++j)
-    for (auto* list : {&up_begin, &uploaded, &down_begin, &downloaded, &k_begin, &computed})
-      list->push_back(ex::timing_event(gpu));
-
-  const auto download = [&](std::size_t j) {
-    c.wait(computed[j]);
-    const sluice::trace_range range(c, "download chunk " + std::to_string(j));
-    down_begin[j].record(c);
-    sluice::copy(c, output.data() + j * n, buffers[2 * (j % 2)].data(), bytes);
-    downloaded[j].record(c);
+  // The chunks in pinned memory and two slots of two device buffers (heat.hpp).
+  ex::heat::pipeline_memory m(gpu, chunks, n);
+  // One heat step on K from buffer `from` of m to buffer `to`: one kernel.
+  const auto step = [&m, n](sluice::stream_ref s, std::size_t from, std::size_t to) {
+    enqueue_step(s, m.buffers[from].data(), m.buffers[to].data(), n);
   };
-
-  ex::trace_session trace(o.trace_file);
-  start.record(c);
-  k.wait(start);
-  for (std::size_t j = 0; j < chunks; ++j) {
-    const std::size_t slot = j % 2;
-    {
-      const sluice::trace_range range(c, "upload chunk " + std::to_string(j));
-      up_begin[j].record(c);
-      sluice::copy(c, buffers[2 * slot].data(), input.data() + j * n, bytes);
-      uploaded[j].record(c);
-    }
-    if (j >= 1) download(j - 1);
-    {
-      k.wait(uploaded[j]);
-      const sluice::trace_range range(k, "compute chunk " + std::to_string(j));
-      k_begin[j].record(k);
-      for (int t = 0; t < steps; ++t) {
-        const double* from = buffers[2 * slot + static_cast<std::size_t>(t % 2)].data();
-        double* to = buffers[2 * slot + static_cast<std::size_t>(1 - t % 2)].data();
-        enqueue_step(k, from, to, n);
-      }
-      computed[j].record(k);
-    }
-  }
-  download(chunks - 1);
-  c.synchronize();
-  k.synchronize();
-  trace.finish();
-
-  ex::interval_set copy_busy, compute_busy;
-  for (std::size_t j = 0; j < chunks; ++j) {
-    copy_busy.push_back({ex::ms_after(start, up_begin[j]), ex::ms_after(start, uploaded[j])});
-    copy_busy.push_back({ex::ms_after(start, down_begin[j]), ex::ms_after(start, downloaded[j])});
-    compute_busy.push_back({ex::ms_after(start, k_begin[j]), ex::ms_after(start, computed[j])});
-  }
-  const double copy_ms = ex::covered(copy_busy);
-  const double compute_ms = ex::covered(compute_busy);
-  const double both = ex::covered(ex::intersection(copy_busy, compute_busy));
-  const double overlap = ex::percent_of_shorter(both, copy_ms, compute_ms);
-  std::printf(
-      "overlap of the copy stream (C) and the compute stream (K): %.0f%% of the shorter busy "
-      "time (copies busy %.1f ms, steps busy %.1f ms, both at once %.1f ms; the first upload "
-      "and the last download overlap nothing: with copies of equal length the best possible is "
-      "about %.0f%%)\n",
-      overlap, copy_ms, compute_ms, both,
-      100.0 * static_cast<double>(2 * chunks - 2) / static_cast<double>(2 * chunks));
-  return {ex::heat::check_result(output.data(), chunks, n, steps), overlap};
+  // run_pipeline (heat.hpp) enqueues the copies on C, the events between C and
+  // K, and `step` for every step of every chunk.
+  const ex::heat::pipeline_times t = ex::heat::run_pipeline(m, c, k, steps, o.trace_file, step);
+  ex::heat::print_overlap(t, "compute stream (K)", "steps");
+  return {ex::heat::check_result(m, steps), t.busy.percent};
 }
 
 }  // namespace
