@@ -911,8 +911,8 @@ void trace_begin(const std::string& path) {
     throw;
   }
   // Exit handlers run in reverse order: this one must run while the library
-  // is still up (a trace ended at exit flushes CUPTI; the first GPU run,
-  // 9c718d1, crashed there with the handler registered before CUPTI's).
+  // is still up (a trace ended at exit flushes CUPTI, and a flush after
+  // CUPTI's own exit handler crashes the process on a GPU).
   if (started_library) std::atexit(detail::trace::write_at_exit);
   detail::stream_names::trace_begun();  // streams destroyed from now on keep their names
   detail::trace::on.store(true, std::memory_order_relaxed);

@@ -43,10 +43,10 @@ struct cuda_api {
   static constexpr bool stream_destroy_blocks = false;
   // A host function's path while SLUICE_HOST_FUNC_PATH is unset: sluice's gate kernel
   // (host_gate.hpp; docs/design.md "The gate kernel"). On 2x H100 (driver 580.159.04,
-  // af391d7): 64 streams' blocking host functions at once 1.21x one (the rule, `auto`:
-  // 2.16x, its first stream's memory-wait gate holding a queue-mate), the round trip
-  // 0.85x raw cudaLaunchHostFunc (the rule's memory operations: 0.71x), the conformance
-  // suite 49 of 49.
+  // docs/results/runs/2026-11-27-gate-kernel-2xh200.md): 64 streams' blocking host
+  // functions at once 1.21x one (the rule, `auto`: 2.16x, its first stream's memory-wait
+  // gate holding a queue-mate), the round trip 0.85x raw cudaLaunchHostFunc (the rule's
+  // memory operations: 0.71x), the conformance suite 49 of 49.
   static constexpr const char* default_host_path = "kernel";
   // Set to 1, it makes every kernel launch wait for the kernel (CUDA programming guide): the
   // gate kernel's launch would not return, so host functions take the signal (host_path.hpp).

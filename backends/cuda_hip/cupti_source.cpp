@@ -60,10 +60,11 @@ struct cupti_table {
 // thread-local: no CUPTI call); every other runtime call (event records,
 // waits, queries) costs CUPTI nothing. SLUICE_CUPTI_CORRELATION=external:
 // CUPTI's external correlation ids instead, which need the API record of every
-// runtime call (CUPTI_ACTIVITY_KIND_RUNTIME): 2x H200 at d41d73b, API records
-// of the enqueuing calls only (cuptiActivityEnableRuntimeApi) gave no
+// runtime call (CUPTI_ACTIVITY_KIND_RUNTIME): on 2x H200, API records of the
+// enqueuing calls only (cuptiActivityEnableRuntimeApi) gave no
 // external-correlation record at all, and with every call's record an event
-// record cost 2.4x untraced against 1.6x without (bench/trace_cost).
+// record cost 2.4x untraced against 1.6x without (bench/trace_cost;
+// docs/results/runs/2026-11-27-cupti-trace-source.md).
 constexpr CUpti_CallbackId enqueue_calls[] = {
     CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020,
     CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000,
@@ -90,12 +91,12 @@ thread_local std::vector<std::uint64_t> outer_ops;
 // Activity buffers are handed to CUPTI from a pool of buffers allocated and
 // touched once (the first trace_begin), not allocated when CUPTI asks for
 // one: CUPTI asks on the thread that makes the first recorded call of a
-// trace, and a fresh 8 MiB buffer's page faults were the likely part of the
-// 0.6 ms that the first traced call cost on 2x H100 (bench/trace_cost,
-// fill_64B_first_call, 3a6691e); it was not (2x H200, d41d73b: 0.58 ms with
-// the pool, 0.64 ms without), but the pool keeps the allocation off the
-// enqueuing thread. SLUICE_CUPTI_BUFFERS=N: buffers prepared (default 2; 0:
-// allocated when asked, as before).
+// trace, and the pool keeps the allocation off that enqueuing thread. A fresh
+// 8 MiB buffer's page faults are not what made the first traced call cost
+// 0.6 ms (bench/trace_cost, fill_64B_first_call, 2x H200: 0.58 ms with the
+// pool, 0.64 ms without; docs/results/runs/2026-11-27-cupti-trace-source.md).
+// SLUICE_CUPTI_BUFFERS=N: buffers prepared (default 2; 0: allocated when
+// CUPTI asks).
 class buffer_pool {
  public:
   void prepare(std::size_t n) {
@@ -260,9 +261,9 @@ class cupti_source final : public activity_source {
         CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
         CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};
     // An external-correlation record names the correlation id of a runtime
-    // or driver API record (CUpti_ActivityExternalCorrelation): the first GPU
-    // run (9c718d1), with no API kind enabled, tied no activity to a sluice
-    // operation. The API records are dropped in add().
+    // or driver API record (CUpti_ActivityExternalCorrelation): with no API
+    // kind enabled, CUPTI ties no activity to a sluice operation. The API
+    // records are dropped in add().
     if (external_) {
       kinds.push_back(CUPTI_ACTIVITY_KIND_RUNTIME);
       kinds.push_back(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
@@ -432,8 +433,8 @@ class cupti_source final : public activity_source {
         const auto* k = reinterpret_cast<const CUpti_ActivityKernel10*>(rec);
         // sluice's host-function gate kernel (host_gate.cu) is the host_func
         // operation's device side, not a kernel of the user's: its span is the
-        // host function's (2x H200 at abe4e8a: each showed as one more
-        // operation on the stream's track).
+        // host function's (kept, each gate shows as one more operation on the
+        // stream's track: 2x H200, docs/results/runs/2026-11-27-gate-kernel.md).
         if (k->name != nullptr && std::strstr(k->name, "sluice_host_gate") != nullptr) return;
         if (k->name != nullptr) a.name = k->name;
         break;

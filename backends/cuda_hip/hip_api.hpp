@@ -207,11 +207,12 @@ struct hip_api {
   // run there takes the code path AMD takes.
   static constexpr bool stream_destroy_blocks = true;
   // While SLUICE_HOST_FUNC_PATH is unset: on HIP's NVIDIA platform the gate kernel, as on
-  // CUDA (host_gate.cu, compiled by nvcc 11.8 there), which ran there on 2x H200 (f8287ac,
-  // SLUICE_HOST_FUNC_PATH=kernel: the whole conformance suite, 49 of 49 rules, the peer
+  // CUDA (host_gate.cu, compiled by nvcc 11.8 there), which ran there on 2x H200
+  // (SLUICE_HOST_FUNC_PATH=kernel: the whole conformance suite, 49 of 49 rules, the peer
   // tests, the GPU unit tests with host_path's 6, the stress run and --churn, the examples,
-  // COMM-1..7; docs/hip-nvidia.md); on AMD the vendor callback, since neither the kernel
-  // nor the rule has run on an AMD GPU (none is reachable): `kernel` or `auto` opt in.
+  // COMM-1..7; docs/hip-nvidia.md, docs/results/runs/2026-11-27-gate-kernel.md); on AMD
+  // the vendor callback, since neither the kernel nor the rule has run on an AMD GPU (none
+  // is reachable): `kernel` or `auto` opt in.
 #if defined(__HIP_PLATFORM_NVIDIA__)
   static constexpr const char* default_host_path = "kernel";
 #else

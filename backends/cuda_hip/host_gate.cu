@@ -8,11 +8,12 @@
 namespace {
 
 //! The gate word is host memory, read over the bus: each read costs the
-//! device's copies to the host (2x H200, sluice-probe-gates at d9a5f3d, 64
-//! gates held during a 256 MiB device-to-host copy: 0.34 of its bandwidth
-//! with a read every 0.5 us, 0.85 with the pauses growing to 32 us). So the
-//! first fast_reads reads come fast_pause_ns apart (a host function that
-//! returns within about 20 us opens its gate as before), then the pause
+//! device's copies to the host (2x H200, sluice-probe-gates, 64 gates held
+//! during a 256 MiB device-to-host copy: 0.34 of its bandwidth with a read
+//! every 0.5 us, 0.85 with the pauses growing to 32 us;
+//! docs/results/runs/2026-11-27-gate-kernel-2xh200.md). So the first
+//! fast_reads reads come fast_pause_ns apart (a host function that returns
+//! within about 20 us has its gate seen within one pause), then the pause
 //! doubles up to longest_pause_ns (a longer one's gate is seen at most that
 //! late). docs/design.md, "The gate kernel".
 constexpr unsigned fast_reads = 16;

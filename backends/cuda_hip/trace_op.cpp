@@ -297,8 +297,9 @@ namespace {
 
 //! CUPTI sets up a context's device buffers for activity records at the
 //! first device activity after it starts recording, on the thread that
-//! enqueues it: 0.58 ms on an H200 (f5250d7, bench/trace_cost
-//! fill_64B_first_call, against 4.6 us for a first event record). Done
+//! enqueues it: 0.58 ms on an H200 (bench/trace_cost fill_64B_first_call,
+//! against 4.6 us for a first event record;
+//! docs/results/runs/2026-11-27-cupti-trace-source.md). Done
 //! here instead, in trace_begin, on each device sluice has set up: a fill,
 //! a copy and the SM copy kernel on the device's internal allocation
 //! stream, whose activities the source drops. Failures are ignored: the

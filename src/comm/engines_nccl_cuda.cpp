@@ -202,9 +202,10 @@ namespace {
 
 // Lane sets of destroyed communicators, kept for the next communicator of
 // the same ranks on the same device: ncclCommDestroy may wait for the whole
-// device (cudaFree), so a destroy while the program holds a stream waited
-// until the stream was released, and a new ncclCommInitRank meanwhile waited
-// behind it (COMM-6's moved-from cases hung on 2x H100 at 5251b73). Reused,
+// device (cudaFree), so a destroy while the program holds a stream waits
+// until the stream is released, and a new ncclCommInitRank meanwhile waits
+// behind it (COMM-6's moved-from cases hung so on 2x H100:
+// docs/results/runs/2026-11-26-comm-bench-2xh100.md). Reused,
 // a set also spares its 3K ncclCommInitRank. Destroyed at MPI_Finalize
 // (nccl_settle), or when more than `pool_per_key` wait for one key.
 struct lane_set {

@@ -233,7 +233,8 @@ void staged_hops_reuse_their_staging(int streams, int hops) {
   }
 }
 
-// One stream, 32 hops: at most 4 slots (64 before 3af8efe).
+// One stream, 32 hops: at most 4 slots (a new slot for every send and receive,
+// 64, where a stream's later operation does not take the slot it gave back).
 TEST_F(CommTest, COMM_1__staged_operations_on_one_stream_reuse_their_staging) {
   staged_hops_reuse_their_staging(1, 32);
 }
@@ -241,7 +242,8 @@ TEST_F(CommTest, COMM_1__staged_operations_on_one_stream_reuse_their_staging) {
 // Six streams whose operations alternate (as a code with a stream per
 // neighbour or per field enqueues them), 12 hops each: each stream's later
 // operation still takes the slot that stream gave back, however many other
-// streams gave theirs back since (144 slots before 939284d).
+// streams gave theirs back since (a new slot for every operation, 144, where a
+// lease looks only at the last four slots given back).
 TEST_F(CommTest, COMM_1__staged_operations_of_alternating_streams_reuse_their_staging) {
   staged_hops_reuse_their_staging(6, 12);
 }

@@ -740,7 +740,8 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind
 }
 cudaError_t cudaMemcpyPeerAsync(void* dst, int, const void* src, int, size_t n, cudaStream_t h) {
   // Device memory at both ends: no host-to-host rule. Pool memory of a device neither current nor
-  // granted was copied without error on 2x H200 (PEER-2 at 9911caf): no pool access check.
+  // granted was copied without error on 2x H200 (PEER-2 passes there:
+  // docs/results/runs/2026-11-23-cuda-2xh200-first-conformance-run.md): no pool access check.
   return copy(dst, src, n, h, sim_cupti::cbid::memcpy_peer_async, sim_cupti::activity::copy_peer);
 }
 //! One operation on the stream that does every copy (CUDA: "the batch as a whole executes in

@@ -11,8 +11,9 @@
 // warm-up activities in trace_begin are smaller) are dropped and counted
 // (cuptiActivityGetNumDroppedRecords).
 // External-correlation records only while CUPTI_ACTIVITY_KIND_RUNTIME is
-// enabled (every runtime call's API record): 2x H200 at d41d73b gave none
-// with the API records of chosen calls only (cuptiActivityEnableRuntimeApi).
+// enabled (every runtime call's API record): 2x H200 gave none with the API
+// records of chosen calls only (cuptiActivityEnableRuntimeApi;
+// docs/results/runs/2026-11-27-cupti-trace-source.md).
 // cuptiEnableCallback (runtime domain): the subscriber's callback at the entry
 // and exit of each enabled call, with its correlation id, on the calling thread.
 #include "sim_cupti.hpp"

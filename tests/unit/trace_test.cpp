@@ -646,7 +646,7 @@ TEST(Trace, TheFileNamesItsSourceAndEveryOperationsEnqueue) {
   sluice::event e{d0};
   // s is held by a host function until t's wait is enqueued: the event is
   // not complete then, so the wait is an operation of its own (a wait on a
-  // completed event may enqueue nothing: CI at 035400d saw 6 of 7).
+  // completed event may enqueue nothing: a CI run saw 6 operations of 7).
   std::atomic<bool> waited{false};
   sluice::trace_begin(path);
   sluice::fill(s, a.data(), 1, a.size());
