@@ -141,8 +141,9 @@ copy_plan plan_copy_peer_batch(int own, device dst_dev, device src_dev, const pe
   plan.bytes = total;
   plan.path = path;
   // Every piece small and aligned: the SM kernel, sm_batch_pieces per launch.
-  // Within one device too: the vendor's batched copy of 64 x 16 KiB took 239 us
-  // on one H200, the kernel 10.7 (docs/performance.md).
+  // Within one device too: the vendor's batched copy of 64 x 16 KiB took 220.5
+  // us on one H200, the kernel 10.9
+  // (docs/results/runs/2026-11-25-batched-copies-one-h200.md).
   if (small && total > 0) {
     if (path == copy_path::local) plan.path = copy_path::local_sm;
     if (path == copy_path::direct) plan.path = copy_path::direct_sm;

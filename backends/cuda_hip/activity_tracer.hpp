@@ -1,4 +1,4 @@
-// The GPU backend's second trace source (issue 21): the vendor's activity
+// The GPU backend's second trace source: the vendor's activity
 // records (CUDA: CUPTI, cupti_source.cpp) instead of a timing event per
 // operation (tracer.hpp). Backend-neutral: no vendor type appears here, so
 // the host unit tests drive it with a fake activity source
@@ -143,7 +143,8 @@ class activity_tracer {
   //! close() pops the id there (even after the trace ended: the thread's
   //! stack stays balanced) and publishes the slot: one store, no lock and no
   //! read-modify-write after the vendor call (on the H200 every line touched
-  //! there cost the traced enqueue, docs/performance.md). abandon() pops it
+  //! there cost the traced enqueue:
+  //! docs/results/runs/2026-11-27-cupti-trace-source.md). abandon() pops it
   //! and drops the slot (the operation threw before it was enqueued).
   slot* open(activity_source** pushed, bool push = true);
   static void close(slot* s, activity_source* pushed) noexcept;

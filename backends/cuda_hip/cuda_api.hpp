@@ -174,18 +174,20 @@ struct cuda_api {
   static constexpr const char* kernel_driver_marker = "Kernel Module";
   // A peer copy issued on the source's stream (push) beats one issued on the
   // destination's (pull): 18.9 vs 4.9 GB/s at 64 KiB on 2x H200 NVLink on the
-  // copy engine (shared/reference/anchors.md). With pulls on sluice's SM kernel
-  // (below) a push still wins: on two H100s 24.2 vs 20.5 GB/s at 64 KiB, 214
-  // vs 166 at 1 MiB, 371.5 vs 347 at 16 MiB (docs/performance.md). SLUICE_DIAGNOSE
-  // says so.
+  // copy engine (docs/results/runs/2026-11-22-raw-cuda-reference-2xh200.md).
+  // With pulls on sluice's SM kernel (below) a push still wins: on two H100s
+  // 25.27 vs 19.14 GB/s at 64 KiB, 213.97 vs 162.46 at 1 MiB, 371.87 vs 346.02
+  // at 16 MiB (docs/results/runs/2026-11-25-p2p-per-direction-2xh100.md).
+  // SLUICE_DIAGNOSE says so.
   static constexpr bool peer_push_preferred = true;
   // Single peer copies up to these many KiB run as sluice's SM copy kernel
-  // (peer_copy.hpp, sm_copy_limit). Two H100s over NVLink (NV18, 2026-11-25,
-  // docs/performance.md "Peer copies"): on the destination's stream (pull) an
-  // SM kernel moved 2-3x the copy engine's bandwidth from 4 KiB to 1 MiB and
-  // still more at 16 MiB (343 vs 308-320 GB/s), the copy engine won from
-  // 64 MiB (372 vs 353-359); on the source's stream (push) the copy engine won
-  // at every size.
+  // (peer_copy.hpp, sm_copy_limit). Two H100s over NVLink (NV18): on the
+  // destination's stream (pull) an SM kernel moved 2-3x the copy engine's
+  // bandwidth from 4 KiB to 1 MiB and still more at 16 MiB (343 vs 308-320
+  // GB/s), the copy engine won from 64 MiB (372 vs 353-359); on the source's
+  // stream (push) the copy engine won at every size
+  // (docs/results/runs/2026-11-25-p2p-first-run-2xh100.md, the raw kernel;
+  // 2026-11-25-p2p-per-direction-2xh100.md, sluice's own).
   static constexpr int peer_sm_push_default_kib = 0;
   static constexpr int peer_sm_pull_default_kib = 16 * 1024;
   //! "13.0" from 13000.

@@ -31,10 +31,13 @@ const sm_copy_limits& sm_copy_limit();
 //! copy_peer_batch: when every piece is at most this many bytes (and 16-byte
 //! aligned), sluice's SM batch kernel moves them, 64 per launch:
 //! SLUICE_PEER_SM_BATCH_MAX_KIB (0 .. 1048576; 0: never), default 256. On one
-//! H200 (sluice-probe-batch, docs/performance.md) 64 pieces of 16, 64 and 256
-//! KiB took 12.2, 11.9 and 15.4 us against 333, 276 and 264 us for 64 raw
-//! cudaMemcpyPeerAsync calls and 313, 244 and 254 us for cudaMemcpyBatchAsync,
-//! which gains nothing over the calls; not yet measured between two GPUs.
+//! H200 64 pieces of 16, 64 and 256 KiB took 12.2, 11.9 and 15.4 us against
+//! 333, 276 and 264 us for 64 raw cudaMemcpyPeerAsync calls and 313, 244 and
+//! 254 us for cudaMemcpyBatchAsync, which gains little over the calls there
+//! (sluice-probe-batch: docs/results/runs/2026-11-25-batched-copies-one-h200.md).
+//! Between two H100s over NVLink 64 pieces of 16 KiB took 20.6-21.1 us against
+//! 121.8 us for 64 raw calls and 47.7-47.8 us for one cudaMemcpyBatchAsync
+//! (docs/results/runs/2026-11-25-p2p-first-run-2xh100.md).
 constexpr int sm_batch_default_kib = 256;
 std::size_t sm_batch_limit();
 //! What src/peer_plan needs to plan a copy on a stream of device d: the SM

@@ -2,7 +2,7 @@
 // nvcc into sluice::cuda and by hipcc into sluice::hip, called through the
 // traits (api::sm_copy). Small peer copies over NVLink finish sooner as a
 // kernel's stores than as a copy-engine transfer (64 KiB on 2x H200: 25 GB/s
-// against 18.9, ../shared/reference/anchors.md).
+// against 18.9, docs/results/runs/2026-11-22-raw-cuda-reference-2xh200.md).
 #pragma once
 
 #include <sluice/native.hpp>

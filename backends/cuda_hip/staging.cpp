@@ -7,7 +7,8 @@
 // slot into place (host to device) and records drained[k]; before slot k is
 // filled again, the stream on S waits for drained[k]. So the copy engines of
 // both devices run at once, one chunk apart (the vendor's staged copy ran at
-// ~37 GB/s on 2x H200 where such a pipeline reached 53: anchors.md).
+// ~37 GB/s on 2x H200 where such a pipeline reached 53:
+// docs/results/runs/2026-11-22-raw-cuda-reference-2xh200.md).
 //
 // One of the two streams is the caller's; the other is a helper stream of the
 // set, on the other device, with the caller's priority. The copy stays one
@@ -41,7 +42,7 @@ namespace {
 constexpr std::size_t slots = 4;
 
 //! Bytes per slot: 8 MiB (a pipeline of 4 x 8 MiB reached 53 GB/s on 2x H200,
-//! anchors.md), or SLUICE_STAGING_CHUNK_KIB (4 .. 262144) for tuning, and for
+//! docs/results/runs/2026-11-22-raw-cuda-reference-2xh200.md), or SLUICE_STAGING_CHUNK_KIB (4 .. 262144) for tuning, and for
 //! tests that need many chunks per copy.
 std::size_t chunk_bytes() {
   static const std::size_t bytes =
@@ -54,7 +55,7 @@ std::size_t chunk_bytes() {
 //! most a slot. A small copy in one or two whole slots runs its two halves
 //! one after the other; in smaller chunks they overlap sooner, but each chunk
 //! costs two events and two waits. sluice-probe-staging on one H200
-//! (2026-11-25, docs/performance.md): 8 MiB moved at 26.1 GB/s in one 8 MiB
+//! (docs/results/runs/2026-11-25-staged-pipeline-one-h200.md): 8 MiB moved at 26.1 GB/s in one 8 MiB
 //! chunk and at 37.5 in 1 MiB chunks; 64 MiB at 45.1 in 8 MiB chunks and at
 //! 46.5 in 4 MiB ones; 256 KiB chunks never passed 30.
 std::size_t chunk_for(const peer_piece* pieces, std::size_t count, std::size_t slot) {

@@ -38,7 +38,8 @@ struct host_batch;   // host functions behind one signal and one gate wait (stre
 
 //! What every enqueue reads comes first, in one cache line: the vendor's call
 //! in between evicts much of the caller's data, and each further line read
-//! back costs the enqueue a cache miss (docs/performance.md, api_overhead).
+//! back costs the enqueue a cache miss (the copy rows of
+//! docs/results/runs/2026-11-23-api-overhead-h100.md).
 struct stream_state {
   api::stream_t native{};
   int device = 0;

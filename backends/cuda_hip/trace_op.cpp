@@ -48,7 +48,8 @@ namespace {
 //! (the host clock; the activity tracer's stamp() for its operations).
 //! The activity tracer's is filled in place in its slot (no temporary moved
 //! in). On 2x H200, skipping the record altogether took about 36 ns off a
-//! traced event record with the CUPTI source (docs/performance.md); what
+//! traced event record with the CUPTI source
+//! (docs/results/runs/2026-11-27-cupti-trace-source.md); what
 //! filling in place saves there was not measured apart.
 void fill_record(trace::record& r, stream_state& s, const char* kind, std::size_t bytes,
                  std::int64_t enqueue) {

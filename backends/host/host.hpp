@@ -18,7 +18,8 @@
 // - Host functions run on a growing pool of host threads, never on a slot, so
 //   a blocked host function delays only its own stream (HOST-2).
 // - Idle workers spin briefly before parking on a condition variable (thread
-//   wake-ups cost ~60 us on our VMs; anchors.md): one spinner per device.
+//   wake-ups cost ~60 us on our VMs:
+//   docs/results/runs/2026-11-23-host-backend-engine.md): one spinner per device.
 #pragma once
 
 #include "backend_rules.hpp"

@@ -14,7 +14,8 @@ namespace sluice::detail {
 namespace {
 
 // How long an idle thread keeps looking for work before it parks. Waking a
-// parked thread costs ~60 us on our VMs (anchors.md); a short spin keeps
+// parked thread costs ~60 us on our VMs
+// (docs/results/runs/2026-11-23-host-backend-engine.md); a short spin keeps
 // back-to-back work (ping-pong, enqueue loops) on running threads.
 constexpr auto spin_budget = std::chrono::microseconds(50);
 

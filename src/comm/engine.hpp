@@ -103,7 +103,8 @@ struct message {
   bool small = false;
   // mpi: a whole receive is posted only once its message is there
   // (MPI_Improbe) and as large as the receive: an Open MPI with CMA single
-  // copy wrote past a receive buffer smaller than a rendezvous send (docs/comm.md).
+  // copy wrote past a receive buffer smaller than a rendezvous send
+  // (docs/results/runs/2026-11-28-openmpi-receive-overrun.md).
   bool probing = false;
   bool done = false;
   // nccl: NCCL cannot tell a receive of another size than its send, so a

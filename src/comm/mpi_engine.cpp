@@ -1141,8 +1141,9 @@ bool progress::drain_pieces(drain& d) noexcept {
 // large (MPI_Imrecv into the receive's buffer), else taken into scratch and
 // dropped, and the receive fails: MPI never gets a buffer smaller than its
 // message (Open MPI 4.1's shared-memory single copy wrote past a truncated
-// receive's buffer, docs/comm.md "Sizes"). False while it is not there or
-// when it failed (then m.done); `code` an MPI error code.
+// receive's buffer: docs/results/runs/2026-11-28-openmpi-receive-overrun.md).
+// False while it is not there or when it failed (then m.done); `code` an MPI
+// error code.
 bool progress::receive_probed(batch& b, message& m, int& code) {
   auto& c = *b.comm;
   if (m.straddled) {  // its send went in pieces: the header tells its size

@@ -1,7 +1,8 @@
 // all_reduce of large buffers as a ring (reduce-scatter, then all-gather) of
 // non-blocking sends and receives, driven by the engine thread: MPI's own
 // non-blocking all_reduce (Open MPI: libnbc) is 2-2.5x slower than its
-// blocking one at 1 MiB and above on our machines (docs/comm.md). Internal.
+// blocking one at 1 MiB and above on our machines
+// (docs/results/runs/2026-11-26-comm-host-vm.md). Internal.
 #include "engine.hpp"
 
 #include <algorithm>
