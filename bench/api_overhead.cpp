@@ -1,5 +1,5 @@
 // sluice-bench-api-overhead: what each sluice call costs on top of the raw CUDA
-// runtime call it wraps, both measured in the same run. The target:
+// runtime call it wraps, both measured in the same run. The target:
 // record, wait, ready and copy enqueue within 5% or 20 ns of raw (median).
 //
 //   sluice-bench-api-overhead [--json=FILE] [--markdown=FILE] [--batches=N] [--device=N]
@@ -89,7 +89,7 @@ struct op {
   const char* sluice_call;
   const char* raw_call;
   int calls;      // per batch
-  bool targeted;  // the 5% / 20 ns target applies
+  bool targeted;  // the 5% / 20 ns target applies
 };
 
 struct row {

@@ -1,6 +1,6 @@
 // sluice-probe-batch: 64 pieces of 16 KiB (a halo exchange) moved at once, on
 // ONE device, next to the raw calls, in the same run. Between two GPUs that is
-// `sluice bench p2p`'s batch row (issue 5: >= 5x faster than 64 raw
+// `sluice bench p2p`'s batch row (target: >= 5x faster than 64 raw
 // cudaMemcpyPeerAsync calls); on one device the pieces move within its memory,
 // so the times are mostly the calls' own costs, which is what batching saves.
 //

@@ -1,11 +1,11 @@
-// sluice-probe-gates: raw CUDA only (no sluice code). Issue 22, item 4: K
-// streams each with a host function pending at once. A GPU stream that runs a
-// host function tells the host that its earlier work is done (a signal) and
-// holds its later work until the function returned (a gate). Two ways to do
-// it on the device, compared here with the same host side:
+// sluice-probe-gates: raw CUDA only (no sluice code). K streams each with a
+// host function pending at once. A GPU stream that runs a host function tells
+// the host that its earlier work is done (a signal) and holds its later work
+// until the function returned (a gate). Two ways to do it on the device,
+// compared here with the same host side:
 //
 //   memop   a stream memory write of the signal word, then a stream memory
-//           wait on the gate word (what sluice does today, and what CUDA's own
+//           wait on the gate word (sluice's `signal` path, and what CUDA's own
 //           host node does in effect: the stream waits in its hardware queue);
 //   kernel  one kernel of one thread that stores the signal word and spins on
 //           the gate word (with __nanosleep between reads) until it opens: the
@@ -23,7 +23,8 @@
 //           saw signal k (a host function that works that long, one per
 //           stream, all at once), from the flag's store until an event
 //           recorded behind every gate has completed: median and min of
-//           --trials, and the ratio K / 1 (the issue's target: 2.0 at K = 64).
+//           --trials, and the ratio K / 1 (the fan-out target of
+//           bench/host_fn.cpp: 2.0 at K = 64).
 //   copies  what the kernel's gates cost other work while held: --copy-mib MiB
 //           from pinned host memory to the device and back on a stream of its
 //           own (median of 5, GB/s) with nothing held, and while --streams

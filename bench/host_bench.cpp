@@ -22,8 +22,9 @@
 //
 // Every benchmark is timed manually (steady_clock around exactly the measured calls) and
 // repeated 10 times; the console shows only the aggregates over the repetitions (median,
-// mean, stddev, cv, min, max); --benchmark_out=FILE keeps every repetition. Method and results:
-// docs/performance.md.
+// mean, stddev, cv, min, max); --benchmark_out=FILE keeps every repetition. Results:
+// docs/results/README.md, "Host backend"; the runs, with their method:
+// docs/results/runs/2026-11-22-host-backend-bench-vm.md.
 #include "range_map.hpp"
 
 #include <sluice/sluice.hpp>

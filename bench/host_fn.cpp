@@ -1,5 +1,5 @@
 // sluice-bench-host-fn-cuda: what host functions cost besides their round trip
-// (issue 22; the round trip itself: sluice-bench-api-overhead).
+// (the round trip itself: sluice-bench-api-overhead).
 //
 //   idle     With --streams streams alive, each having run a host function,
 //            and no host function pending: the process's CPU time (utime +
@@ -29,7 +29,7 @@
 //            synchronization), sluice and cudaLaunchHostFunc, --block-trials
 //            each: whether functions of many streams run at once or one after
 //            another (CUDA's one callback thread).
-//            Target (issue 22): K = --fanout completes within 2x of K = 1;
+//            Target: K = --fanout completes within 2x of K = 1;
 //            reported with MET or MISS, not asserted. Beyond the device's
 //            independent_stream_limit streams share hardware queues and a held
 //            stream's gate wait holds the stream behind it in its queue, so

@@ -1,6 +1,6 @@
 // sluice-bench-kokkos-submit-<backend>: what sluice::kokkos::submit costs the
-// caller (issue 19, item 7). Per row, the same Kokkos::parallel_for of n
-// elements is enqueued on one sluice stream s two ways, in the same run:
+// caller. Per row, the same Kokkos::parallel_for of n elements is enqueued on
+// one sluice stream s two ways, in the same run:
 //   - submit: sluice::kokkos::submit(s, f), f launching the parallel_for on
 //     the instance it is given;
 //   - direct: GPU backends: the parallel_for launched directly on
@@ -9,8 +9,8 @@
 //     instance on a host stream, so the direct side is s.host_func running the
 //     same parallel_for on Kokkos::DefaultHostExecutionSpace{} (the output says
 //     so): what submit adds to a host function.
-// The target (issue 19, item 7): submit within 5 % or 100 ns of direct, median
-// of the per-call times; the figure that counts is a GPU's (Kokkos::Cuda).
+// The target: submit within 5 % or 100 ns of direct, median of the per-call
+// times; the figure that counts is a GPU's (Kokkos::Cuda).
 //
 //   sluice-bench-kokkos-submit-<backend> [--batches=N] [--calls=M] [--json=FILE]
 //
@@ -250,7 +250,7 @@ int run(const options& o) {
       "each batch, outside the timed region\n"
       "  - %d untimed warm-up batches per side, then %d timed batches per side, alternating which "
       "side goes first; median and min of the per-call times\n"
-      "  - target (issue 19, item 7): submit within 5 %% or 100 ns of direct (median); reported, "
+      "  - target: submit within 5 %% or 100 ns of direct (median); reported, "
       "not asserted\n\n",
       o.calls, warmup_batches, o.batches);
   std::fflush(stdout);

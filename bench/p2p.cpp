@@ -4,12 +4,13 @@
 // devices. The text below names CUDA's calls; HIP's are their hip* twins, and
 // HIP has no batched peer copy (the batch row's third column is left out).
 //
-// Method (close to nvbandwidth's, ../shared/reference/anchors.md): the stream
-// is held on a host-mapped word (sluice: flag + wait_value; raw:
-// cuStreamWaitValue64, the same mechanism), a start event, `reps` copies and
-// an end event are enqueued behind the hold, the word is released, and the
-// device time between the events gives the bandwidth. sluice and raw trials
-// alternate; --trials of each; median (and min, max) of GB/s (1e9 bytes).
+// Method (close to nvbandwidth's, which holds its streams with a kernel
+// spinning on a host-mapped flag): the stream is held on a host-mapped word
+// (sluice: flag + wait_value; raw: cuStreamWaitValue64, the same mechanism), a
+// start event, `reps` copies and an end event are enqueued behind the hold,
+// the word is released, and the device time between the events gives the
+// bandwidth. sluice and raw trials alternate; --trials of each; median (and
+// min, max) of GB/s (1e9 bytes).
 // The push, pull and staged rows copy the same memory on both sides (the raw
 // side's cudaMalloc buffers), so the ratio compares the calls, not where the buffers landed.
 // After the trials of a size each side's data is checked on its own: the

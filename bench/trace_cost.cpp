@@ -191,8 +191,9 @@ int main(int argc, char** argv) {
 #endif
   // One fill alone: traced, the first call after trace_begin. Against the
   // 100-call row it shows what a trace source costs once per trace rather
-  // than per call (the CUPTI source's first GPU run, issue 21, added about
-  // the same 0.7-0.8 ms to every traced batch whatever its call count).
+  // than per call (in the CUPTI source's first GPU runs the first traced fill
+  // took 0.6 ms, and every traced batch about as much longer whatever its
+  // call count: docs/results/runs/2026-11-27-cupti-trace-source.md).
   rows.push_back(run.enqueue_row(
       "fill_64B_first_call", 1, [&] { sluice::fill(a, small.data(), 1, 64); }, sync_a));
   // The same with an event record, which enqueues no device work: whether

@@ -3,7 +3,7 @@
 // per stream and seq an enqueue instant and the operation, a flow pair per
 // wait with a traced source, trace_ranges), runs `sluice trace report` on each
 // and prints the wall time and the peak resident memory of the report (wait4's
-// ru_maxrss). docs/performance.md, "sluice trace report at scale".
+// ru_maxrss). The runs: docs/results/runs/2026-11-26-trace-report-scale-vm.md.
 //   sluice-bench-trace-report-scale --sluice=<sluice> [--ops=1000000,10000000]
 //       [--streams=8] [--dir=<dir>] [--png] [--keep] [--max-rss-growth=X]
 // --max-rss-growth: exit 1 when the last trace's peak RSS is more than X times

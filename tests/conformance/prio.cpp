@@ -38,7 +38,7 @@ TEST(Priorities, PRIO_1__the_range_is_the_vendor_range) {
     EXPECT_GE(r.least, 0) << "device " << id << ": the vendor default 0 is in the range";
     // The vendor's own query on this machine, not literal values: HIP gives
     // 1 / -1 on AMD GPUs and CUDA's range on its NVIDIA platform; CUDA 0 / -5
-    // on Hopper, other architectures differ (issue 20).
+    // on Hopper, other architectures differ.
     int least = 0, greatest = 0;
     native_priority_range(dev, &least, &greatest);
     EXPECT_EQ(r.least, least) << "device " << id << ": the vendor's query says " << least;

@@ -1,4 +1,4 @@
-// The simulated runtime's CUPTI (sim_cupti.cpp, issue 21): what sim.cpp tells
+// The simulated runtime's CUPTI (sim_cupti.cpp): what sim.cpp tells
 // it. A program that names the simulated runtime as its CUPTI library
 // (SLUICE_CUPTI_LIBRARY=<its libcudart.so.N>) gets activity records of the
 // model's copies, fills and test kernels (sluice_sim_user_kernel), stamped on

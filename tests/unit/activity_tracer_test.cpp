@@ -1,5 +1,5 @@
-// The activity tracer's logic (backends/cuda_hip/activity_tracer.hpp, issue
-// 21) against a fake activity source: the source CUPTI is on a GPU, scripted
+// The activity tracer's logic (backends/cuda_hip/activity_tracer.hpp) against
+// a fake activity source: the source CUPTI is on a GPU, scripted
 // here. It checks that each operation is tied to its activities through the
 // external ids pushed around its enqueue, that device times come back on the
 // host clock, that the user's own kernels land on their stream's track with

@@ -633,7 +633,7 @@ TEST(Trace, ANamedStreamsTrackAndItsRangesShowInTheFileAndTheReport) {
   EXPECT_NE(report.find(": \"inner\" "), std::string::npos) << report;
 }
 
-// What `sluice trace report` needs for its in-flight time (issue 21): every
+// What `sluice trace report` needs for its in-flight time: every
 // operation's enqueue time (enqueued_us), and the trace's source
 // (trace_source: "host" on the host backend, "events" or "cupti" on a GPU
 // backend), which says whether its spans are executing. In flight covers busy.
@@ -794,7 +794,7 @@ TEST(Trace, ATraceNotEndedIsCompleteAfterExit) {
 
 namespace {
 
-// --- several ranks (issue 26): one file per rank ------------------------------------
+// --- several ranks: one file per rank -----------------------------------------------
 
 TEST(TraceRanks, TheRanksFileName) {
   using sluice::detail::trace::rank_path;

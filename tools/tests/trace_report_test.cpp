@@ -598,7 +598,7 @@ TEST(TraceReportRanks, ASingleTraceKeepsItsReport) {
 }  // namespace
 
 namespace {
-// --- in flight and executing (issue 21: the events and CUPTI sources) ----------------
+// --- in flight and executing (the events and CUPTI sources) -------------------------
 
 using sluice::tool::trace_analysis;
 
