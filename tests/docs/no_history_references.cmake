@@ -1,7 +1,7 @@
 # cmake -DROOT=<checkout> -P tests/docs/no_history_references.cmake
 #
-# Fails when text that describes sluice as it is today names a ticket number
-# or a file outside the repository. History lives in git and in the dated run
+# Fails when text that describes sluice as it is today names a ticket number,
+# a file outside the repository or a doc the repository no longer has. History lives in git and in the dated run
 # records; the repository must make sense on its own.
 #
 # What is scanned (paths relative to ROOT):
@@ -14,8 +14,10 @@
 #               files, under include/ src/ backends/ tools/ tests/ bench/ examples/
 #   scripts     every line of scripts/* and .ci/run
 # What is a hit (the patterns below): a ticket number, a path into the
-# project's shared folder, two design files kept outside the repository, and
-# the outside design contract's parts.
+# project's shared folder, two design files kept outside the repository, the
+# outside design contract's parts, and a path docs/<...>.md that names no file
+# of the checkout (a removed or renamed doc; relative links such as
+# ../docs/x.md are not followed).
 # Prints each hit as <file>:<line>: <what>: <the line>, then the count per
 # file; the exit status is non-zero when there is any.
 cmake_minimum_required(VERSION 3.25)
@@ -23,6 +25,9 @@ cmake_minimum_required(VERSION 3.25)
 if(NOT DEFINED ROOT)
   message(FATAL_ERROR "no_history_references.cmake: -DROOT=<checkout> is required")
 endif()
+# A relative ROOT (-DROOT=.) is taken from the working directory: the globs
+# below need an absolute one.
+get_filename_component(ROOT "${ROOT}" ABSOLUTE)
 
 # Written so that this file does not match itself.
 set(pattern_names "ticket number" "outside folder" "outside file" "outside file" "outside contract")
@@ -33,6 +38,10 @@ set(patterns
   "toolchains[.]md"
   "contract, P[a]rt")
 list(JOIN patterns "|" any_pattern)
+# A doc named by its path from the checkout: it must exist. Not preceded by a
+# path character, so tests/docs/x.md or ../docs/x.md is not read as docs/x.md.
+set(doc_path "docs/[A-Za-z0-9_./-]*[.]md")
+set(doc_reference "(^|[^A-Za-z0-9_./-])${doc_path}")
 set(self "tests/docs/no_history_references.cmake")
 
 set(c_extensions hpp h cpp cc cu cuh)
@@ -84,7 +93,7 @@ function(scan f comments_only)
     return()
   endif()
   file(READ ${ROOT}/${f} text)
-  if(NOT text MATCHES "${any_pattern}")
+  if(NOT text MATCHES "${any_pattern}" AND NOT text MATCHES "${doc_reference}")
     return()  # the common case, without looking at the lines
   endif()
   string(REPLACE "\\" "${backslash}" text "${text}")
@@ -133,7 +142,7 @@ function(scan f comments_only)
         endif()
       endwhile()
     endif()
-    if(NOT searched MATCHES "${any_pattern}")
+    if(NOT searched MATCHES "${any_pattern}" AND NOT searched MATCHES "${doc_reference}")
       continue()
     endif()
     set(what "")
@@ -145,6 +154,17 @@ function(scan f comments_only)
       endif()
       math(EXPR i "${i} + 1")
     endforeach()
+    string(REGEX MATCHALL "${doc_reference}" references "${searched}")
+    foreach(reference IN LISTS references)
+      string(FIND "${reference}" "docs/" start)
+      string(SUBSTRING "${reference}" ${start} -1 reference)
+      if(NOT EXISTS ${ROOT}/${reference})
+        list(APPEND what "no such file '${reference}'")
+      endif()
+    endforeach()
+    if(what STREQUAL "")
+      continue()  # every doc it names exists
+    endif()
     list(JOIN what ", " what)
     string(STRIP "${line}" shown)
     string(REPLACE "${semicolon}" ";" shown "${shown}")
@@ -184,4 +204,5 @@ endif()
 message("${report}")
 message("hits per file:\n${summary}")
 message(FATAL_ERROR "no_history_references: ${hits} hit(s) in ${scanned} files scanned: "
-                    "say what is true today, without the ticket or the outside file")
+                    "say what is true today, without the ticket or the outside file, "
+                    "and name the doc that holds it now")
