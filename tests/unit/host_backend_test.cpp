@@ -96,8 +96,10 @@ TEST(HostMemory, StagedPeerCopyReallyStagesLargeData) {
                               n * sizeof(unsigned)),
             sluice::copy_path::staged);
   sluice::fill(s, h.data(), 0, n * sizeof(unsigned));
-  sluice::copy(s, h.data(), b.data(), n * sizeof(unsigned));
   s.synchronize();
+  sluice::stream on_b(sluice::device(1));  // copy stays on its stream's device (MEM-1)
+  sluice::copy(on_b, h.data(), b.data(), n * sizeof(unsigned));
+  on_b.synchronize();
   for (std::size_t i = 0; i < n; ++i)
     ASSERT_EQ(h[i], static_cast<unsigned>(i * 2654435761U)) << "at " << i;
 }
