@@ -1,5 +1,6 @@
 #include "diagnose.hpp"
 
+#include "settings.hpp"
 #include "stream_names.hpp"
 
 #include <dlfcn.h>
@@ -9,7 +10,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <set>
@@ -70,10 +70,7 @@ const char* name(kind k) noexcept {
 }
 
 bool enabled() noexcept {
-  static const bool on = [] {
-    const char* v = std::getenv("SLUICE_DIAGNOSE");
-    return v != nullptr && *v != '\0' && !(v[0] == '0' && v[1] == '\0');
-  }();
+  static const bool on = settings::diagnose();
   return on;
 }
 

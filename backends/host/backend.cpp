@@ -1,10 +1,10 @@
 // The host backend: start-up, devices, the stream-state pool, native handles.
 #include "chaos.hpp"
-#include "environment.hpp"
 #include "host.hpp"
 #include "host_functions.hpp"
 #include "mutation.hpp"
 #include "peer_access.hpp"
+#include "settings.hpp"
 
 #include <sluice/native.hpp>
 
@@ -26,12 +26,11 @@ struct startup {
 startup start() {
   startup r;
   try {
-    const int count = integer_from_environment("SLUICE_HOST_DEVICES", 2, 1, 64);
+    const int count = settings::host_devices();
     chaos::configure();
     mutation::configure();
     const unsigned hw = std::thread::hardware_concurrency();
-    const int slots =
-        integer_from_environment("SLUICE_HOST_SLOTS", hw == 0 ? 1 : static_cast<int>(hw), 1, 256);
+    const int slots = settings::host_slots(hw == 0 ? 1 : static_cast<int>(hw));
     // Never destroyed: detached workers may run until the process ends.
     auto* b = new backend();
     b->device_count = count;

@@ -1,7 +1,7 @@
 // Chaos mode of the host backend: see chaos.hpp.
 #include "chaos.hpp"
 
-#include "environment.hpp"
+#include "settings.hpp"
 
 #include <chrono>
 #include <thread>
@@ -33,7 +33,7 @@ std::uint64_t next_random() noexcept {
 }  // namespace
 
 void configure() {
-  const int value = integer_from_environment("SLUICE_HOST_CHAOS", 0, 0, 2147483647);
+  const int value = settings::host_chaos();
   seed.store(static_cast<std::uint64_t>(value), std::memory_order_relaxed);
 }
 
