@@ -46,6 +46,7 @@ foreach(_sluice_cb IN LISTS SLUICE_BACKENDS)
     ${PROJECT_SOURCE_DIR}/src/comm/mpi_engine.cpp
     ${PROJECT_SOURCE_DIR}/src/comm/ring.cpp
     ${PROJECT_SOURCE_DIR}/src/comm/staging.cpp
+    ${PROJECT_SOURCE_DIR}/src/comm/test_mutation.cpp
     ${_sluice_engines})
   target_include_directories(sluice_comm_${_sluice_cb} PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(sluice_comm_${_sluice_cb} PUBLIC sluice::${_sluice_cb} MPI::MPI_CXX)
