@@ -99,7 +99,7 @@ struct engine_t {
   std::mutex pool_m;
   stream_state* free_states = nullptr;
 
-  // User host functions run on the word watcher's runners (src/word_watch.hpp),
+  // User host functions run on the word watcher's runners (host_func/word_watch.hpp),
   // or, where their stream shares a hardware queue, here after the vendor's
   // callback handed them over (stream.cpp).
   worker_pool host_functions;

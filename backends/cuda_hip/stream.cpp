@@ -11,7 +11,7 @@
 #include "range_map.hpp"
 #include "stream_names.hpp"
 #include "stream_state.hpp"
-#include "word_watch.hpp"
+#include "host_func/word_watch.hpp"
 
 #include <sluice/detail/interop.hpp>
 
@@ -45,7 +45,7 @@ std::atomic<std::uint64_t> kernel_launch_failures{0};
 
 //! Host functions in flight behind one signal and one gate wait: the stream
 //! stores the batch's ticket into its signal word once the work before the
-//! batch is done; the word watcher (src/word_watch.hpp) sees it and hands the
+//! batch is done; the word watcher (host_func/word_watch.hpp) sees it and hands the
 //! batch to a runner thread, which runs the functions in order and then opens
 //! the gate with the ticket.
 //!

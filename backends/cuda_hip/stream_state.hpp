@@ -3,7 +3,7 @@
 // never freed, so that stream_refs to a destroyed stream are detected by a
 // generation counter (LIFE-2). Host functions run on sluice's own threads:
 // the stream stores the function's ticket into its signal word, sluice's word
-// watcher (src/word_watch.hpp) sees it and hands the function to a runner
+// watcher (host_func/word_watch.hpp) sees it and hands the function to a runner
 // thread, and the stream waits device-side on its gate word until the
 // function has returned, so
 // host functions of different streams run concurrently (HOST-2) and may call

@@ -1,5 +1,6 @@
-// The GPU backends' spin_mutex (src/spin_mutex.hpp): mutual exclusion under
-// contention, including waiters that reach the back-off; run under TSan in CI.
+// The GPU backends' spin_mutex (backends/cuda_hip/spin_mutex.hpp): mutual
+// exclusion under contention, including waiters that reach the back-off; run
+// under TSan in CI.
 #include "spin_mutex.hpp"
 
 #include <gtest/gtest.h>

@@ -1,10 +1,11 @@
-// The word watcher and its runners (src/word_watch.hpp), without a device:
-// words stored by a thread of the test play the streams' signals. What the
-// GPU backends' host functions rely on: every watch fires once, on a runner;
-// functions that block hold back no other (HOST-2), whether the words are
-// stored one after another or all at once, also after the runners parked.
+// The word watcher and its runners (backends/cuda_hip/host_func/word_watch.hpp),
+// without a device: words stored by a thread of the test play the streams'
+// signals. What the GPU backends' host functions rely on: every watch fires
+// once, on a runner; functions that block hold back no other (HOST-2), whether
+// the words are stored one after another or all at once, also after the
+// runners parked.
 // Run under TSan and ASan in CI (the host build's unit tests).
-#include "word_watch.hpp"
+#include "host_func/word_watch.hpp"
 
 #include <gtest/gtest.h>
 
