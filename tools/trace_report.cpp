@@ -1,7 +1,5 @@
 #include "trace_report.hpp"
 
-#include "commands.hpp"
-
 #include <fcntl.h>
 #include <simdjson.h>
 #include <spawn.h>

@@ -318,10 +318,4 @@ void read_rank_files(const std::vector<std::string>& files, trace_analyzer& into
 //! The metadata of one trace file (its "sluice_trace" event).
 trace_metadata read_trace_metadata(const std::string& path);
 
-//! `sluice trace report <file>... [--png <out.png>]` with `args` the arguments
-//! after "trace": prints the report; returns the exit code (1: unreadable or
-//! malformed file, gnuplot failed). Throws usage_error (commands.hpp) on a
-//! usage error. --help is the dispatcher's (commands.hpp).
-int trace_command(const std::vector<std::string>& args);
-
 }  // namespace sluice::tool

@@ -6,7 +6,6 @@
 #include "flag_state.hpp"
 #include "mapped_word.hpp"
 #include "stream_state.hpp"
-#include "when_streams_pass.hpp"
 
 #include <cstdio>
 #include <new>

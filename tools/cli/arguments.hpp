@@ -7,7 +7,7 @@
 // that includes it).
 #pragma once
 
-#include "commands.hpp"
+#include "cli/commands.hpp"
 
 #include <functional>
 #include <string>

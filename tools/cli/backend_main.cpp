@@ -1,12 +1,12 @@
 // sluice-<backend>: the `sluice` command for one backend. Linked with
 // sluice::<backend> and that backend's conformance tests; the dispatcher
 // `sluice` (dispatcher.cpp) picks one of these and execs it.
-#include "arguments.hpp"
-#include "commands.hpp"
-#include "conformance_runner.hpp"
+#include "cli/arguments.hpp"
+#include "cli/commands.hpp"
+#include "cli/info.hpp"
+#include "cli/self_path.hpp"
+#include "conformance/runner.hpp"
 #include "fault.hpp"
-#include "info.hpp"
-#include "self_path.hpp"
 
 #include <sluice/sluice.hpp>
 

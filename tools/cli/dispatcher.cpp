@@ -10,11 +10,11 @@
 // Choice: --backend, else $SLUICE_BACKEND, else the first GPU backend (cuda,
 // then hip) that was built and reports at least one device, else host.
 // docs/tool.md describes it.
-#include "arguments.hpp"
-#include "commands.hpp"
-#include "conformance_matrix.hpp"
-#include "self_path.hpp"
-#include "trace_report.hpp"
+#include "cli/arguments.hpp"
+#include "cli/commands.hpp"
+#include "cli/matrix_command.hpp"
+#include "cli/self_path.hpp"
+#include "cli/trace_command.hpp"
 
 #include <sluice/version.hpp>
 

@@ -1,4 +1,4 @@
-#include "facts.hpp"
+#include "cli/facts.hpp"
 
 #include <sluice/sluice.hpp>
 

@@ -1,6 +1,6 @@
-#include "info.hpp"
+#include "cli/info.hpp"
 
-#include "facts.hpp"
+#include "cli/facts.hpp"
 
 #include <sluice/detail/interop.hpp>
 #include <sluice/sluice.hpp>

@@ -1,9 +1,11 @@
 // `sluice conformance matrix A.json B.json ... [--markdown OUT.md]`: the
-// command around the reader of conformance_matrix.cpp (kept apart so that the
+// command around the reader of conformance/matrix.cpp (kept apart so that the
 // fuzz target compiles the reader without CLI11). Needs no backend.
-#include "arguments.hpp"
-#include "commands.hpp"
-#include "conformance_matrix.hpp"
+#include "cli/matrix_command.hpp"
+
+#include "cli/arguments.hpp"
+#include "cli/commands.hpp"
+#include "conformance/matrix.hpp"
 
 #include <filesystem>
 #include <fstream>

@@ -1,8 +1,10 @@
 // `sluice trace report <file> [--png <out.png>]`: the command around the
-// reader and analysis of trace_report.cpp (kept apart so that the tests and
+// reader and analysis of trace/ (kept apart so that the tests and
 // the fuzz target compile the reader without the command line's CLI11).
-#include "arguments.hpp"
-#include "commands.hpp"
+#include "cli/trace_command.hpp"
+
+#include "cli/arguments.hpp"
+#include "cli/commands.hpp"
 #include "trace_report.hpp"
 
 #include <unistd.h>

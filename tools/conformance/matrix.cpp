@@ -1,4 +1,4 @@
-#include "conformance_matrix.hpp"
+#include "conformance/matrix.hpp"
 
 #include <nlohmann/json.hpp>
 

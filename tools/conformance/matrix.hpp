@@ -44,8 +44,4 @@ verdict_file read_verdict_file(const std::string& path);
 //! marked "*", with a footnote. Plain text, or a Markdown table.
 void print_matrix(std::ostream& out, const std::vector<verdict_file>& files, bool markdown);
 
-//! The command: args are those after "matrix". Exit 0 when printed, 1 when a
-//! file is unreadable or malformed (the message names it); usage_error otherwise.
-int matrix_command(const std::vector<std::string>& args);
-
 }  // namespace sluice::tool

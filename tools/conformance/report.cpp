@@ -1,4 +1,4 @@
-#include "conformance_report.hpp"
+#include "conformance/report.hpp"
 
 #include <nlohmann/json.hpp>
 

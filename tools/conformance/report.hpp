@@ -5,7 +5,7 @@
 // (tools/tests/conformance_report_test.cpp).
 #pragma once
 
-#include "facts.hpp"
+#include "cli/facts.hpp"
 #include "rules.hpp"
 
 #include <iosfwd>

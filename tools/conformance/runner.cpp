@@ -1,7 +1,7 @@
-#include "conformance_runner.hpp"
+#include "conformance/runner.hpp"
 
-#include "conformance_report.hpp"
-#include "facts.hpp"
+#include "cli/facts.hpp"
+#include "conformance/report.hpp"
 #include "watchdog.hpp"
 
 #include <gtest/gtest.h>

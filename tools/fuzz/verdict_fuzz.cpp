@@ -4,7 +4,7 @@
 // of the host backend written at run time and tools/tests/verdicts. A malformed
 // file must throw std::runtime_error; anything else (a crash, a leak, a
 // sanitizer report, another exception) is a finding.
-#include "conformance_matrix.hpp"
+#include "conformance/matrix.hpp"
 
 #include <cstddef>
 #include <cstdint>

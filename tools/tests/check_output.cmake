@@ -1,5 +1,5 @@
 # cmake -DCOMMAND=<list> -DEXIT=<code> [-DEXPECT=<regexes>] [-DSTDOUT=<regexes>]
-#       [-DSTDERR=<regexes>] [-DREJECT=<regexes>] [-DFILES=<path, regex, ...>] -P check_output.cmake
+#       [-DSTDERR=<regexes>] [-DREJECT=<regexes>] [-DFILES=<path, regex, ...>] -P tools/tests/check_output.cmake
 # (each list joined with "@@")
 # Runs COMMAND, prints its output, and fails unless it exited with EXIT, its
 # output (stdout and stderr together) matches every EXPECT regex and no REJECT

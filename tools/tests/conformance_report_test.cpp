@@ -1,9 +1,8 @@
 // The verdicts of `sluice conformance`, from made-up test results: a rule's
 // status, NOT OBSERVED only for MAY rules, NO TEST as a failure, and reports
 // that stay well-formed whatever the messages contain.
-#include "conformance_report.hpp"
-
-#include "conformance_matrix.hpp"
+#include "conformance/matrix.hpp"
+#include "conformance/report.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>

@@ -2,7 +2,7 @@
 # `sluice trace report <file> --png <png>`: the report covers its 16 streams (8,
 # plus 4 + 4 the stress program makes to fill and read back) and the
 # PNG is a PNG.
-#   cmake -DPROGRAM=<traced program> -DSLUICE=<sluice> -DOUT=<dir> -P trace_png.cmake
+#   cmake -DPROGRAM=<traced program> -DSLUICE=<sluice> -DOUT=<dir> -P tools/tests/trace_png.cmake
 set(trace "${OUT}/tool-trace.json")
 set(png "${OUT}/tool-trace.png")
 file(REMOVE "${trace}" "${png}")
