@@ -13,12 +13,13 @@ namespace sluice::detail::settings {
 
 namespace {
 
-constexpr declaration integer_setting(setting id, const char* name, int low, int high,
-                                      int fallback, const char* exists_in, const char* what,
+constexpr declaration integer_setting(setting id, const char* name, int low, int high, int fallback,
+                                      const char* exists_in, const char* what,
                                       const char* shown_default = nullptr,
-                                      const char* shown_range = nullptr, const char* of = "sluice") {
-  return {id, name, of, value_type::integer, low, high, fallback, shown_default, shown_range,
-          exists_in, what};
+                                      const char* shown_range = nullptr,
+                                      const char* of = "sluice") {
+  return {id,       name,          of,          value_type::integer, low, high,
+          fallback, shown_default, shown_range, exists_in,           what};
 }
 
 constexpr declaration other_setting(setting id, const char* name, value_type type,
@@ -62,15 +63,15 @@ constexpr declaration declarations[] = {
                   "process exit, one file per rank ([Tracing](#tracing)). Ignored, with a "
                   "message on stderr, by a build with `-DSLUICE_TRACING=OFF`."),
     // --- the GPU backends
-    other_setting(setting::trace_source, "SLUICE_TRACE_SOURCE", value_type::choice,
-                  "`cupti`", "`cupti`, `events`", gpu_backends,
+    other_setting(setting::trace_source, "SLUICE_TRACE_SOURCE", value_type::choice, "`cupti`",
+                  "`cupti`, `events`", gpu_backends,
                   "What times a trace's device operations, read at each `trace_begin`: "
                   "CUPTI where libcupti loads and starts (else timing events, and the trace "
                   "says why; HIP always uses timing events), or timing events. Another value "
                   "makes `trace_begin` throw `errc::invalid_argument`."),
     other_setting(setting::trace_counter, "SLUICE_TRACE_COUNTER", value_type::on_off,
                   "the clocksource decides: on where it is `tsc`, and on aarch64",
-                  "`0`: off; any other value: on", gpu_backends,
+                  "`0`: off; any other value: on", cuda_backend,
                   "Whether a CUPTI trace stamps enqueues with the CPU's counter "
                   "(`cpu_counter`, mapped onto the host clock at `trace_end`) or with the "
                   "host clock (`host_clock`)."),
@@ -104,24 +105,24 @@ constexpr declaration declarations[] = {
                     "Sets `SLUICE_PEER_SM_PUSH_MAX_KIB` and `SLUICE_PEER_SM_PULL_MAX_KIB` where "
                     "they are unset.",
                     "unset"),
-    integer_setting(setting::peer_sm_push_max_kib, "SLUICE_PEER_SM_PUSH_MAX_KIB", 0, 1024 * 1024,
-                    0, gpu_backends,
+    integer_setting(setting::peer_sm_push_max_kib, "SLUICE_PEER_SM_PUSH_MAX_KIB", 0, 1024 * 1024, 0,
+                    gpu_backends,
                     "The largest single `copy_peer` on the source device's stream (a push) that "
-                    "runs as the SM copy kernel (`copy_path::direct_sm`); 0: never. Read by "
-                    "`copy_peer` until a value is good; a bad one throws "
-                    "`errc::invalid_argument` before anything is enqueued.",
+                    "runs as the SM copy kernel (`copy_path::direct_sm`); 0: never. `copy_peer` "
+                    "reads it, `_PULL_MAX_KIB` and `_MAX_KIB` until all three are good: a bad "
+                    "value makes it throw `errc::invalid_argument` before anything is enqueued.",
                     "CUDA 0, HIP 0"),
-    integer_setting(setting::peer_sm_pull_max_kib, "SLUICE_PEER_SM_PULL_MAX_KIB", 0, 1024 * 1024,
-                    0, gpu_backends,
+    integer_setting(setting::peer_sm_pull_max_kib, "SLUICE_PEER_SM_PULL_MAX_KIB", 0, 1024 * 1024, 0,
+                    gpu_backends,
                     "The same for a `copy_peer` on the destination device's stream (a pull).",
                     "CUDA 16384, HIP 0"),
-    integer_setting(setting::peer_sm_batch_max_kib, "SLUICE_PEER_SM_BATCH_MAX_KIB", 0,
-                    1024 * 1024, 256, gpu_backends,
+    integer_setting(setting::peer_sm_batch_max_kib, "SLUICE_PEER_SM_BATCH_MAX_KIB", 0, 1024 * 1024,
+                    256, gpu_backends,
                     "The largest piece of a `copy_peer_batch` that the SM copy kernel moves; 0: "
                     "never. A bad value makes the first `copy_peer_batch` throw "
                     "`errc::invalid_argument`."),
-    integer_setting(setting::staging_chunk_kib, "SLUICE_STAGING_CHUNK_KIB", 4, 256 * 1024,
-                    8 * 1024, gpu_backends,
+    integer_setting(setting::staging_chunk_kib, "SLUICE_STAGING_CHUNK_KIB", 4, 256 * 1024, 8 * 1024,
+                    gpu_backends,
                     "The slot size of the staged peer-copy pipeline ([Peers](#peers)); a bad "
                     "value makes the first staged copy throw `errc::invalid_argument`, before "
                     "anything is enqueued."),
@@ -138,8 +139,9 @@ constexpr declaration declarations[] = {
                     "An `all_reduce` of at least this many bytes runs as sluice's ring (the "
                     "`mpi` engine; [Communication](#communication)). Read once."),
     integer_setting(setting::comm_small_bytes, "SLUICE_COMM_SMALL_BYTES", 0, INT_MAX, 4096, comm,
-                    "Collectives of at most this many bytes per rank run as sluice's "
-                    "point-to-point messages (the `mpi` engine; 0: none). Read once."),
+                    "Small collectives of at most this many bytes per rank run as sluice's "
+                    "point-to-point messages (the `mpi` engine; 0: none; "
+                    "[Communication](#communication)). Read once."),
     integer_setting(setting::comm_piece_bytes, "SLUICE_COMM_PIECE_BYTES", 0, 1 << 30, 0, comm,
                     "Messages of at least twice this many bytes go in pieces of this size (the "
                     "`mpi` engine). Rank 0's, read when a communicator is made; a bad value "
@@ -167,11 +169,11 @@ constexpr declaration declarations[] = {
                   "`host`, `cuda`, `hip`", "the `sluice` command",
                   "The backend the command runs; `--backend` wins ([tool.md](tool.md))."),
     // --- vendors' and launchers' variables that sluice reads
-    integer_setting(setting::cuda_device_max_connections, "CUDA_DEVICE_MAX_CONNECTIONS", 1, 128,
-                    8, "sluice::cuda, sluice::hip on NVIDIA",
+    integer_setting(setting::cuda_device_max_connections, "CUDA_DEVICE_MAX_CONNECTIONS", 1, 128, 8,
+                    "sluice::cuda, sluice::hip on NVIDIA",
                     "CUDA's hardware queues per device. sluice sets 32 where it is unset, "
                     "before the runtime starts; read when a device is set up (IND-1).",
-                    nullptr, nullptr, "CUDA"),
+                    "32, set by sluice where unset (CUDA's own: 8)", nullptr, "CUDA"),
     integer_setting(setting::gpu_max_hw_queues, "GPU_MAX_HW_QUEUES", 1, 128, 4,
                     "sluice::hip on AMD",
                     "ROCm's hardware queues per device, read when a device is set up (IND-1).",
@@ -179,16 +181,16 @@ constexpr declaration declarations[] = {
     other_setting(setting::cuda_module_loading, "CUDA_MODULE_LOADING", value_type::choice,
                   "CUDA's (`LAZY`)", "CUDA's", "sluice::cuda, sluice::hip on NVIDIA",
                   "sluice sets `EAGER` where it is unset, before the runtime starts.", "CUDA"),
-    other_setting(setting::cuda_launch_blocking, "CUDA_LAUNCH_BLOCKING", value_type::on_off,
-                  "off", "a non-zero integer: on", "sluice::cuda, sluice::hip on NVIDIA",
+    other_setting(setting::cuda_launch_blocking, "CUDA_LAUNCH_BLOCKING", value_type::on_off, "off",
+                  "a non-zero integer: on", "sluice::cuda, sluice::hip on NVIDIA",
                   "On, kernel launches are serialized: evidence for `SLUICE_HOST_FUNC_PATH`'s "
                   "default (`signal`).",
                   "CUDA"),
     other_setting(setting::hip_launch_blocking, "HIP_LAUNCH_BLOCKING", value_type::on_off, "off",
                   "a non-zero integer: on", "sluice::hip on AMD",
                   "As `CUDA_LAUNCH_BLOCKING`, on HIP's AMD platform.", "HIP"),
-    other_setting(setting::amd_serialize_kernel, "AMD_SERIALIZE_KERNEL", value_type::on_off,
-                  "off", "a non-zero integer: on", "sluice::hip on AMD",
+    other_setting(setting::amd_serialize_kernel, "AMD_SERIALIZE_KERNEL", value_type::on_off, "off",
+                  "a non-zero integer: on", "sluice::hip on AMD",
                   "As `CUDA_LAUNCH_BLOCKING`, on HIP's AMD platform.", "ROCm"),
     other_setting(setting::ompi_comm_world_rank, "OMPI_COMM_WORLD_RANK", value_type::integer,
                   "unset", "0 or more (another value is skipped)", every_backend,
@@ -202,21 +204,21 @@ constexpr declaration declarations[] = {
     other_setting(setting::pmi_rank, "PMI_RANK", value_type::integer, "unset",
                   "0 or more (another value is skipped)", every_backend,
                   "As `OMPI_COMM_WORLD_RANK`.", "MPICH, Intel MPI"),
-    other_setting(setting::mv2_comm_world_rank, "MV2_COMM_WORLD_RANK", value_type::integer,
-                  "unset", "0 or more (another value is skipped)", every_backend,
+    other_setting(setting::mv2_comm_world_rank, "MV2_COMM_WORLD_RANK", value_type::integer, "unset",
+                  "0 or more (another value is skipped)", every_backend,
                   "As `OMPI_COMM_WORLD_RANK`.", "MVAPICH"),
-    other_setting(setting::cuda_visible_devices, "CUDA_VISIBLE_DEVICES", value_type::text,
-                  "unset", "CUDA's", "the `sluice` command",
+    other_setting(setting::cuda_visible_devices, "CUDA_VISIBLE_DEVICES", value_type::text, "unset",
+                  "CUDA's", "the `sluice` command",
                   "Named by `sluice info` where the backend sees no device.", "CUDA"),
     other_setting(setting::hip_visible_devices, "HIP_VISIBLE_DEVICES", value_type::text, "unset",
                   "HIP's", "the `sluice` command",
                   "Named by `sluice info` where the HIP backend sees no device.", "HIP"),
-    other_setting(setting::rocr_visible_devices, "ROCR_VISIBLE_DEVICES", value_type::text,
-                  "unset", "ROCm's", "the `sluice` command",
+    other_setting(setting::rocr_visible_devices, "ROCR_VISIBLE_DEVICES", value_type::text, "unset",
+                  "ROCm's", "the `sluice` command",
                   "Named by `sluice info` where the HIP backend sees no device.", "ROCm"),
     other_setting(setting::tmpdir, "TMPDIR", value_type::path, "`/tmp`", "a folder",
-                  "the `sluice` command",
-                  "Where `sluice trace report` keeps its temporary file.", "POSIX"),
+                  "the `sluice` command", "Where `sluice trace report` keeps its temporary file.",
+                  "POSIX"),
 };
 
 static_assert(sizeof declarations / sizeof declarations[0] ==
@@ -248,7 +250,9 @@ const char* nonempty(setting s) noexcept {
 }  // namespace
 
 const declaration* begin() noexcept { return declarations; }
-const declaration* end() noexcept { return declarations + sizeof declarations / sizeof declarations[0]; }
+const declaration* end() noexcept {
+  return declarations + sizeof declarations / sizeof declarations[0];
+}
 
 const declaration& declared(setting s) noexcept { return declarations[static_cast<int>(s)]; }
 

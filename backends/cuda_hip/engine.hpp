@@ -1,20 +1,18 @@
 // The GPU backend's engine: the devices (each set up at first use), the pool
 // of stream states, and sluice's own threads. Calls that need a current device
 // set it for their own duration and restore it (XDEV-2, scoped_device); hot
-// paths (record, wait, copy, ready) need none. Defined in backend.cpp.
+// paths (record, wait, copy, ready) need none. Defined in engine.cpp
+// (start-up, devices) and stream_states.cpp (the pool of stream states).
 #pragma once
 
 #include "host_holds.hpp"
 #include "stream_pool.hpp"
 #include "vendor.hpp"
+#include "worker_pool.hpp"
 
 #include <sluice/stream.hpp>
 
 #include <atomic>
-#include <chrono>
-#include <condition_variable>
-#include <deque>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -56,26 +54,6 @@ struct device_state {
 
   std::mutex events_m;  // pooled non-timing events for internal waits
   std::vector<api::event_t> events;
-};
-
-//! Runs functions on sluice threads: host functions handed over by a vendor
-//! callback, and deferred vendor calls that may block (pinned frees, stream
-//! destruction where it blocks).
-class worker_pool {
- public:
-  void submit(std::function<void()> f);
-  //! Waits until no function is queued or running, at most `limit`; false if
-  //! some still were (at exit: a free waiting for a stream that never ends).
-  bool drain(std::chrono::milliseconds limit);
-
- private:
-  void thread_main();
-  std::mutex m_;
-  std::condition_variable cv_;
-  std::condition_variable idle_cv_;
-  std::deque<std::function<void()>> queue_;
-  int idle_ = 0;
-  int running_ = 0;
 };
 
 struct engine_t {
@@ -122,16 +100,5 @@ engine_t* engine_if_started() noexcept;
 //! then waits for its kernel, so the backend launches none of its kernels on
 //! streams that may be held.
 bool kernel_launches_serialized();
-
-//! On a sluice thread: marks the end of each stream that is not idle (a pooled
-//! event, recorded under the stream's enqueue lock), waits on the host until
-//! every stream has passed its mark, then calls then(""); then(failure) when a
-//! mark could not be made or a wait failed (a device fault), with the first
-//! failure in words (vendor call, device, vendor error). Idle streams get
-//! no mark. Never holds a device queue. At process exit (runtime unloading)
-//! `then` is not called. The caller keeps its references to the streams only
-//! for the duration of this call (this takes its own).
-void when_streams_pass(const std::vector<stream_state*>& streams,
-                       std::function<void(const std::string& failure)> then) noexcept;
 
 }  // namespace sluice::detail

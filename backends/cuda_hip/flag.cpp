@@ -6,6 +6,7 @@
 #include "flag_state.hpp"
 #include "mapped_word.hpp"
 #include "stream_state.hpp"
+#include "when_streams_pass.hpp"
 
 #include <cstdio>
 #include <new>

@@ -1,6 +1,6 @@
 // Host-mapped words: the memory behind flags and host-function gates, which
 // the host reads and writes directly and streams reach through stream memory
-// operations (defined in backend.cpp).
+// operations (defined in mapped_word.cpp).
 #pragma once
 
 #include <atomic>

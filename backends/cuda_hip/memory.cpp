@@ -7,6 +7,7 @@
 #include "memory_state.hpp"
 #include "range_map.hpp"
 #include "stream_state.hpp"
+#include "when_streams_pass.hpp"
 
 #include <cstdio>
 #include <cstring>

@@ -164,7 +164,8 @@ void writer::next_event() {
   first_ = false;
 }
 
-void writer::metadata(const char* name, int pid, const std::uint64_t* tid, const std::string& args) {
+void writer::metadata(const char* name, int pid, const std::uint64_t* tid,
+                      const std::string& args) {
   next_event();
   out_ += "{\"ph\": \"M\", \"name\": \"";
   out_ += name;
