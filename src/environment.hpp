@@ -1,4 +1,6 @@
-// Reading configuration from the environment. Internal.
+// The integer parser of the settings registry (settings.cpp), also fuzzed
+// alone (tests/fuzz). sluice's code reads the environment through
+// settings.hpp's accessors, never by calling this. Internal.
 #pragma once
 
 #include <optional>

@@ -4,11 +4,12 @@
 // default, range or choices, the build it exists in, what it does); the
 // reference's table (docs/api.md "Settings") is printed from those
 // declarations and a test compares the two. sluice's code reads the
-// environment only through the accessors below: a test fails on a getenv,
-// secure_getenv, environ or integer_from_environment elsewhere in include/,
-// src/, backends/ or tools/. The vendors' and launchers' variables that
-// sluice reads on purpose (CUDA_LAUNCH_BLOCKING, OMPI_COMM_WORLD_RANK, ...)
-// are declared too, so that the rule has no exceptions.
+// environment only through the accessors below: a test
+// (tests/unit/environment_reads.cpp) fails on a getenv, secure_getenv,
+// environ or integer_from_environment elsewhere in include/, src/, backends/
+// or tools/. The vendors' and launchers' variables that sluice reads on
+// purpose (CUDA_LAUNCH_BLOCKING, OMPI_COMM_WORLD_RANK, ...) are declared too,
+// so that the rule has no exceptions.
 //
 // The accessors read the environment at each call: a caller that reads a
 // value once keeps it (a static), as it says where it does.
