@@ -26,7 +26,8 @@
 //  - nccl: raw NCCL on its own stream and communicator (ncclSend/ncclRecv in
 //    one group, ncclAllReduce, ncclBroadcast, ncclAllGather), `iters` calls
 //    back to back, then the stream synchronized (as nccl-tests does).
-// The vendor's calls are in comm_raw_<vendor>.hpp (SLUICE_COMM_RAW_HEADER).
+// The vendor's calls are in comm_raw_gpu.hpp, the host backend's stand-ins in
+// comm_raw_host.hpp (SLUICE_COMM_RAW_HEADER).
 //
 // Method, per op and size: `iters` operations back to back, after `warmup`
 // of them, timed from the first enqueue to the end of synchronize() (sluice)
@@ -480,7 +481,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
   const std::string program = std::string("sluice-bench-comm-") + sluice::backend_name();
-  raw::program = "sluice-bench-comm";
+  raw::set_program("sluice-bench-comm");
   options o;
   std::string why;
   if (!parse(argc, argv, o, why)) {

@@ -1,7 +1,7 @@
 // The raw side of sluice-bench-comm-host (comm.cpp). The host backend's device
 // memory is host memory, which MPI reads directly: sluice::comm does not stage
 // it, and comm.cpp's raw side is plain MPI on the buffers. The staging members
-// exist for comm.cpp's sake (the same as comm_raw_cuda.hpp's) and do what
+// exist for comm.cpp's sake (the same as comm_raw_gpu.hpp's) and do what
 // they say with the C library; no raw NCCL side.
 #pragma once
 
@@ -18,6 +18,7 @@ inline constexpr const char* staging_calls =
     "memcpy to a host buffer, blocking MPI, memcpy back (host backend)";
 
 inline const char* program = "sluice-bench-comm";
+inline void set_program(const char* name) { program = name; }
 
 using stream_t = int;
 

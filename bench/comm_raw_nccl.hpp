@@ -1,65 +1,20 @@
-// The raw side of sluice-bench-comm-cuda (comm.cpp): the CUDA runtime's own
-// calls for the hand-written staging loop (device buffers with a non-GPU-aware
-// MPI), and raw NCCL on its own stream and communicator when the build found
-// nccl.h and libnccl (SLUICE_BENCH_COMM_NCCL). Every call is checked: a
-// failure names the call and aborts the job (MPI_Abort, status 2).
-// comm_raw_hip.hpp and comm_raw_host.hpp have the same members; the build
-// picks one (SLUICE_COMM_RAW_HEADER), so comm.cpp names no vendor.
+// raw::nccl of sluice-bench-comm-cuda where the build found nccl.h and libnccl
+// (SLUICE_BENCH_COMM_NCCL; comm_raw_gpu.hpp includes it): raw NCCL as
+// nccl-tests calls it. comm_raw_no_nccl.hpp has the same members for the
+// builds without it.
 #pragma once
+
+#include "raw/vendor.hpp"
 
 #include <cuda_runtime.h>
 #include <mpi.h>
-#ifdef SLUICE_BENCH_COMM_NCCL
 #include <nccl.h>
-#else
-#include "comm_raw_no_nccl.hpp"
-#endif
 
 #include <cstddef>
-#include <cstdio>
 #include <string>
 
 namespace raw {
 
-inline constexpr const char* vendor = "CUDA";
-//! The staging loop's calls, as printed and written to the JSON.
-inline constexpr const char* staging_calls =
-    "cudaMemcpyAsync device->pinned, cudaStreamSynchronize, blocking MPI on pinned buffers, "
-    "cudaMemcpyAsync pinned->device, cudaStreamSynchronize";
-
-inline const char* program = "sluice-bench-comm";
-
-inline void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) {
-    std::fprintf(stderr, "%s: %s: %s\n", program, what, cudaGetErrorString(e));
-    MPI_Abort(MPI_COMM_WORLD, 2);
-  }
-}
-
-using stream_t = cudaStream_t;
-
-//! Makes d the calling thread's current device (the raw calls below use it).
-inline void set_device(int d) { check(cudaSetDevice(d), "cudaSetDevice"); }
-inline stream_t stream_create() {
-  stream_t s{};
-  check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-  return s;
-}
-inline void stream_destroy(stream_t s) { (void)cudaStreamDestroy(s); }
-inline void stream_synchronize(stream_t s) {
-  check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
-}
-inline void* pinned_alloc(std::size_t bytes) {
-  void* p = nullptr;
-  check(cudaMallocHost(&p, bytes), "cudaMallocHost");
-  return p;
-}
-inline void pinned_free(void* p) { (void)cudaFreeHost(p); }
-inline void memcpy_async(void* dst, const void* src, std::size_t bytes, stream_t s) {
-  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s), "cudaMemcpyAsync");
-}
-
-#ifdef SLUICE_BENCH_COMM_NCCL
 //! Raw NCCL as nccl-tests calls it: its own communicator (ncclCommInitRank,
 //! rank 0's unique id over MPI_Bcast) and its own stream on the rank's device;
 //! the calls go back to back on that stream, synchronize() waits for them.
@@ -124,14 +79,10 @@ class nccl {
 
  private:
   static void check(ncclResult_t r, const char* what) {
-    if (r != ncclSuccess) {
-      std::fprintf(stderr, "%s: %s: %s\n", program, what, ncclGetErrorString(r));
-      MPI_Abort(MPI_COMM_WORLD, 2);
-    }
+    if (r != ncclSuccess) fail(what, ncclGetErrorString(r));
   }
   ncclComm_t comm_ = nullptr;
   cudaStream_t stream_ = nullptr;
 };
-#endif
 
 }  // namespace raw

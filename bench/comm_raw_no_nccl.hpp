@@ -1,6 +1,6 @@
 // raw::nccl where sluice-bench-comm has no raw NCCL side (no NCCL found at
 // configure time, HIP, host): init() says why, and comm.cpp skips the nccl
-// engine's rows. The members of comm_raw_cuda.hpp's raw::nccl, never called.
+// engine's rows. The members of comm_raw_nccl.hpp's raw::nccl, never called.
 #pragma once
 
 #include <mpi.h>

@@ -1,8 +1,9 @@
 // sluice-bench-p2p-<backend>: peer copies through sluice next to the raw vendor
-// calls (CUDA's for cuda, HIP's for hip: p2p_raw_<backend>.hpp, picked by the
-// build as SLUICE_P2P_RAW_HEADER), in the same run, on every ordered pair of
-// devices. The text below names CUDA's calls; HIP's are their hip* twins, and
-// HIP has no batched peer copy (the batch row's third column is left out).
+// calls (CUDA's for cuda, HIP's for hip: p2p_raw.hpp on raw/vendor.hpp, which
+// the build points at HIP with SLUICE_BENCH_RAW_HIP), in the same run, on every
+// ordered pair of devices. The text below names CUDA's calls; HIP's are their
+// hip* twins, and HIP has no batched peer copy (the batch row's third column
+// is left out).
 //
 // Method (close to nvbandwidth's, which holds its streams with a kernel
 // spinning on a host-mapped flag): the stream is held on a host-mapped word
@@ -40,7 +41,7 @@
 //
 //   sluice-bench-p2p-<backend> [--max-mib=1024] [--trials=5] [--json=F] [--csv=F]
 #include "../tests/pattern.hpp"
-#include SLUICE_P2P_RAW_HEADER  // namespace raw: the vendor's own calls
+#include "p2p_raw.hpp"  // namespace raw: the vendor's own calls
 
 #include <sluice/sluice.hpp>
 

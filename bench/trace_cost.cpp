@@ -19,7 +19,7 @@
 //   sluice-bench-trace-cost-<backend> [--batches=N] [--mib=M] [--json=<file>]
 #include <sluice/sluice.hpp>
 #if defined(SLUICE_TRACE_COST_RAW_CUDA)
-#include "raw_cuda.hpp"
+#include "raw/cuda.hpp"
 
 #include <sluice/native.hpp>
 #endif
@@ -166,8 +166,8 @@ int main(int argc, char** argv) {
       "fill_64B", 100, [&] { sluice::fill(a, small.data(), 1, 64); }, sync_a));
 #if defined(SLUICE_TRACE_COST_RAW_CUDA)
   {
-    using raw_cuda::check;
-    raw_cuda::program = "sluice-bench-trace-cost-cuda";
+    using raw::check;
+    raw::program = "sluice-bench-trace-cost-cuda";
     const cudaStream_t raw = sluice::native_handle(a);
     // An event of its own (sluice's event e keeps its own state).
     cudaEvent_t raw_event = nullptr;

@@ -6,6 +6,7 @@ option(SLUICE_ENABLE_HIP "Build the sluice::hip backend (needs hipcc / libamdhip
 option(SLUICE_BUILD_TESTS "Build the unit and conformance tests" ${PROJECT_IS_TOP_LEVEL})
 option(SLUICE_BUILD_TOOLS "Build the sluice command" ${PROJECT_IS_TOP_LEVEL})
 option(SLUICE_BUILD_BENCH "Build the benchmarks (the host bench needs Google Benchmark; it is skipped without)" ${PROJECT_IS_TOP_LEVEL})
+option(SLUICE_BUILD_PROBES "Build the probes of the vendors' behaviour (bench/probes, sluice-probe-*, run by scripts/gpu-check); with SLUICE_BUILD_BENCH" OFF)
 option(SLUICE_INSTALL "Generate install rules and the package config" ${PROJECT_IS_TOP_LEVEL})
 option(SLUICE_WERROR "Treat warnings as errors" OFF)
 set(SLUICE_ENABLE_COMM "AUTO" CACHE STRING "Build sluice::comm: AUTO (when find_package(MPI) finds MPI), ON (required) or OFF")

@@ -13,7 +13,7 @@ namespace sluice::detail {
 //! way), which the GPU backends' wait(stream) pays on every call. The holder is
 //! usually between two vendor calls (a few us), so a waiter first yields; but a
 //! vendor call can block while a held stream's queue is full
-//! (bench/queue_depth.cpp), so after about 1000 yields the waiter backs off in
+//! (bench/probes/queue_depth_probe.cpp), so after about 1000 yields the waiter backs off in
 //! sleeps of up to 200 us instead of spinning a core. Not fair, not recursive.
 class spin_mutex {
  public:

@@ -1,6 +1,6 @@
 // Native streams made ahead of need (IND-4). On CUDA 13 (driver 580.159.04,
 // H200 and H100) cudaStreamCreate* waits for the device's pending work once
-// the context holds about 33 streams (bench/held_calls_probe.cpp,
+// the context holds about 33 streams (bench/probes/held_calls/,
 // docs/vendor-differences.md): a program that held one stream and then
 // created streams deadlocked in the 34th creation. So no sluice call creates a
 // vendor stream while the device may be busy:

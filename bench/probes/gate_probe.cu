@@ -37,7 +37,7 @@
 //   sluice-probe-gates [--streams=N] [--trials=N] [--hold-us=U] [--seen-ms=M]
 //                      [--ways=memop,kernel,mixed] [--copy-mib=M (256; 0: no copies)]
 //                      [--pauses=NS,... (500)]
-#include "raw_cuda.hpp"
+#include "../raw/cuda.hpp"
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -53,7 +53,7 @@
 
 namespace {
 
-using raw_cuda::check;
+using raw::check;
 using clock_type = std::chrono::steady_clock;
 
 __global__ void gate_kernel(unsigned pause_cap_ns, volatile unsigned long long* signal,
@@ -88,8 +88,8 @@ struct words {
 
 struct probe {
   int streams = 64;
-  raw_cuda::wait_fn wait = nullptr;
-  raw_cuda::wait_fn write = nullptr;
+  raw::wait_fn wait = nullptr;
+  raw::wait_fn write = nullptr;
   std::vector<cudaStream_t> s;
   std::vector<cudaEvent_t> done;
   words flag{1}, signal, gate;
@@ -98,8 +98,8 @@ struct probe {
 
   explicit probe(int n)
       : streams(n), signal(static_cast<std::size_t>(n)), gate(static_cast<std::size_t>(n)) {
-    wait = raw_cuda::memop_entry("cuStreamWaitValue64");
-    write = raw_cuda::memop_entry("cuStreamWriteValue64");
+    wait = raw::memop_entry("cuStreamWaitValue64");
+    write = raw::memop_entry("cuStreamWriteValue64");
     s.resize(static_cast<std::size_t>(n));
     done.resize(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) {
@@ -117,12 +117,12 @@ struct probe {
     check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   }
 
-  void memop(raw_cuda::wait_fn fn, cudaStream_t st, unsigned long long* word, unsigned long long v,
+  void memop(raw::wait_fn fn, cudaStream_t st, unsigned long long* word, unsigned long long v,
              unsigned flags) {
     const CUresult r =
         fn(reinterpret_cast<CUstream>(st), reinterpret_cast<CUdeviceptr>(word), v, flags);
     if (r != CUDA_SUCCESS) {
-      std::fprintf(stderr, "%s: stream memory operation failed (%d)\n", raw_cuda::program,
+      std::fprintf(stderr, "%s: stream memory operation failed (%d)\n", raw::program,
                    static_cast<int>(r));
       std::exit(2);
     }
@@ -239,7 +239,7 @@ struct copier {
 }  // namespace
 
 int main(int argc, char** argv) {
-  raw_cuda::program = "sluice-probe-gates";
+  raw::program = "sluice-probe-gates";
   setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   int streams = 64, trials = 20, hold_us = 1000, seen_ms = 200, copy_mib = 256;
   std::string ways = "memop,kernel,mixed";

@@ -3,7 +3,7 @@
 //
 // Found on 2x H200 (driver 580.159.04, CUDA 13.0): with one stream held on a
 // stream memory wait (cuStreamWaitValue64 on a host-mapped word, the way a
-// sluice gate holds one: raw_cuda::wait_value), about the 34th
+// sluice gate holds one: raw::wait_value), about the 34th
 // cudaStreamCreateWithFlags blocked until the hold was released. This probe
 // catalogues the call families sluice makes.
 //
@@ -39,7 +39,7 @@
 //
 // CUDA_DEVICE_MAX_CONNECTIONS is used as inherited (sluice sets 32 where it is
 // unset; this probe sets nothing): run it both ways.
-#include "raw_cuda.hpp"
+#include "../../raw/cuda.hpp"
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -64,7 +64,7 @@
 
 namespace {
 
-using raw_cuda::check;
+using raw::check;
 using clock_type = std::chrono::steady_clock;
 
 constexpr auto release_limit = std::chrono::seconds(10);  // a released call returns within this
@@ -97,7 +97,7 @@ struct options {
 
 struct probe_env {
   options opt;
-  raw_cuda::wait_fn wait = nullptr;
+  raw::wait_fn wait = nullptr;
   int devices = 0;
   int create_block = 0;  // stream_create's first block point (1-based); 0: none found
 };
@@ -132,7 +132,7 @@ void drain(int device) {
 }
 
 //! One non-blocking stream held on a stream memory wait for a host-mapped
-//! 64-bit word (raw_cuda::wait_value). release() stores the value waited for;
+//! 64-bit word (raw::wait_value). release() stores the value waited for;
 //! renew() holds the same stream again on a new, greater value. `behind`
 //! queues a case's work behind each wait (an event, say).
 class hold {
@@ -172,7 +172,7 @@ class hold {
 
  private:
   void engage() {
-    raw_cuda::wait_value(env_.wait, held_, dev_word_, value_);
+    raw::wait_value(env_.wait, held_, dev_word_, value_);
     if (behind_) behind_(held_);
     released_ = false;
     if (cudaStreamQuery(held_) != cudaErrorNotReady) ++not_in_effect_;
@@ -1106,7 +1106,7 @@ void print_header(const probe_env& env) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  raw_cuda::program = "sluice-probe-held-calls";
+  raw::program = "sluice-probe-held-calls";
   probe_env env;
   if (!parse(argc, argv, env.opt)) return usage();
   check(cudaGetDeviceCount(&env.devices), "cudaGetDeviceCount");
@@ -1117,7 +1117,7 @@ int main(int argc, char** argv) {
   }
   check(cudaSetDevice(env.opt.device), "cudaSetDevice");
   check(cudaFree(nullptr), "cudaFree(0)");
-  env.wait = raw_cuda::wait_entry();
+  env.wait = raw::wait_entry();
   print_header(env);
   if (!env.opt.csv.empty()) {
     csv_file = std::fopen(env.opt.csv.c_str(), "w");

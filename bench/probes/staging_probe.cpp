@@ -21,7 +21,7 @@
 
 #include <cuda_runtime.h>
 
-#include "../tests/pattern.hpp"
+#include "../../tests/pattern.hpp"
 
 #include <algorithm>
 #include <cstdio>

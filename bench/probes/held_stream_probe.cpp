@@ -11,7 +11,7 @@
 // one warm-up at a time before the hold, to see which first use matters.
 //
 //   sluice-probe-held-stream [--warm=none|copy|wait|both] [--alloc-after-hold] [--seconds=S]
-#include "raw_cuda.hpp"
+#include "../raw/cuda.hpp"
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -26,15 +26,15 @@
 
 namespace {
 
-using raw_cuda::check;
-using raw_cuda::wait_entry;
-using raw_cuda::wait_fn;
-using raw_cuda::wait_value;
+using raw::check;
+using raw::wait_entry;
+using raw::wait_fn;
+using raw::wait_value;
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  raw_cuda::program = "sluice-probe-held-stream";
+  raw::program = "sluice-probe-held-stream";
   std::string warm = "none";
   bool alloc_after_hold = false;
   double seconds = 10;

@@ -14,7 +14,7 @@
 //      The same with device 1 current, and with cudaMalloc memory.
 //
 //   sluice-probe-xdev [--hold-ms=MS]
-#include "raw_cuda.hpp"
+#include "../raw/cuda.hpp"
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -32,9 +32,9 @@
 
 namespace {
 
-using raw_cuda::check;
-using raw_cuda::wait_entry;
-using raw_cuda::wait_fn;
+using raw::check;
+using raw::wait_entry;
+using raw::wait_fn;
 using clock_type = std::chrono::steady_clock;
 
 double ms_since(clock_type::time_point t0) {
@@ -229,7 +229,7 @@ void cost_of_current_device_queries() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  raw_cuda::program = "sluice-probe-xdev";
+  raw::program = "sluice-probe-xdev";
   int hold_ms = 1000;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];

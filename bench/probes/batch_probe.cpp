@@ -24,7 +24,7 @@
 
 #include <cuda_runtime.h>
 
-#include "../tests/pattern.hpp"
+#include "../../tests/pattern.hpp"
 
 #include <algorithm>
 #include <chrono>

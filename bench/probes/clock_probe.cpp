@@ -12,7 +12,7 @@
 //   direct - host, chained - host   in us, with the two windows' half-widths
 // so that drift (the device clock's rate against the host's) and the float's
 // resolution (its step grows with the time since the base) can be told apart.
-#include "raw_cuda.hpp"
+#include "../raw/cuda.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -45,18 +45,18 @@ calibration calibrate(cudaStream_t s, int attempts) {
   best.window_ns = INT64_MAX;
   for (int i = 0; i < attempts; ++i) {
     cudaEvent_t e{};
-    raw_cuda::check(cudaEventCreateWithFlags(&e, cudaEventDefault), "cudaEventCreateWithFlags");
+    raw::check(cudaEventCreateWithFlags(&e, cudaEventDefault), "cudaEventCreateWithFlags");
     const std::int64_t before = now_ns();
-    raw_cuda::check(cudaEventRecord(e, s), "cudaEventRecord");
-    raw_cuda::check(cudaEventSynchronize(e), "cudaEventSynchronize");
+    raw::check(cudaEventRecord(e, s), "cudaEventRecord");
+    raw::check(cudaEventSynchronize(e), "cudaEventSynchronize");
     const std::int64_t after = now_ns();
     if (after - before < best.window_ns) {
-      if (best.event != nullptr) raw_cuda::check(cudaEventDestroy(best.event), "cudaEventDestroy");
+      if (best.event != nullptr) raw::check(cudaEventDestroy(best.event), "cudaEventDestroy");
       best.event = e;
       best.window_ns = after - before;
       best.host_ns = before + best.window_ns / 2;
     } else {
-      raw_cuda::check(cudaEventDestroy(e), "cudaEventDestroy");
+      raw::check(cudaEventDestroy(e), "cudaEventDestroy");
     }
   }
   return best;
@@ -66,7 +66,7 @@ double us(std::int64_t ns) { return static_cast<double>(ns) / 1e3; }
 
 double elapsed_ms(cudaEvent_t a, cudaEvent_t b) {
   float ms = 0.0F;
-  raw_cuda::check(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
+  raw::check(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
   return static_cast<double>(ms);
 }
 
@@ -80,7 +80,7 @@ long arg(int argc, char** argv, const char* name, long fallback) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  raw_cuda::program = "sluice-probe-clock";
+  raw::program = "sluice-probe-clock";
   const long seconds = arg(argc, argv, "--seconds", 60);
   const long interval_ms = arg(argc, argv, "--interval-ms", 5000);
   int count = 0;
@@ -89,9 +89,9 @@ int main(int argc, char** argv) {
     return 77;
   }
   cudaDeviceProp prop{};
-  raw_cuda::check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  raw::check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
   cudaStream_t s{};
-  raw_cuda::check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
+  raw::check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
 
   // Window widths of single attempts (what one calibration may get).
   std::vector<std::int64_t> widths;
@@ -117,7 +117,7 @@ int main(int argc, char** argv) {
     const double host_ms = static_cast<double>(c.host_ns - base.host_ns) / 1e6;
     const double direct = elapsed_ms(base.event, c.event);
     chained += elapsed_ms(previous, c.event);
-    if (previous != base.event) raw_cuda::check(cudaEventDestroy(previous), "cudaEventDestroy");
+    if (previous != base.event) raw::check(cudaEventDestroy(previous), "cudaEventDestroy");
     previous = c.event;
     const double err_us = static_cast<double>(base.window_ns + c.window_ns) / 2e3;
     worst_direct_step = std::max(worst_direct_step, std::fabs(direct - chained) * 1e3);

@@ -22,7 +22,7 @@
 //   sluice::hip calls on HIP's NVIDIA platform, built against CUDA 11.8.
 //   Built against CUDA 11.8's runtime, as scripts/hip-nvidia-build also does,
 //   the runtime's own version is used whatever is asked.)
-#include "raw_cuda.hpp"
+#include "../raw/cuda.hpp"
 
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -39,7 +39,7 @@
 
 namespace {
 
-using raw_cuda::check;
+using raw::check;
 
 struct layout_result {
   std::vector<int> priority;              // per stream
@@ -47,8 +47,8 @@ struct layout_result {
 };
 
 struct memops {
-  raw_cuda::wait_fn wait = nullptr;
-  raw_cuda::wait_fn write = nullptr;
+  raw::wait_fn wait = nullptr;
+  raw::wait_fn write = nullptr;
 };
 
 layout_result run_layout(const std::string& layout, int n, int wait_ms, const memops& ops,
@@ -86,7 +86,7 @@ layout_result run_layout(const std::string& layout, int n, int wait_ms, const me
         "cudaMalloc");
   for (int i = 0; i < n; ++i) {
     const auto value = static_cast<std::uint64_t>(i + 1);
-    raw_cuda::wait_value(ops.wait, streams[static_cast<std::size_t>(i)], dev_word, value);
+    raw::wait_value(ops.wait, streams[static_cast<std::size_t>(i)], dev_word, value);
     for (int j = 0; j < n; ++j) {
       if (j == i) continue;
       const cudaStream_t sj = streams[static_cast<std::size_t>(j)];
@@ -101,7 +101,7 @@ layout_result run_layout(const std::string& layout, int n, int wait_ms, const me
                                                   8 * static_cast<std::size_t>(j % 7)),
                     value, CU_STREAM_WRITE_VALUE_DEFAULT) != CUDA_SUCCESS)
         check(cudaErrorUnknown, "cuStreamWriteValue64");
-      if (memop == "wait") raw_cuda::wait_value(ops.wait, sj, dev_word, value - 1);
+      if (memop == "wait") raw::wait_value(ops.wait, sj, dev_word, value - 1);
       check(cudaEventRecord(events[static_cast<std::size_t>(j)], sj), "cudaEventRecord");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
@@ -144,7 +144,7 @@ bool fits_modulus(const layout_result& r, const std::vector<int>& index,
 }  // namespace
 
 int main(int argc, char** argv) {
-  raw_cuda::program = "sluice-probe-channels";
+  raw::program = "sluice-probe-channels";
   int n = 96;
   int wait_ms = 20;
   std::string layouts = "same,interleaved,blocks";
@@ -183,8 +183,8 @@ int main(int argc, char** argv) {
       memop == "none" ? "record" : " and record",
       CUDART_VERSION >= 12050 ? memop_version : CUDART_VERSION);
   memops ops;
-  ops.wait = raw_cuda::memop_entry("cuStreamWaitValue64", memop_version);
-  ops.write = raw_cuda::memop_entry("cuStreamWriteValue64", memop_version);
+  ops.wait = raw::memop_entry("cuStreamWaitValue64", memop_version);
+  ops.write = raw::memop_entry("cuStreamWriteValue64", memop_version);
   std::size_t at = 0;
   while (at <= layouts.size()) {
     const std::size_t comma = layouts.find(',', at);
