@@ -5,7 +5,10 @@
 
 #include "cli/arguments.hpp"
 #include "cli/commands.hpp"
-#include "trace_report.hpp"
+#include "trace/analyzer.hpp"
+#include "trace/rank_alignment.hpp"
+#include "trace/reader.hpp"
+#include "trace/report.hpp"
 
 #include <unistd.h>
 

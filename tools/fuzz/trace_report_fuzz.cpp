@@ -5,7 +5,9 @@
 //   build-fuzz/tools/sluice-fuzz-trace-report -max_total_time=60 <work dir> tools/tests/corpus
 // A malformed trace must throw std::runtime_error; anything else (a crash, a
 // leak, a sanitizer report, another exception) is a finding.
-#include "trace_report.hpp"
+#include "trace/analyzer.hpp"
+#include "trace/reader.hpp"
+#include "trace/report.hpp"
 
 #include <algorithm>
 #include <cstddef>
