@@ -37,6 +37,7 @@ add_library(sluice_kokkos ${PROJECT_SOURCE_DIR}/src/kokkos/kokkos.cpp)
 add_library(sluice::kokkos ALIAS sluice_kokkos)
 set_target_properties(sluice_kokkos PROPERTIES EXPORT_NAME kokkos POSITION_INDEPENDENT_CODE ON)
 target_link_libraries(sluice_kokkos PUBLIC sluice::${_sluice_kb} sluice::kokkos_dependency)
+target_include_directories(sluice_kokkos PRIVATE ${PROJECT_SOURCE_DIR}/src)  # test_mutation.hpp
 # With a CUDA Kokkos, find_package(Kokkos) sends every compile and link line
 # that carries Kokkos's flags through its nvcc_wrapper (kokkos_compilation
 # GLOBAL): nothing to do here. sluice's warning set only where the host

@@ -23,10 +23,19 @@ set(SLUICE_HIP_PLATFORM "amd" CACHE STRING "HIP's platform for sluice::hip: amd 
 set_property(CACHE SLUICE_HIP_PLATFORM PROPERTY STRINGS amd nvidia)
 set(SLUICE_SANITIZE "" CACHE STRING "Sanitizers for the whole build: '', 'address,undefined' or 'thread'")
 option(SLUICE_FUZZ "Build the libFuzzer targets (tools/fuzz; clang only, with SLUICE_SANITIZE=address,undefined in CI)" OFF)
+# Test-only mutations (src/test_mutation.hpp, docs/conformance/mutations.md): off,
+# the libraries hold no mutation and SLUICE_TEST_MUTATION is not read.
+option(SLUICE_TEST_MUTATIONS "Compile in the test-only mutations (SLUICE_TEST_MUTATION) and their ctests (label mutation)" OFF)
 
 if(NOT SLUICE_TRACING)
   # src/trace.hpp: trace::enabled() becomes a constant false; trace_begin throws not_supported.
   add_compile_definitions(SLUICE_NO_TRACING)
+endif()
+
+if(SLUICE_TEST_MUTATIONS)
+  # Everywhere, so that every file sees the same seams (src/test_mutation.hpp,
+  # the mutated submit of include/sluice/kokkos.hpp).
+  add_compile_definitions(SLUICE_TEST_MUTATIONS)
 endif()
 
 if(SLUICE_FUZZ AND NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")

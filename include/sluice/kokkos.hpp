@@ -55,12 +55,13 @@ class submit_scope {
   const submit_scope* outer_;
 };
 
-//! Test-only mutations (SLUICE_KOKKOS_MUTATION, docs/conformance/mutations.md):
-//! each breaks one KOK rule so that the suite is seen to fail.
-enum class mutation : int { none, unordered, waits, global_fence, lose_exceptions };
-mutation active_mutation() noexcept;
-//! What submit does instead under a mutation (never in production).
-void mutated_submit(stream_ref s, mutation m, void (*call)(void*, void*), void* f);
+#if defined(SLUICE_TEST_MUTATIONS)
+//! Test-only, in sluice's own builds with -DSLUICE_TEST_MUTATIONS=ON
+//! (docs/conformance/mutations.md): whether SLUICE_TEST_MUTATION breaks a KOK
+//! rule, so that the suite is seen to fail, and what submit does instead then.
+bool submit_is_mutated() noexcept;
+void mutated_submit(stream_ref s, void (*call)(void*, void*), void* f);
+#endif
 
 #if defined(SLUICE_BACKEND_HOST)
 //! Runs a submitted function on the host: one at a time per process, since
@@ -103,15 +104,16 @@ void submit(stream_ref s, F&& f) {
   using fn_t = std::decay_t<F>;
   static_assert(std::is_invocable_v<fn_t&, execution_space>,
                 "sluice::kokkos::submit: f must be callable with the execution space");
-  if (const detail::mutation m = detail::active_mutation(); m != detail::mutation::none)
-      [[unlikely]] {
+#if defined(SLUICE_TEST_MUTATIONS)
+  if (detail::submit_is_mutated()) [[unlikely]] {
     fn_t fn(std::forward<F>(f));
     detail::mutated_submit(
-        s, m,
+        s,
         [](void* p, void* exec) { (*static_cast<fn_t*>(p))(*static_cast<execution_space*>(exec)); },
         &fn);
     return;
   }
+#endif
 #if defined(SLUICE_BACKEND_HOST)
   s.host_func([s, fn = fn_t(std::forward<F>(f))]() mutable {
     detail::run_on_host(

@@ -18,11 +18,14 @@
 #include <sluice/kokkos.hpp>
 #include <sluice/trace.hpp>
 
+#if defined(SLUICE_TEST_MUTATIONS)
+#include "test_mutation.hpp"
+#endif
+
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -87,25 +90,6 @@ struct callbacks_registrar {
 };
 const callbacks_registrar registrar;
 
-mutation read_mutation() {
-  const char* v = std::getenv("SLUICE_KOKKOS_MUTATION");
-  if (v == nullptr || *v == '\0') return mutation::none;
-  static constexpr struct {
-    const char* name;
-    mutation m;
-  } names[] = {{"unordered", mutation::unordered},
-               {"waits", mutation::waits},
-               {"global_fence", mutation::global_fence},
-               {"lose_exceptions", mutation::lose_exceptions}};
-  for (const auto& n : names)
-    if (std::strcmp(v, n.name) == 0) return n.m;
-  throw error(errc::invalid_argument,
-              std::string("sluice::kokkos: SLUICE_KOKKOS_MUTATION='") + v +
-                  "' names no mutation (test-only: unordered, waits, global_fence, "
-                  "lose_exceptions)",
-              0, "sluice::kokkos");
-}
-
 }  // namespace
 
 submit_scope::submit_scope(stream_ref s) noexcept : stream_(s), outer_(current_scope) {
@@ -113,17 +97,26 @@ submit_scope::submit_scope(stream_ref s) noexcept : stream_(s), outer_(current_s
 }
 submit_scope::~submit_scope() { current_scope = outer_; }
 
-mutation active_mutation() noexcept {
-  static const mutation m = [] {
+#if defined(SLUICE_TEST_MUTATIONS)
+
+namespace mutation = sluice::detail::mutation;
+
+bool submit_is_mutated() noexcept {
+  static const bool mutated = [] {
     try {
-      return read_mutation();
+      mutation::configure();
     } catch (const std::exception& e) {
       std::fprintf(stderr, "%s\n", e.what());
       std::abort();  // a test run with a misspelt mutation must not pass
     }
+    return mutation::is(mutation::kind::unordered) || mutation::is(mutation::kind::waits) ||
+           mutation::is(mutation::kind::global_fence) ||
+           mutation::is(mutation::kind::lose_exceptions);
   }();
-  return m;
+  return mutated;
 }
+
+#endif
 
 #if defined(SLUICE_BACKEND_HOST)
 
@@ -139,17 +132,19 @@ void run_on_host(stream_ref s, void (*call)(void*), void* f) {
   call(f);
 }
 
-void mutated_submit(stream_ref s, mutation m, void (*call)(void*, void*), void* f) {
+#if defined(SLUICE_TEST_MUTATIONS)
+void mutated_submit(stream_ref s, void (*call)(void*, void*), void* f) {
   // Every mutated form runs f on the calling thread, now; only what it waits
   // for first differs.
+  const mutation::kind m = mutation::active();
   switch (m) {
-    case mutation::unordered: break;  // nothing: outside the stream's order (KOK-1, KOK-3)
-    case mutation::global_fence:      // every stream of the device (KOK-4)
+    case mutation::kind::unordered: break;  // nothing: outside the stream's order (KOK-1, KOK-3)
+    case mutation::kind::global_fence:      // every stream of the device (KOK-4)
       s.device().synchronize();
       break;
-    case mutation::waits:            // the stream's work (KOK-2)
-    case mutation::lose_exceptions:  // then drops what f throws (KOK-5)
-    case mutation::none: s.synchronize(); break;
+    case mutation::kind::waits:            // the stream's work (KOK-2)
+    case mutation::kind::lose_exceptions:  // then drops what f throws (KOK-5)
+    default: s.synchronize(); break;
   }
   execution_space exec{};
   const std::lock_guard<std::mutex> lock(host_space_m);
@@ -157,9 +152,10 @@ void mutated_submit(stream_ref s, mutation m, void (*call)(void*, void*), void* 
   try {
     call(f, &exec);
   } catch (...) {
-    if (m != mutation::lose_exceptions) throw;
+    if (m != mutation::kind::lose_exceptions) throw;
   }
 }
+#endif
 
 #else
 
@@ -213,31 +209,34 @@ execution_space instance_of(stream_ref s) {
   return last->exec;
 }
 
-void mutated_submit(stream_ref s, mutation m, void (*call)(void*, void*), void* f) {
+#if defined(SLUICE_TEST_MUTATIONS)
+void mutated_submit(stream_ref s, void (*call)(void*, void*), void* f) {
+  const mutation::kind m = mutation::active();
   switch (m) {
-    case mutation::unordered: {  // on Kokkos's default instance, not on s (KOK-1, KOK-3)
+    case mutation::kind::unordered: {  // on Kokkos's default instance, not on s (KOK-1, KOK-3)
       execution_space exec{};
       call(f, &exec);
       return;
     }
-    case mutation::global_fence:  // every Kokkos instance and stream of the device (KOK-4)
+    case mutation::kind::global_fence:  // every Kokkos instance and stream of the device (KOK-4)
       Kokkos::fence();
       s.device().synchronize();
       break;
-    case mutation::waits:  // waits for the stream's work (KOK-2)
+    case mutation::kind::waits:  // waits for the stream's work (KOK-2)
       s.synchronize();
       break;
-    case mutation::lose_exceptions:
-    case mutation::none: break;
+    case mutation::kind::lose_exceptions:
+    default: break;
   }
   execution_space exec = instance_of(s);
   const submit_scope scope(s);
   try {
     call(f, &exec);
   } catch (...) {
-    if (m != mutation::lose_exceptions) throw;
+    if (m != mutation::kind::lose_exceptions) throw;
   }
 }
+#endif
 
 #endif
 

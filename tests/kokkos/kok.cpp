@@ -1,6 +1,6 @@
 // KOK: Kokkos work in sluice stream order (docs/semantics.md, KOK-1 .. KOK-5),
 // the conformance family "Kokkos", built with sluice::kokkos. Each rule is seen
-// failing under a test-only mutation (SLUICE_KOKKOS_MUTATION,
+// failing under a test-only mutation (SLUICE_TEST_MUTATION=kokkos.<name>,
 // docs/conformance/mutations.md).
 #include "../conformance/support.hpp"
 
