@@ -33,6 +33,7 @@ constexpr const char* gpu_backends = "sluice::cuda, sluice::hip";
 constexpr const char* comm = "sluice::comm";
 constexpr const char* every_backend = "every backend";
 constexpr const char* cuda_backend = "sluice::cuda";
+constexpr const char* launcher_range = "0 or more (another value is skipped)";
 
 // The order of `setting`; the reference's table lists them in this order.
 constexpr declaration declarations[] = {
@@ -80,9 +81,9 @@ constexpr declaration declarations[] = {
                   cuda_backend,
                   "The CUPTI library a CUPTI trace loads, also where no CUDA driver is loaded "
                   "(the tests name the simulated runtime, which is also a CUPTI)."),
-    other_setting(setting::cupti_buffers, "SLUICE_CUPTI_BUFFERS", value_type::integer, "2",
-                  "a count (another value: the default)", cuda_backend,
-                  "How many CUPTI activity buffers `trace_begin` prepares."),
+    integer_setting(setting::cupti_buffers, "SLUICE_CUPTI_BUFFERS", 0, INT_MAX, 2, cuda_backend,
+                    "How many CUPTI activity buffers `trace_begin` prepares.", nullptr,
+                    "a count (another value: the default)"),
     other_setting(setting::cupti_correlation, "SLUICE_CUPTI_CORRELATION", value_type::choice,
                   "`callbacks`", "`callbacks`, `external`, `none` (another value: the default)",
                   cuda_backend,
@@ -192,21 +193,19 @@ constexpr declaration declarations[] = {
     other_setting(setting::amd_serialize_kernel, "AMD_SERIALIZE_KERNEL", value_type::on_off, "off",
                   "a non-zero integer: on", "sluice::hip on AMD",
                   "As `CUDA_LAUNCH_BLOCKING`, on HIP's AMD platform.", "ROCm"),
-    other_setting(setting::ompi_comm_world_rank, "OMPI_COMM_WORLD_RANK", value_type::integer,
-                  "unset", "0 or more (another value is skipped)", every_backend,
-                  "The process's rank for `SLUICE_TRACE`'s file name, read when the backend "
-                  "starts; the first of this, `PMIX_RANK`, `PMI_RANK`, `MV2_COMM_WORLD_RANK` "
-                  "that holds one.",
-                  "Open MPI"),
-    other_setting(setting::pmix_rank, "PMIX_RANK", value_type::integer, "unset",
-                  "0 or more (another value is skipped)", every_backend,
-                  "As `OMPI_COMM_WORLD_RANK`.", "PMIx"),
-    other_setting(setting::pmi_rank, "PMI_RANK", value_type::integer, "unset",
-                  "0 or more (another value is skipped)", every_backend,
-                  "As `OMPI_COMM_WORLD_RANK`.", "MPICH, Intel MPI"),
-    other_setting(setting::mv2_comm_world_rank, "MV2_COMM_WORLD_RANK", value_type::integer, "unset",
-                  "0 or more (another value is skipped)", every_backend,
-                  "As `OMPI_COMM_WORLD_RANK`.", "MVAPICH"),
+    integer_setting(setting::ompi_comm_world_rank, "OMPI_COMM_WORLD_RANK", 0, INT_MAX, -1,
+                    every_backend,
+                    "The process's rank for `SLUICE_TRACE`'s file name, read when the backend "
+                    "starts; the first of this, `PMIX_RANK`, `PMI_RANK`, `MV2_COMM_WORLD_RANK` "
+                    "that holds one.",
+                    "unset", launcher_range, "Open MPI"),
+    integer_setting(setting::pmix_rank, "PMIX_RANK", 0, INT_MAX, -1, every_backend,
+                    "As `OMPI_COMM_WORLD_RANK`.", "unset", launcher_range, "PMIx"),
+    integer_setting(setting::pmi_rank, "PMI_RANK", 0, INT_MAX, -1, every_backend,
+                    "As `OMPI_COMM_WORLD_RANK`.", "unset", launcher_range, "MPICH, Intel MPI"),
+    integer_setting(setting::mv2_comm_world_rank, "MV2_COMM_WORLD_RANK", 0, INT_MAX, -1,
+                    every_backend, "As `OMPI_COMM_WORLD_RANK`.", "unset", launcher_range,
+                    "MVAPICH"),
     other_setting(setting::cuda_visible_devices, "CUDA_VISIBLE_DEVICES", value_type::text, "unset",
                   "CUDA's", "the `sluice` command",
                   "Named by `sluice info` where the backend sees no device.", "CUDA"),
