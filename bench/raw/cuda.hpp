@@ -92,20 +92,28 @@ inline status stream_create(stream_t* s) {
 }
 inline status stream_destroy(stream_t s) { return {cudaStreamDestroy(s), "cudaStreamDestroy"}; }
 inline constexpr const char* stream_synchronize_call = "cudaStreamSynchronize";
-inline status stream_synchronize(stream_t s) { return {cudaStreamSynchronize(s), stream_synchronize_call}; }
+inline status stream_synchronize(stream_t s) {
+  return {cudaStreamSynchronize(s), stream_synchronize_call};
+}
 inline status event_create(event_t* e) {
   return {cudaEventCreateWithFlags(e, cudaEventDefault), "cudaEventCreateWithFlags"};
 }
 inline status event_destroy(event_t e) { return {cudaEventDestroy(e), "cudaEventDestroy"}; }
-inline status event_record(event_t e, stream_t s) { return {cudaEventRecord(e, s), "cudaEventRecord"}; }
-inline status event_synchronize(event_t e) { return {cudaEventSynchronize(e), "cudaEventSynchronize"}; }
+inline status event_record(event_t e, stream_t s) {
+  return {cudaEventRecord(e, s), "cudaEventRecord"};
+}
+inline status event_synchronize(event_t e) {
+  return {cudaEventSynchronize(e), "cudaEventSynchronize"};
+}
 inline status elapsed_ms(float* ms, event_t a, event_t b) {
   return {cudaEventElapsedTime(ms, a, b), "cudaEventElapsedTime"};
 }
 inline status device_malloc(void** p, std::size_t n) { return {cudaMalloc(p, n), "cudaMalloc"}; }
 inline status device_free(void* p) { return {cudaFree(p), "cudaFree"}; }
 //! Page-locked host memory.
-inline status pinned_alloc(void** p, std::size_t n) { return {cudaMallocHost(p, n), "cudaMallocHost"}; }
+inline status pinned_alloc(void** p, std::size_t n) {
+  return {cudaMallocHost(p, n), "cudaMallocHost"};
+}
 //! Frees pinned_alloc's and mapped_alloc's memory.
 inline status pinned_free(void* p) { return {cudaFreeHost(p), "cudaFreeHost"}; }
 //! Page-locked host memory mapped for every device, and its device address.

@@ -82,13 +82,19 @@ inline status stream_create(stream_t* s) {
 }
 inline status stream_destroy(stream_t s) { return {hipStreamDestroy(s), "hipStreamDestroy"}; }
 inline constexpr const char* stream_synchronize_call = "hipStreamSynchronize";
-inline status stream_synchronize(stream_t s) { return {hipStreamSynchronize(s), stream_synchronize_call}; }
+inline status stream_synchronize(stream_t s) {
+  return {hipStreamSynchronize(s), stream_synchronize_call};
+}
 inline status event_create(event_t* e) {
   return {hipEventCreateWithFlags(e, hipEventDefault), "hipEventCreateWithFlags"};
 }
 inline status event_destroy(event_t e) { return {hipEventDestroy(e), "hipEventDestroy"}; }
-inline status event_record(event_t e, stream_t s) { return {hipEventRecord(e, s), "hipEventRecord"}; }
-inline status event_synchronize(event_t e) { return {hipEventSynchronize(e), "hipEventSynchronize"}; }
+inline status event_record(event_t e, stream_t s) {
+  return {hipEventRecord(e, s), "hipEventRecord"};
+}
+inline status event_synchronize(event_t e) {
+  return {hipEventSynchronize(e), "hipEventSynchronize"};
+}
 inline status elapsed_ms(float* ms, event_t a, event_t b) {
   return {hipEventElapsedTime(ms, a, b), "hipEventElapsedTime"};
 }
