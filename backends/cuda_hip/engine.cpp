@@ -3,6 +3,7 @@
 #include "engine.hpp"
 
 #include "environment.hpp"
+#include "host_func/chosen_path.hpp"
 #include "peer_access.hpp"
 #include "priority.hpp"
 #include "trace.hpp"
@@ -119,7 +120,7 @@ device_state& engine_t::dev(int id, const char* api_name) {
     // launch then never returns. Each kernel on its own: lazy loading loads a
     // module's kernels one at a time. Where the SM copy kernels cannot run,
     // small peer copies stay on the copy engine; where the gate kernel cannot,
-    // host functions take the vendor callback (stream.cpp). Where launches are
+    // host functions take the vendor callback (host_func/enqueue.cpp). Where launches are
     // serialized (a tool, CUDA_LAUNCH_BLOCKING) a launch on a held stream
     // would wait for it: the SM copy kernels stay off, copies take the copy
     // engine.

@@ -5,7 +5,7 @@
 // (start-up, devices) and stream_states.cpp (the pool of stream states).
 #pragma once
 
-#include "host_holds.hpp"
+#include "host_func/host_holds.hpp"
 #include "stream_pool.hpp"
 #include "vendor.hpp"
 #include "worker_pool.hpp"
@@ -45,7 +45,7 @@ struct device_state {
   stream_pool natives;
 
   // What waits for the host on this device: which host functions may take the
-  // word watcher's signal (host_holds.hpp).
+  // word watcher's signal (host_func/host_holds.hpp).
   host_holds holds;
 
   std::mutex
@@ -79,7 +79,7 @@ struct engine_t {
 
   // User host functions run on the word watcher's runners (host_func/word_watch.hpp),
   // or, where their stream shares a hardware queue, here after the vendor's
-  // callback handed them over (stream.cpp).
+  // callback handed them over (host_func/batch.cpp).
   worker_pool host_functions;
   worker_pool reaper;  // blocking vendor frees and destroys
 
@@ -94,11 +94,5 @@ engine_t& engine();
 //! what the engine's own construction may reach (SLUICE_TRACE starts a trace
 //! from engine_t's constructor: engine() there would wait for itself).
 engine_t* engine_if_started() noexcept;
-
-//! A tool or switch that serializes kernel launches is present
-//! (host_path.hpp, decided once with the host functions' path): every launch
-//! then waits for its kernel, so the backend launches none of its kernels on
-//! streams that may be held.
-bool kernel_launches_serialized();
 
 }  // namespace sluice::detail

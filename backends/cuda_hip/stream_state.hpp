@@ -9,8 +9,8 @@
 // host functions of different streams run concurrently (HOST-2) and may call
 // sluice (HOST-3). wait(stream other) records other's position event and makes
 // this stream wait on it, under other's lock, so that concurrent waits do not
-// capture a later position (IND-3). Defined in stream.cpp (the engine's part:
-// backend.cpp).
+// capture a later position (IND-3). Defined in stream.cpp, host_func/ (host
+// functions) and stream_states.cpp (release).
 #pragma once
 
 #include "backend_rules.hpp"
@@ -34,7 +34,7 @@
 namespace sluice::detail {
 
 struct staging_set;  // pinned slots, a helper stream and events of a staged peer copy (staging.cpp)
-struct host_batch;   // host functions behind one signal and one gate wait (stream.cpp)
+struct host_batch;   // host functions behind one signal and one gate wait (host_func/batch.hpp)
 
 //! What every enqueue reads comes first, in one cache line: the vendor's call
 //! in between evicts much of the caller's data, and each further line read
@@ -69,7 +69,7 @@ struct stream_state {
   int queue = 0;             // the pooled vendor stream's hardware queue (stream_pool.hpp)
   bool pool_counted = true;  // still a user of `queue` in the pool (until ~stream: retire())
   // Host-function batches enqueued whose gates have not opened: while any, the
-  // stream holds for the host (host_holds.hpp).
+  // stream holds for the host (host_func/host_holds.hpp).
   std::atomic<std::uint32_t> pending_batches{0};
   // Makes a change of pending_batches and the device's count of holding
   // streams one step (announce_batch_hold, release_batch_hold): otherwise a

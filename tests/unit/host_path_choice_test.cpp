@@ -1,8 +1,9 @@
-// The GPU backend's choice of a host-function path (backends/cuda_hip/host_path.hpp),
-// from made-up environments and /proc/self/maps contents: which tools are
-// taken for ones that serialize kernel launches, and what the choice says.
+// The GPU backend's choice of a host-function path
+// (backends/cuda_hip/host_func/host_path.hpp), from made-up environments and
+// /proc/self/maps contents: which tools are taken for ones that serialize
+// kernel launches, and what the choice says.
 // Built into the host unit tests (no vendor runtime needed).
-#include "host_path.hpp"
+#include "host_func/host_path.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
 // Which path a GPU backend's host function takes (docs/design.md, "Which host
-// functions use the word watcher"; backends/cuda_hip/host_holds.hpp): the word
+// functions use the word watcher"; backends/cuda_hip/host_func/host_holds.hpp): the word
 // watcher's signal only where no other stream of the device holds for the
 // host (a pending host function, a flag wait) when the batch is enqueued,
 // sluice's gate kernel otherwise (the vendor's callback where its launch

@@ -1,4 +1,4 @@
-#include "host_path.hpp"
+#include "host_func/host_path.hpp"
 
 #include <cstdlib>
 #include <fstream>

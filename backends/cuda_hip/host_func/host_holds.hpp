@@ -37,6 +37,8 @@
 
 namespace sluice::detail {
 
+struct stream_state;
+
 class host_holds {
  public:
   //! A stream's first pending host-function batch began / its last one ended
@@ -79,5 +81,12 @@ class host_holds {
   };
   std::vector<flag_entry> flags_;  // under m_
 };
+
+//! A batch of s was enqueued (or is about to be): s holds for the host until
+//! its gate opens. Its device's count of holding streams changes with s's
+//! first pending batch (stream_state::hold_m).
+void announce_batch_hold(stream_state& s) noexcept;
+//! A batch of s opened its gate, or was never enqueued.
+void release_batch_hold(stream_state& s) noexcept;
 
 }  // namespace sluice::detail

@@ -1,5 +1,6 @@
 // Which path the GPU backend's host functions take in this process, and why
-// (stream.cpp enqueues by it; sluice::detail::host_function_path reports it).
+// (chosen_path.cpp makes it for the process; sluice::detail::host_function_path
+// reports it).
 // Pure: no vendor header, and the input is plain data, so the host unit tests
 // drive it with made-up environments and memory maps
 // (tests/unit/host_path_choice_test.cpp).
