@@ -1,7 +1,9 @@
 #include "conformance/runner.hpp"
 
 #include "cli/facts.hpp"
-#include "conformance/report.hpp"
+#include "conformance/reports.hpp"
+#include "conformance/test_filter.hpp"
+#include "conformance/verdicts.hpp"
 #include "watchdog.hpp"
 
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // `sluice conformance`: runs the conformance tests linked into this
 // executable (the OBJECT library sluice_conformance_<backend>) in-process and
-// reports one verdict per rule (see conformance/report.hpp and docs/tool.md).
+// reports one verdict per rule (see conformance/verdicts.hpp and docs/tool.md).
 #pragma once
 
 #include <string>

@@ -1,14 +1,12 @@
-// From per-test results to one verdict per rule of tests/conformance/rules.hpp,
-// and the four ways `sluice conformance` reports them: the terminal table,
-// JUnit XML (one testcase per rule), Markdown and a JSON verdict file. Nothing here runs a test or
-// calls the backend, so the verdict logic is unit-tested with made-up results
-// (tools/tests/conformance_report_test.cpp).
+// From per-test results to one verdict per rule of tests/conformance/rules.hpp
+// (reports.hpp writes them out). Nothing here runs a test or calls the
+// backend, so the verdict logic is unit-tested with made-up results
+// (tools/tests/conformance_verdicts_test.cpp).
 #pragma once
 
 #include "cli/facts.hpp"
 #include "rules.hpp"
 
-#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -93,16 +91,5 @@ conformance_report summarize_not_run(machine_facts facts, std::vector<test_recor
 
 //! Collapses a multi-line message onto one line and cuts it at `limit` characters.
 std::string one_line(const std::string& text, std::size_t limit = std::string::npos);
-
-//! One line per rule, the tests that name no rule, failures outside tests, and the summary.
-void print_table(std::ostream& out, const conformance_report& report);
-void write_junit(std::ostream& out, const conformance_report& report);
-void write_markdown(std::ostream& out, const conformance_report& report);
-//! The verdict file (--json): the facts, one object per rule (id, level,
-//! verdict, detail, its tests), the tests that name no rule, the run's errors.
-void write_json(std::ostream& out, const conformance_report& report);
-
-//! gtest's filter syntax: "POSITIVE[:POSITIVE...][-NEGATIVE[:NEGATIVE...]]" with * and ?.
-bool matches_filter(const std::string& full_name, const std::string& filter);
 
 }  // namespace sluice::tool
