@@ -2,7 +2,7 @@
 # find_package(MPI) finds MPI (its C API, used from C++). One library per backend
 # (sluice_comm_<backend>: a program links one backend); sluice::comm is the
 # host backend's in this tree. SLUICE_COMM_BACKENDS lists those built. On the
-# GPU backends device buffers go through pinned staging (src/comm/staging.cpp:
+# GPU backends device buffers go through pinned staging (src/comm/impl/staging.cpp:
 # the MPI on our machines is not GPU-aware).
 set(SLUICE_COMM_BACKENDS "")
 if(SLUICE_ENABLE_COMM STREQUAL "OFF")
@@ -21,9 +21,10 @@ if(NOT MPI_CXX_FOUND)
 endif()
 message(STATUS "sluice::comm: MPI ${MPI_CXX_VERSION} (${MPI_CXX_LIBRARY_VERSION_STRING})")
 
-# The nccl engine (src/comm/engines_nccl_cuda.cpp): the CUDA backend's, when
-# nccl.h and libnccl are found (the toolkit's directory or the system's);
-# SLUICE_COMM_NCCL says whether it is built.
+# The nccl engine's NCCL calls (src/comm/nccl/create_lanes.cpp, enqueue.cpp,
+# lane_pool.cpp): the CUDA backend's, when nccl.h and libnccl are found (the
+# toolkit's directory or the system's); SLUICE_COMM_NCCL says whether they
+# are built. Elsewhere src/comm/nccl/not_built.cpp stands in for them.
 set(SLUICE_COMM_NCCL OFF)
 if("cuda" IN_LIST SLUICE_BACKENDS)
   find_path(SLUICE_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
@@ -36,18 +37,27 @@ if("cuda" IN_LIST SLUICE_BACKENDS)
   endif()
 endif()
 
+# src/comm (docs/design.md): the API and the engine thread; impl/, what both
+# engines share; mpi/ and nccl/, each engine's transport (nccl/'s NCCL calls
+# apart, above).
+set(_sluice_comm_sources
+  checks.cpp communicator.cpp engine_batches.cpp engine_thread.cpp enqueue.cpp group.cpp
+  names.cpp operations.cpp staging_plan.cpp test_mutation.cpp trace_clock.cpp trace_span.cpp
+  impl/batch_pool.cpp impl/event_pool.cpp impl/failure.cpp impl/message.cpp impl/staging.cpp
+  mpi/poll.cpp mpi/post.cpp mpi/receive.cpp mpi/reduce.cpp mpi/ring_all_reduce.cpp
+  mpi/small_collectives.cpp mpi/thresholds.cpp mpi/types.cpp
+  nccl/poll.cpp nccl/size_exchange.cpp)
+list(TRANSFORM _sluice_comm_sources PREPEND ${PROJECT_SOURCE_DIR}/src/comm/)
+
 foreach(_sluice_cb IN LISTS SLUICE_BACKENDS)
-  set(_sluice_engines ${PROJECT_SOURCE_DIR}/src/comm/engines_mpi.cpp)
+  set(_sluice_nccl_calls ${PROJECT_SOURCE_DIR}/src/comm/nccl/not_built.cpp)
   if(_sluice_cb STREQUAL "cuda" AND SLUICE_COMM_NCCL)
-    set(_sluice_engines ${PROJECT_SOURCE_DIR}/src/comm/engines_nccl_cuda.cpp)
+    set(_sluice_nccl_calls
+      ${PROJECT_SOURCE_DIR}/src/comm/nccl/create_lanes.cpp
+      ${PROJECT_SOURCE_DIR}/src/comm/nccl/enqueue.cpp
+      ${PROJECT_SOURCE_DIR}/src/comm/nccl/lane_pool.cpp)
   endif()
-  add_library(sluice_comm_${_sluice_cb}
-    ${PROJECT_SOURCE_DIR}/src/comm/comm.cpp
-    ${PROJECT_SOURCE_DIR}/src/comm/mpi_engine.cpp
-    ${PROJECT_SOURCE_DIR}/src/comm/ring.cpp
-    ${PROJECT_SOURCE_DIR}/src/comm/staging.cpp
-    ${PROJECT_SOURCE_DIR}/src/comm/test_mutation.cpp
-    ${_sluice_engines})
+  add_library(sluice_comm_${_sluice_cb} ${_sluice_comm_sources} ${_sluice_nccl_calls})
   target_include_directories(sluice_comm_${_sluice_cb} PRIVATE ${PROJECT_SOURCE_DIR}/src)
   target_link_libraries(sluice_comm_${_sluice_cb} PUBLIC sluice::${_sluice_cb} MPI::MPI_CXX)
   if(_sluice_cb STREQUAL "cuda" AND SLUICE_COMM_NCCL)
@@ -69,4 +79,5 @@ foreach(_sluice_cb IN LISTS SLUICE_COMM_BACKENDS)
   endif()
 endforeach()
 unset(_sluice_cb)
-unset(_sluice_engines)
+unset(_sluice_nccl_calls)
+unset(_sluice_comm_sources)

@@ -1,6 +1,6 @@
 // Test-only mutations of sluice::comm (mutation.hpp): which one is in force,
 // read once from SLUICE_COMM_MUTATION.
-#include "mutation.hpp"
+#include "comm/mutation.hpp"
 
 #include <sluice/error.hpp>
 

@@ -167,7 +167,7 @@ TEST_F(CommTest, COMM_1__device_buffers_travel_in_stream_order) {
 }  // namespace sluice::conformance
 
 namespace sluice::comm::detail {
-std::size_t staging_slots() noexcept;  // src/comm/staging.cpp (not public API)
+std::size_t staging_slots() noexcept;  // src/comm/impl/staging.cpp (not public API)
 }  // namespace sluice::comm::detail
 
 namespace sluice::conformance {

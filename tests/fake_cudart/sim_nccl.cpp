@@ -1,5 +1,5 @@
 // A simulated NCCL (libnccl.so.2) for the simulated CUDA runtime: the calls
-// sluice's nccl engine makes (src/comm/engines_nccl_cuda.cpp), carried over
+// sluice's nccl engine makes (src/comm/nccl/), carried over
 // MPI, so that the COMM suite runs under the nccl engine without a GPU (ctest
 // sim.comm.cuda.nccl.np2). Modelled on what NCCL does, as far as sluice
 // relies on it:

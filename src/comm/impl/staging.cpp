@@ -6,7 +6,7 @@
 // it), by another stream once the event recorded behind that last use has
 // completed; pinned memory is never freed while the process runs (as
 // sluice's own pools).
-#include "engine.hpp"
+#include "comm/impl/staging.hpp"
 
 #include <sluice/event.hpp>
 #include <sluice/memory.hpp>

@@ -3,64 +3,16 @@
 // non-blocking all_reduce (Open MPI: libnbc) is 2-2.5x slower than its
 // blocking one at 1 MiB and above on our machines
 // (docs/results/runs/2026-11-26-comm-host-vm.md). Internal.
-#include "engine.hpp"
+#include "comm/mpi/ring_all_reduce.hpp"
+
+#include "comm/impl/communicator_state.hpp"
+#include "comm/impl/message.hpp"
+#include "comm/mpi/reduce.hpp"
 
 #include <algorithm>
 #include <cstring>
 
-namespace sluice::comm::detail {
-
-namespace {
-
-// out = a op b (out may be a): the chunk's own input and what came from the
-// left, in one pass (no copy of the input into the output first).
-template <class T>
-void reduce_typed(T* out, const T* a, const T* b, std::size_t n, reduce_op op) {
-  switch (op) {
-    case reduce_op::sum:
-      for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
-      return;
-    case reduce_op::prod:
-      for (std::size_t i = 0; i < n; ++i) out[i] = a[i] * b[i];
-      return;
-    case reduce_op::min:
-      for (std::size_t i = 0; i < n; ++i) out[i] = std::min(a[i], b[i]);
-      return;
-    case reduce_op::max:
-      for (std::size_t i = 0; i < n; ++i) out[i] = std::max(a[i], b[i]);
-      return;
-  }
-}
-
-}  // namespace
-
-void reduce(void* out, const void* a, const void* b, std::size_t n, datatype t,
-            reduce_op op) noexcept {
-  switch (t) {
-    case datatype::int32:
-      return reduce_typed(static_cast<std::int32_t*>(out), static_cast<const std::int32_t*>(a),
-                          static_cast<const std::int32_t*>(b), n, op);
-    case datatype::int64:
-      return reduce_typed(static_cast<std::int64_t*>(out), static_cast<const std::int64_t*>(a),
-                          static_cast<const std::int64_t*>(b), n, op);
-    case datatype::float32:
-      return reduce_typed(static_cast<float*>(out), static_cast<const float*>(a),
-                          static_cast<const float*>(b), n, op);
-    case datatype::float64:
-      return reduce_typed(static_cast<double*>(out), static_cast<const double*>(a),
-                          static_cast<const double*>(b), n, op);
-  }
-}
-
-std::size_t element_size(datatype t) noexcept {
-  switch (t) {
-    case datatype::int32:
-    case datatype::float32: return 4;
-    case datatype::int64:
-    case datatype::float64: return 8;
-  }
-  return 1;
-}
+namespace sluice::comm::detail::mpi {
 
 ring_all_reduce::ring_all_reduce(const message& m, const communicator_state& c, int tag_base,
                                  MPI_Datatype type)
@@ -146,4 +98,4 @@ void ring_all_reduce::cancel(std::vector<MPI_Request>& cancelled) {
     }
 }
 
-}  // namespace sluice::comm::detail
+}  // namespace sluice::comm::detail::mpi
