@@ -4,8 +4,8 @@
 // collected (gpu_trace.hpp).
 #pragma once
 
-#include "gpu_trace.hpp"
 #include "stream_state.hpp"
+#include "trace/gpu_trace.hpp"
 #include "vendor.hpp"
 
 #include <cstddef>

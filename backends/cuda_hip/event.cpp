@@ -4,9 +4,9 @@
 #include "engine.hpp"
 #include "enqueue_scope.hpp"
 #include "event_state.hpp"
-#include "gpu_trace.hpp"
 #include "stream_names.hpp"
 #include "stream_state.hpp"
+#include "trace/gpu_trace.hpp"
 
 #include <algorithm>
 

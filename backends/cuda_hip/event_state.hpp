@@ -5,7 +5,7 @@
 #pragma once
 
 #include "diagnose.hpp"
-#include "gpu_trace.hpp"
+#include "trace/gpu_trace.hpp"
 #include "vendor.hpp"
 
 #include <sluice/event.hpp>

@@ -3,10 +3,10 @@
 #include "backend_rules.hpp"
 #include "engine.hpp"
 #include "enqueue_scope.hpp"
-#include "gpu_trace.hpp"
 #include "memory_state.hpp"
 #include "range_map.hpp"
 #include "stream_state.hpp"
+#include "trace/gpu_trace.hpp"
 #include "when_streams_pass.hpp"
 
 #include <cstdio>

@@ -4,11 +4,11 @@
 #include "engine.hpp"
 #include "enqueue_scope.hpp"
 #include "environment.hpp"
-#include "gpu_trace.hpp"
 #include "peer_access.hpp"
 #include "peer_copy.hpp"
 #include "peer_plan.hpp"
 #include "stream_state.hpp"
+#include "trace/gpu_trace.hpp"
 
 #include <algorithm>
 #include <cstdint>

@@ -4,11 +4,11 @@
 #include "engine.hpp"
 #include "enqueue_scope.hpp"
 #include "flag_state.hpp"
-#include "gpu_trace.hpp"
 #include "host_func/host_holds.hpp"
 #include "priority.hpp"
 #include "stream_names.hpp"
 #include "stream_state.hpp"
+#include "trace/gpu_trace.hpp"
 
 #include <atomic>
 #include <cstdint>

@@ -15,9 +15,9 @@
 
 #include "backend_rules.hpp"
 #include "checks.hpp"
-#include "gpu_trace.hpp"
 #include "mapped_word.hpp"
 #include "spin_mutex.hpp"
+#include "trace/gpu_trace.hpp"
 #include "vendor.hpp"
 
 #include <sluice/event.hpp>

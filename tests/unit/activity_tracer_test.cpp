@@ -1,10 +1,10 @@
-// The activity tracer's logic (backends/cuda_hip/activity_tracer.hpp) against
+// The activity tracer's logic (backends/cuda_hip/trace/activity_tracer.hpp) against
 // a fake activity source: the source CUPTI is on a GPU, scripted
 // here. It checks that each operation is tied to its activities through the
 // external ids pushed around its enqueue, that device times come back on the
 // host clock, that the user's own kernels land on their stream's track with
 // their demangled name, and that nothing is lost silently.
-#include "activity_tracer.hpp"
+#include "trace/activity_tracer.hpp"
 
 #include <gtest/gtest.h>
 

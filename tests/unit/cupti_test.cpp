@@ -1,4 +1,4 @@
-// The GPU trace's source (backends/cuda_hip/activity_tracer.hpp):
+// The GPU trace's source (backends/cuda_hip/trace/activity_tracer.hpp):
 // SLUICE_TRACE_SOURCE, the fallback to timing events, and, with CUPTI on a
 // GPU, a kernel the user launches on a sluice stream directly, shown on that
 // stream's track with its name. SLUICE_TEST_EXPECT_SOURCE (events|cupti)

@@ -9,13 +9,13 @@
 // runs on a runner thread (batch.hpp).
 #include "engine.hpp"
 #include "enqueue_scope.hpp"
-#include "gpu_trace.hpp"
 #include "host_func/batch.hpp"
 #include "host_func/chosen_path.hpp"
 #include "host_func/host_holds.hpp"
 #include "host_func/joins.hpp"
 #include "host_func/word_watch.hpp"
 #include "stream_state.hpp"
+#include "trace/gpu_trace.hpp"
 
 #include <sluice/detail/interop.hpp>
 

@@ -1,16 +1,15 @@
 // CUPTI as the activity tracer's source (activity_tracer.hpp), sluice::cuda
 // only (backends/cuda_hip/CMakeLists.txt builds this file into it when the
-// toolkit has cupti.h). libcupti is loaded at run time (dlopen by soname,
-// then the toolkit's folders; SLUICE_CUPTI_LIBRARY=<path> names another, and
-// then no loaded driver is required): a machine
-// without it traces with timing events, as does one where CUPTI is already
-// in use by another tool (Nsight Systems, a profiler: cuptiSubscribe says so).
-// cupti.h gives the types and the function signatures only; nothing links
-// against libcupti.
-#include "activity_tracer.hpp"
+// toolkit has cupti.h). libcupti is loaded at run time (cupti_library.hpp;
+// SLUICE_CUPTI_LIBRARY=<path> names another, and then no loaded driver is
+// required): a machine without it traces with timing events, as does one
+// where CUPTI is already in use by another tool (Nsight Systems, a profiler:
+// cuptiSubscribe says so).
+#include "trace/activity_tracer.hpp"
+#include "trace/cupti_buffers.hpp"
+#include "trace/cupti_library.hpp"
 
 #include <cupti.h>
-#include <dlfcn.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -22,34 +21,11 @@
 #include <utility>
 #include <vector>
 
-#ifndef SLUICE_CUPTI_SONAME
-#error "SLUICE_CUPTI_SONAME: set by backends/cuda_hip/CMakeLists.txt"
-#endif
-
 namespace sluice::detail {
 
 namespace {
 
-constexpr std::size_t buffer_bytes = 8u << 20;  // per activity buffer CUPTI asks for
 constexpr CUpti_ExternalCorrelationKind sluice_kind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
-
-//! The CUPTI calls sluice makes, looked up with dlsym.
-struct cupti_table {
-  decltype(&cuptiSubscribe) subscribe = nullptr;
-  decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
-  decltype(&cuptiActivityRegisterCallbacks) register_callbacks = nullptr;
-  decltype(&cuptiActivityEnable) enable = nullptr;
-  decltype(&cuptiActivityDisable) disable = nullptr;
-  decltype(&cuptiActivityFlushAll) flush_all = nullptr;
-  decltype(&cuptiActivityGetNextRecord) next_record = nullptr;
-  decltype(&cuptiActivityGetNumDroppedRecords) dropped = nullptr;
-  decltype(&cuptiActivityPushExternalCorrelationId) push = nullptr;
-  decltype(&cuptiActivityPopExternalCorrelationId) pop = nullptr;
-  decltype(&cuptiGetStreamIdEx) stream_id = nullptr;
-  decltype(&cuptiGetTimestamp) timestamp = nullptr;
-  decltype(&cuptiGetResultString) result_string = nullptr;
-  decltype(&cuptiEnableCallback) enable_callback = nullptr;
-};
 
 // How an activity is tied to the sluice operation that enqueued it. By
 // default (SLUICE_CUPTI_CORRELATION=callbacks) CUPTI calls sluice back at the
@@ -88,65 +64,6 @@ constexpr CUpti_CallbackId enqueue_calls[] = {
 thread_local std::uint64_t current_op = 0;
 thread_local std::vector<std::uint64_t> outer_ops;
 
-// Activity buffers are handed to CUPTI from a pool of buffers allocated and
-// touched once (the first trace_begin), not allocated when CUPTI asks for
-// one: CUPTI asks on the thread that makes the first recorded call of a
-// trace, and the pool keeps the allocation off that enqueuing thread. A fresh
-// 8 MiB buffer's page faults are not what made the first traced call cost
-// 0.6 ms (bench/trace_cost, fill_64B_first_call, 2x H200: 0.58 ms with the
-// pool, 0.64 ms without; docs/results/runs/2026-11-27-cupti-trace-source.md).
-// SLUICE_CUPTI_BUFFERS=N: buffers prepared (default 2; 0: allocated when
-// CUPTI asks).
-class buffer_pool {
- public:
-  void prepare(std::size_t n) {
-    std::lock_guard<std::mutex> lock(m_);
-    while (free_.size() < n && made_ < n) {
-      auto* b = static_cast<uint8_t*>(std::aligned_alloc(8, buffer_bytes));
-      if (b == nullptr) return;
-      std::memset(b, 0, buffer_bytes);  // fault the pages in now
-      free_.push_back(b);
-      ++made_;
-    }
-  }
-  uint8_t* get() {
-    {
-      std::lock_guard<std::mutex> lock(m_);
-      if (!free_.empty()) {
-        uint8_t* b = free_.back();
-        free_.pop_back();
-        return b;
-      }
-      ++asked_beyond_;
-    }
-    return static_cast<uint8_t*>(std::aligned_alloc(8, buffer_bytes));
-  }
-  void put(uint8_t* b) {
-    std::lock_guard<std::mutex> lock(m_);
-    if (made_ > 0 && free_.size() < made_) {
-      free_.push_back(b);
-      return;
-    }
-    std::free(b);
-  }
-  //! Buffers CUPTI asked for while none was prepared (since the last call).
-  std::uint64_t take_asked_beyond() {
-    std::lock_guard<std::mutex> lock(m_);
-    return std::exchange(asked_beyond_, 0);
-  }
-
- private:
-  std::mutex m_;
-  std::vector<uint8_t*> free_;
-  std::size_t made_ = 0;
-  std::uint64_t asked_beyond_ = 0;
-};
-
-buffer_pool& buffers() {
-  static auto* p = new buffer_pool();  // never destroyed: CUPTI may hand buffers back at exit
-  return *p;
-}
-
 std::size_t env_count(const char* name, std::size_t fallback) {
   const char* v = std::getenv(name);
   if (v == nullptr || *v == '\0') return fallback;
@@ -155,74 +72,9 @@ std::size_t env_count(const char* name, std::size_t fallback) {
   return end != v && *end == '\0' ? static_cast<std::size_t>(n) : fallback;
 }
 
-template <class F>
-bool find(void* lib, const char* name, F* f, std::string* missing) {
-  *f = reinterpret_cast<F>(dlsym(lib, name));
-  if (*f == nullptr) *missing += std::string(missing->empty() ? "" : ", ") + name;
-  return *f != nullptr;
-}
-
 class cupti_source final : public activity_source {
  public:
-  bool load(std::string* why) {
-    // CUPTI works through the driver: where the runtime has not loaded one
-    // (the simulated runtimes of tests/fake_cudart), libcupti is not loaded,
-    // unless SLUICE_CUPTI_LIBRARY names a library (the tests name the
-    // simulated runtime, which is also a CUPTI: tests/fake_cudart/sim_cupti.cpp).
-    const char* named = std::getenv("SLUICE_CUPTI_LIBRARY");
-    if (named == nullptr || *named == '\0') {
-      if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) {
-        dlclose(driver);
-      } else {
-        *why = "no CUDA driver in this process (libcuda.so.1 is not loaded)";
-        return false;
-      }
-    }
-    std::vector<std::string> tried;
-    if (named != nullptr && *named != '\0') {
-      tried.emplace_back(named);
-    } else {
-      tried.emplace_back(SLUICE_CUPTI_SONAME);
-      for (const char* dir : {SLUICE_CUPTI_LIBDIR, SLUICE_CUPTI_EXTRAS, "/usr/local/cuda/lib64",
-                              "/usr/local/cuda/extras/CUPTI/lib64"})
-        tried.push_back(std::string(dir) + "/" + SLUICE_CUPTI_SONAME);
-    }
-    void* lib = nullptr;
-    std::string errors;
-    for (const auto& p : tried) {
-      lib = dlopen(p.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (lib != nullptr) break;
-      const char* e = dlerror();
-      errors += "\n  " + (e != nullptr ? std::string(e) : p);
-    }
-    if (lib == nullptr) {
-      *why = "libcupti could not be loaded:" + errors;
-      return false;
-    }
-    std::string missing;
-    auto& t = t_;
-    find(lib, "cuptiSubscribe", &t.subscribe, &missing);
-    find(lib, "cuptiUnsubscribe", &t.unsubscribe, &missing);
-    find(lib, "cuptiActivityRegisterCallbacks", &t.register_callbacks, &missing);
-    find(lib, "cuptiActivityEnable", &t.enable, &missing);
-    find(lib, "cuptiActivityDisable", &t.disable, &missing);
-    find(lib, "cuptiActivityFlushAll", &t.flush_all, &missing);
-    find(lib, "cuptiActivityGetNextRecord", &t.next_record, &missing);
-    find(lib, "cuptiActivityGetNumDroppedRecords", &t.dropped, &missing);
-    find(lib, "cuptiActivityPushExternalCorrelationId", &t.push, &missing);
-    find(lib, "cuptiActivityPopExternalCorrelationId", &t.pop, &missing);
-    find(lib, "cuptiGetStreamIdEx", &t.stream_id, &missing);
-    find(lib, "cuptiGetTimestamp", &t.timestamp, &missing);
-    find(lib, "cuptiGetResultString", &t.result_string, &missing);
-    std::string optional;
-    find(lib, "cuptiEnableCallback", &t.enable_callback, &optional);
-    if (!missing.empty()) {
-      *why = "the loaded libcupti lacks " + missing;
-      dlclose(lib);
-      return false;
-    }
-    return true;
-  }
+  bool load(std::string* why) { return load_cupti(t_, why); }
 
   bool start(std::string* why) override {
     // A second subscriber is refused: another tool holds CUPTI.
@@ -248,7 +100,7 @@ class cupti_source final : public activity_source {
     }
     enabled_.clear();
     callbacks_.clear();
-    buffers().prepare(env_count("SLUICE_CUPTI_BUFFERS", 2));
+    cupti_buffers().prepare(env_count("SLUICE_CUPTI_BUFFERS", 2));
     const char* mode = std::getenv("SLUICE_CUPTI_CORRELATION");
     external_ =
         (mode != nullptr && std::strcmp(mode, "external") == 0) || t_.enable_callback == nullptr;
@@ -349,7 +201,7 @@ class cupti_source final : public activity_source {
                                        "operation tied to them)"
                                      : "callbacks at the calls that enqueue device work") +
                     "\", \"cupti_buffers_allocated_in_trace\": " +
-                    std::to_string(buffers().take_asked_beyond());
+                    std::to_string(cupti_buffers().take_asked_beyond());
   }
 
   static cupti_source* the;
@@ -389,15 +241,15 @@ class cupti_source final : public activity_source {
   }
 
   static void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
-    *buffer = buffers().get();
-    *size = *buffer != nullptr ? buffer_bytes : 0;
+    *buffer = cupti_buffers().get();
+    *size = *buffer != nullptr ? cupti_buffer_bytes : 0;
     *max_records = 0;  // as many as fit
   }
 
   static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer,
                                         size_t /*size*/, size_t valid) {
     if (the != nullptr) the->take(ctx, stream, buffer, valid);
-    buffers().put(buffer);
+    cupti_buffers().put(buffer);
   }
 
   //! On CUPTI's thread (or the flushing one): the buffer's records, copied.

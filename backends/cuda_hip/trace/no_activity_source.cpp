@@ -1,6 +1,6 @@
 // The activity source of a GPU backend without one (sluice::hip; sluice::cuda
 // built where the toolkit has no cupti.h): traces use timing events.
-#include "activity_tracer.hpp"
+#include "trace/activity_tracer.hpp"
 
 namespace sluice::detail {
 

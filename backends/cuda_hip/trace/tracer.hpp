@@ -1,8 +1,8 @@
-// The GPU backend's tracer (include/sluice/trace.hpp), shared by its three
-// files: trace_op.cpp (the traced operation and the backend's tracing entry
-// points), trace_slots.cpp (this header's slots, the streams' chains of them,
-// harvest) and trace_clock.cpp (device clocks, trace_clock.hpp). The rest of
-// the backend sees gpu_trace.hpp.
+// The GPU backend's tracer (include/sluice/trace.hpp), shared by the files of
+// trace/: traced_op.cpp (the traced operation), trace_source.cpp (the
+// backend's tracing entry points), tracer.cpp (this header's slots, the
+// streams' chains of them, harvest) and trace_clock.cpp (device clocks,
+// trace_clock.hpp). The rest of the backend sees gpu_trace.hpp.
 //
 // A traced device operation ends at a timing event recorded after it on its
 // stream and starts where the stream's previous traced operation ended: one
@@ -25,9 +25,9 @@
 // them, so batching is unchanged.
 #pragma once
 
-#include "gpu_trace.hpp"
 #include "trace.hpp"
-#include "trace_clock.hpp"
+#include "trace/gpu_trace.hpp"
+#include "trace/trace_clock.hpp"
 #include "vendor.hpp"
 
 #include <cstddef>
@@ -64,13 +64,13 @@ struct pending {
 };
 
 //! The slots of the trace and the operations waiting for theirs to complete
-//! (trace_slots.cpp). One per process: the_tracer().
+//! (tracer.cpp). One per process: the_tracer().
 class tracer {
  public:
   //! Under s.trace.m: the slot an operation on s starts at (shared with the
   //! stream's previous operation, or new; *record_start: the caller records
   //! it), and a new slot for its end, which becomes the stream's last. With
-  //! `end` null, an instant (see trace_slots.cpp).
+  //! `end` null, an instant (see tracer.cpp).
   void begin_op(stream_state& s, std::int64_t now, bool needs_start, trace_slot** start,
                 trace_slot** end, bool* record_start);
 
@@ -117,7 +117,7 @@ class tracer {
 
   enum class slot_state { timed, not_ready, failed };
 
-  // All under m_ (trace_slots.cpp says what each does).
+  // All under m_ (tracer.cpp says what each does).
   void set_mark_locked(event_trace& e, trace_slot* slot) noexcept;
   trace_slot* chained_last_locked(const stream_state& s) const noexcept;
   static wait_plan instant_locked(trace_slot* last, trace_slot** start, trace_slot** end) noexcept;

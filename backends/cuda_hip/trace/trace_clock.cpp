@@ -11,7 +11,7 @@
 // (+3.45 ppm on an H200: 0.4 ms in two minutes through one point), and
 // cudaEventElapsedTime's float loses microseconds a minute or more from its
 // base; a second between points keeps both under a microsecond.
-#include "trace_clock.hpp"
+#include "trace/trace_clock.hpp"
 
 #include "engine.hpp"
 #include "trace.hpp"

@@ -3,9 +3,10 @@
 // harvest. Records are read when their end slot has completed: in bulk as the
 // pending list grows, and at trace_end(), which leaves out (and says so)
 // operations whose end event has not completed.
+#include "trace/tracer.hpp"
+
 #include "event_state.hpp"
 #include "stream_state.hpp"
-#include "tracer.hpp"
 
 #include <algorithm>
 #include <cstddef>
