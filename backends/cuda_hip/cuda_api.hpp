@@ -1,13 +1,16 @@
 // The CUDA runtime as a vendor API traits type for the shared GPU backend
-// (backends/cuda_hip/). Types, constants and static forwarders only; every
-// CUDA-specific choice is here, with a one-line reason. Each forwarder returns
+// (backends/cuda_hip/). Types, constants, static forwarders and what CUDA does
+// or cannot do, each with a one-line reason; sluice's measured defaults for CUDA
+// are in tuning/cuda.hpp, which the traits type inherits. Each forwarder returns
 // a `status` (the vendor code and the name of the vendor call) so that errors
 // name the failing call without a second table.
 #pragma once
 
-#include "nvml_link.hpp"
+#include "cuda_driver.hpp"
 #include "host_gate.hpp"
+#include "nvml_link.hpp"
 #include "sm_copy.hpp"
+#include "tuning/cuda.hpp"
 
 #include <sluice/backend.hpp>
 #include <sluice/error.hpp>
@@ -17,12 +20,11 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 namespace sluice::gpu {
 
-struct cuda_api {
+struct cuda_api : cuda_tuning {
   using error_t = cudaError_t;
   using stream_t = cudaStream_t;
   using event_t = cudaEvent_t;
@@ -41,36 +43,17 @@ struct cuda_api {
 
   // cudaStreamDestroy returns at once and releases the stream after its work (CUDA runtime docs).
   static constexpr bool stream_destroy_blocks = false;
-  // A host function's path while SLUICE_HOST_FUNC_PATH is unset: sluice's gate kernel
-  // (host_gate.hpp; docs/design.md "The gate kernel"). On 2x H100 (driver 580.159.04,
-  // docs/results/runs/2026-11-27-gate-kernel-2xh200.md): 64 streams' blocking host
-  // functions at once 1.21x one (the rule, `auto`: 2.16x, its first stream's memory-wait
-  // gate holding a queue-mate), the round trip 0.85x raw cudaLaunchHostFunc (the rule's
-  // memory operations: 0.71x), the conformance suite 49 of 49.
-  static constexpr const char* default_host_path = "kernel";
   // Set to 1, it makes every kernel launch wait for the kernel (CUDA programming guide): the
-  // gate kernel's launch would not return, so host functions take the signal (host_path.hpp).
+  // gate kernel's launch would not return, so host functions take the signal
+  // (host_func/host_path.hpp).
   static constexpr const char* launch_blocking_variables[] = {"CUDA_LAUNCH_BLOCKING"};
-  // cudaStreamCreate* waits for the device's pending work once the context holds about 33
-  // streams (H200 and H100, driver 580.159.04, bench/held_calls_probe.cpp): sluice makes
-  // this many streams of each priority level ahead, while the device is idle (stream_pool.hpp).
-  // 64: twice the hardware queues sluice asks for, so that every queue has two.
-  static constexpr int stream_reserve_default = 64;
-  // Streams map onto CUDA_DEVICE_MAX_CONNECTIONS hardware channels (default 8, CUDA programming
-  // guide).
+  // Streams map onto CUDA_DEVICE_MAX_CONNECTIONS hardware channels (default 8, at most 32),
+  // round-robin in creation order (CUDA programming guide); what sluice sets: tuning/cuda.hpp.
   static constexpr const char* hardware_queues_variable = "CUDA_DEVICE_MAX_CONNECTIONS";
   static constexpr int default_hardware_queues = 8;
-  // Streams share these channels round-robin in creation order, so with 8 a held stream
-  // can stall an unrelated one. sluice asks for the maximum, 32, when the variable is
-  // unset before the runtime starts (it takes effect only then).
-  static constexpr int preferred_hardware_queues = 32;
-  // CUDA 12+ loads a kernel's module at its first launch (CUDA_MODULE_LOADING=LAZY, the
-  // default), and that first launch waited for a held stream of the device on an H200
-  // (driver 580.159.04; tests/kokkos KOK_2__a_launch_on_a_held_stream_returns_at_once, 10 s
-  // blocked, passing with EAGER): sluice asks for EAGER when the variable is unset before the
-  // runtime starts (IND-4: no call waits for a held stream).
+  // CUDA 12+ loads a kernel's module at its first launch under CUDA_MODULE_LOADING=LAZY, the
+  // default; what sluice sets: tuning/cuda.hpp.
   static constexpr const char* module_loading_variable = "CUDA_MODULE_LOADING";
-  static constexpr const char* preferred_module_loading = "EAGER";
   // CUDA's default priority 0 is also its least priority (low == normal, PRIO-2).
   static constexpr int default_priority = 0;
 
@@ -124,27 +107,11 @@ struct cuda_api {
   }
   static status get_device(int* d) noexcept { return {cudaGetDevice(d), "cudaGetDevice"}; }
   //! The calling thread's current context (the driver's; null if none or not
-  //! found). cuCtxGetCurrent cost 8 ns where cudaGetDevice cost 42 ns (2x H200,
-  //! sluice-probe-xdev, 2026-11-23): copies use it to see whether the stream's
-  //! device is current.
+  //! found). Copies use it to see whether the stream's device is current: it
+  //! costs a fifth of cudaGetDevice
+  //! (docs/results/runs/2026-11-23-cuda-2xh200-first-conformance-run.md).
   using context_t = void*;
-  static context_t current_context() noexcept {
-    using fn_t = CUresult (*)(CUcontext*);
-    static const fn_t get = [] {
-      void* fn = nullptr;
-      cudaDriverEntryPointQueryResult found{};
-      if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault,
-                                           &found) != cudaSuccess ||
-          found != cudaDriverEntryPointSuccess) {
-        (void)cudaGetLastError();
-        return fn_t{nullptr};
-      }
-      return reinterpret_cast<fn_t>(fn);
-    }();
-    CUcontext c{};
-    if (get == nullptr || get(&c) != CUDA_SUCCESS) return nullptr;
-    return c;
-  }
+  static context_t current_context() noexcept { return cuda_driver::current_context(); }
   //! Whether device d (whose context is `ctx`) is the calling thread's current device.
   static bool device_is_current(int /*d*/, context_t ctx) noexcept {
     return ctx != nullptr && current_context() == ctx;
@@ -172,24 +139,6 @@ struct cuda_api {
   // report: first line of this file, the first number after the marker.
   static constexpr const char* kernel_driver_file = "/proc/driver/nvidia/version";
   static constexpr const char* kernel_driver_marker = "Kernel Module";
-  // A peer copy issued on the source's stream (push) beats one issued on the
-  // destination's (pull): 18.9 vs 4.9 GB/s at 64 KiB on 2x H200 NVLink on the
-  // copy engine (docs/results/runs/2026-11-22-raw-cuda-reference-2xh200.md).
-  // With pulls on sluice's SM kernel (below) a push still wins: on two H100s
-  // 25.27 vs 19.14 GB/s at 64 KiB, 213.97 vs 162.46 at 1 MiB, 371.87 vs 346.02
-  // at 16 MiB (docs/results/runs/2026-11-25-p2p-per-direction-2xh100.md).
-  // SLUICE_DIAGNOSE says so.
-  static constexpr bool peer_push_preferred = true;
-  // Single peer copies up to these many KiB run as sluice's SM copy kernel
-  // (peer_copy.hpp, sm_copy_limit). Two H100s over NVLink (NV18): on the
-  // destination's stream (pull) an SM kernel moved 2-3x the copy engine's
-  // bandwidth from 4 KiB to 1 MiB and still more at 16 MiB (343 vs 308-320
-  // GB/s), the copy engine won from 64 MiB (372 vs 353-359); on the source's
-  // stream (push) the copy engine won at every size
-  // (docs/results/runs/2026-11-25-p2p-first-run-2xh100.md, the raw kernel;
-  // 2026-11-25-p2p-per-direction-2xh100.md, sluice's own).
-  static constexpr int peer_sm_push_default_kib = 0;
-  static constexpr int peer_sm_pull_default_kib = 16 * 1024;
   //! "13.0" from 13000.
   static std::string version_string(int v) {
     return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
@@ -228,7 +177,7 @@ struct cuda_api {
     return {cudaStreamWaitEvent(s, e, 0), "cudaStreamWaitEvent"};
   }
   // Host functions: stream_signal_then_wait below and sluice's word watcher
-  // (src/word_watch.hpp) where the stream has a hardware queue of its own,
+  // (host_func/word_watch.hpp) where the stream has a hardware queue of its own,
   // else this callback (docs/design.md, "Which host functions use the word
   // watcher").
   //! Enqueues F(data) on s. CUDA runs it on one runtime thread for all streams and
@@ -275,10 +224,8 @@ struct cuda_api {
     s = {cudaMemPoolSetAttribute(*pool, cudaMemPoolReuseAllowInternalDependencies, &off),
          "cudaMemPoolSetAttribute"};
     if (!s.ok()) return s;
-    // Keep freed memory in the pool: with the default threshold (0) every
-    // synchronization returns it to the system and the next allocation maps it
-    // again (under compute-sanitizer that mapping waited for held streams).
-    std::uint64_t keep = UINT64_MAX;
+    // Keep freed memory in the pool (tuning/cuda.hpp says why).
+    std::uint64_t keep = pool_release_threshold_bytes;
     return {cudaMemPoolSetAttribute(*pool, cudaMemPoolAttrReleaseThreshold, &keep),
             "cudaMemPoolSetAttribute"};
   }
@@ -373,52 +320,11 @@ struct cuda_api {
   // (int64_t)(*addr - value) >= 0 (cuda.h). sluice's values are 32-bit and
   // zero-extended, so on 64 bits that is exactly the unsigned f >= v of MEM-5
   // (on 32 bits, 0x80000000 >= 1 would be false).
-  // cuStreamWaitValue64 / cuStreamWriteValue64 are driver API only; sluice does
-  // not link libcuda (absent where no driver is installed, e.g. CI), so the
-  // entry points are fetched from the runtime at first use.
-  using value_op_fn = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
-  using batch_op_fn = CUresult (*)(CUstream, unsigned int, CUstreamBatchMemOpParams*, unsigned int);
-  struct memory_ops {
-    value_op_fn wait = nullptr;
-    value_op_fn write = nullptr;
-    batch_op_fn batch = nullptr;  // optional: without it, a signal and a wait are two calls
-    status failure{cudaSuccess, ""};
-  };
-  static void* driver_entry_point(const char* symbol, status* failure) noexcept {
-    cudaDriverEntryPointQueryResult found{};
-    void* fn = nullptr;
-    const error_t e =
-        cudaGetDriverEntryPointByVersion(symbol, &fn, 12000, cudaEnableDefault, &found);
-    if (e != cudaSuccess || found != cudaDriverEntryPointSuccess) {
-      *failure = {e != cudaSuccess ? e : cudaErrorSymbolNotFound,
-                  "cudaGetDriverEntryPointByVersion"};
-      return nullptr;
-    }
-    return fn;
-  }
-  static const memory_ops& stream_memory_ops() noexcept {
-    static const memory_ops ops = [] {
-      memory_ops o;
-      o.wait = reinterpret_cast<value_op_fn>(driver_entry_point("cuStreamWaitValue64", &o.failure));
-      o.write = o.wait != nullptr ? reinterpret_cast<value_op_fn>(
-                                        driver_entry_point("cuStreamWriteValue64", &o.failure))
-                                  : nullptr;
-      if (o.write == nullptr) o.wait = nullptr;
-      // SLUICE_CUDA_BATCH_MEMOP=0: a host function's signal and gate wait as two
-      // calls even where the driver has cuStreamBatchMemOp (to compare, or to
-      // fall back should a driver not keep the batch's order).
-      const char* batch = std::getenv("SLUICE_CUDA_BATCH_MEMOP");
-      status unused{cudaSuccess, ""};
-      if (o.wait != nullptr && (batch == nullptr || std::string(batch) != "0"))
-        o.batch = reinterpret_cast<batch_op_fn>(driver_entry_point("cuStreamBatchMemOp", &unused));
-      return o;
-    }();
-    return ops;
-  }
+  // The entry points come from the runtime at first use (cuda_driver.hpp).
   //! Later work on s waits until *device_word >= value (64-bit word, unsigned values below 2^32).
   static status stream_wait_value(stream_t s, void* device_word, std::uint64_t value) noexcept {
-    const auto& ops = stream_memory_ops();
-    if (ops.wait == nullptr) return ops.failure;
+    const auto& ops = cuda_driver::stream_memory_ops();
+    if (ops.wait == nullptr) return {ops.failure, cuda_driver::entry_point_api};
     const CUresult r =
         ops.wait(s, reinterpret_cast<CUdeviceptr>(device_word), value, CU_STREAM_WAIT_VALUE_GEQ);
     // The driver's codes for these calls share cudaError_t's numbering (cuda.h, driver_types.h).
@@ -426,8 +332,8 @@ struct cuda_api {
   }
   //! After prior work on s, stores value to *device_word.
   static status stream_write_value(stream_t s, void* device_word, std::uint64_t value) noexcept {
-    const auto& ops = stream_memory_ops();
-    if (ops.write == nullptr) return ops.failure;
+    const auto& ops = cuda_driver::stream_memory_ops();
+    if (ops.write == nullptr) return {ops.failure, cuda_driver::entry_point_api};
     const CUresult r = ops.write(s, reinterpret_cast<CUdeviceptr>(device_word), value,
                                  CU_STREAM_WRITE_VALUE_DEFAULT);
     return {static_cast<error_t>(r), "cuStreamWriteValue64"};
@@ -445,8 +351,8 @@ struct cuda_api {
   static signal_status stream_signal_then_wait(stream_t s, void* signal_word,
                                                std::uint64_t signal_value, void* gate_word,
                                                std::uint64_t gate_value) noexcept {
-    const auto& ops = stream_memory_ops();
-    if (ops.wait == nullptr) return {ops.failure, true};
+    const auto& ops = cuda_driver::stream_memory_ops();
+    if (ops.wait == nullptr) return {{ops.failure, cuda_driver::entry_point_api}, true};
     if (ops.batch != nullptr) {
       CUstreamBatchMemOpParams p[2]{};
       p[0].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
