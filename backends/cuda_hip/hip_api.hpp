@@ -2,189 +2,33 @@
 // (backends/cuda_hip/), on either of HIP's platforms: AMD (ROCm; written and
 // built against ROCm 5.2) or NVIDIA (HIP 5.2's headers over CUDA 11.8, built
 // with -DSLUICE_HIP_PLATFORM=nvidia: docs/hip-nvidia.md). The same members as
-// cuda_api (cuda_api.hpp), with the same meaning; every HIP-specific choice is
-// here, with a one-line reason and where it was seen, and every difference
-// between HIP's two platforms is in the namespace hip_platform below (the only
-// platform #if of sluice). Header lines below refer to ROCm 5.2.3's
+// cuda_api (cuda_api.hpp), with the same meaning; every HIP-specific fact is
+// here, with a one-line reason and where it was seen, every difference between
+// HIP's two platforms in the namespace hip_platform (hip_platform.hpp), and
+// sluice's measured defaults for HIP in tuning/hip.hpp, which the traits type
+// inherits. Header lines below refer to ROCm 5.2.3's
 // /usr/include/hip/hip_runtime_api.h (Debian libamdhip64-dev 5.2.3); the NVIDIA
 // platform's to /usr/include/hip/nvidia_detail/nvidia_hip_runtime_api.h of the
 // same package.
 #pragma once
 
+#include "hip_platform.hpp"
 #include "host_gate.hpp"
 #include "sm_copy.hpp"
+#include "tuning/hip.hpp"
 
 #include <sluice/backend.hpp>
 #include <sluice/error.hpp>
 #include <sluice/peer.hpp>
 
 #include <hip/hip_runtime_api.h>
-#if defined(__HIP_PLATFORM_NVIDIA__)
-#include <cuda.h>  // driver types of cuStreamWaitValue64 / cuStreamWriteValue64 (nothing links libcuda)
-#include "nvml_link.hpp"
-#else
-#include <hsa/hsa_ext_amd.h>  // hsa_amd_link_info_type_t, the link types hipExtGetLinkTypeAndHopCount reports
-#endif
 
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 namespace sluice::gpu {
 
-// Where HIP's two platforms differ, for hip_api below.
-namespace hip_platform {
-#if defined(__HIP_PLATFORM_NVIDIA__)
-// HIP's NVIDIA platform: every hip* call is an inline wrapper over the CUDA
-// runtime (nvidia_hip_runtime_api.h), which is CUDA's, linked statically.
-// HIP 5.2 does not define the memory-pool enumerators for NVIDIA (only the
-// types, nvidia_hip_runtime_api.h:412-416, as typedefs of CUDA's): CUDA's own.
-constexpr auto mem_allocation_pinned = cudaMemAllocationTypePinned;
-constexpr auto mem_location_device = cudaMemLocationTypeDevice;
-constexpr auto pool_reuse_internal_dependencies = cudaMemPoolReuseAllowInternalDependencies;
-constexpr auto pool_release_threshold = cudaMemPoolAttrReleaseThreshold;
-constexpr auto mem_access_read_write = cudaMemAccessFlagsProtReadWrite;
-// Under HIP sit CUDA's streams: CUDA's hardware channels and lazy module loading
-// (cuda_api.hpp says why sluice asks for 32 channels and EAGER loading).
-constexpr const char* hardware_queues_variable = "CUDA_DEVICE_MAX_CONNECTIONS";
-constexpr int default_hardware_queues = 8;
-constexpr int preferred_hardware_queues = 32;
-constexpr const char* module_loading_variable = "CUDA_MODULE_LOADING";
-constexpr const char* preferred_module_loading = "EAGER";
-constexpr const char* kernel_driver_file = "/proc/driver/nvidia/version";
-constexpr const char* kernel_driver_marker = "Kernel Module";
-// Under HIP the CUDA runtime, which reads CUDA's switch that serializes kernel launches
-// (cuda_api.hpp), not HIP's.
-constexpr const char* launch_blocking_variables[] = {"CUDA_LAUNCH_BLOCKING"};
-//! hipRuntimeGetVersion and hipDriverGetVersion give CUDA's numbers here: "11.8 (CUDA)"
-//! from 11080 (the facts of a report then say which platform ran).
-inline std::string version_string(int v) {
-  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10) + " (CUDA)";
-}
-// hipStreamWaitValue64 / hipStreamWriteValue64 of the NVIDIA headers call the
-// driver API (cuStreamWaitValue64, nvidia_hip_runtime_api.h:2712): a program using
-// them must link libcuda, absent where no driver is installed (CI). As in
-// cuda_api, the entry points are fetched from the runtime at first use
-// (cudaGetDriverEntryPoint, CUDA 11.3 and later; CUDA 11.8's has no
-// driverStatus argument).
-using value_op_fn = CUresult (*)(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
-struct memory_ops {
-  value_op_fn wait = nullptr;
-  value_op_fn write = nullptr;
-  hipError_t failure = hipSuccess;
-};
-inline value_op_fn driver_entry_point(const char* symbol, hipError_t* failure) noexcept {
-  void* fn = nullptr;
-  const cudaError_t e = cudaGetDriverEntryPoint(symbol, &fn, cudaEnableDefault);
-  if (e != cudaSuccess || fn == nullptr) {
-    (void)cudaGetLastError();
-    *failure = e != cudaSuccess ? hipCUDAErrorTohipError(e) : hipErrorNotFound;
-    return nullptr;
-  }
-  return reinterpret_cast<value_op_fn>(fn);
-}
-inline const memory_ops& stream_memory_ops() noexcept {
-  static const memory_ops ops = [] {
-    memory_ops o;
-    o.wait = driver_entry_point("cuStreamWaitValue64", &o.failure);
-    o.write = o.wait != nullptr ? driver_entry_point("cuStreamWriteValue64", &o.failure) : nullptr;
-    if (o.write == nullptr) o.wait = nullptr;
-    return o;
-  }();
-  return ops;
-}
-constexpr const char* wait_value_api = "cuStreamWaitValue64";
-constexpr const char* write_value_api = "cuStreamWriteValue64";
-//! Later work on s waits until *word >= value (CU_STREAM_WAIT_VALUE_GEQ: cyclic
-//! on 64 bits, so exactly unsigned >= for sluice's zero-extended 32-bit values).
-inline hipError_t wait_value(hipStream_t s, void* word, std::uint64_t value) noexcept {
-  const auto& ops = stream_memory_ops();
-  if (ops.wait == nullptr) return ops.failure;
-  return hipCUResultTohipError(
-      ops.wait(s, reinterpret_cast<CUdeviceptr>(word), value, CU_STREAM_WAIT_VALUE_GEQ));
-}
-inline hipError_t write_value(hipStream_t s, void* word, std::uint64_t value) noexcept {
-  const auto& ops = stream_memory_ops();
-  if (ops.write == nullptr) return ops.failure;
-  return hipCUResultTohipError(
-      ops.write(s, reinterpret_cast<CUdeviceptr>(word), value, CU_STREAM_WRITE_VALUE_DEFAULT));
-}
-// hipExtGetLinkTypeAndHopCount is AMD's only (it reads HSA's link info): on
-// NVIDIA the link comes from NVML (nvml_link.hpp), as for sluice::cuda; unknown
-// without NVML.
-inline link_kind link_kind_of(int from, int to) noexcept {
-  if (!nvml::library::get().ok) return link_kind::unknown;
-  char a[32] = {};
-  char b[32] = {};
-  if (hipDeviceGetPCIBusId(a, static_cast<int>(sizeof a), from) != hipSuccess ||
-      hipDeviceGetPCIBusId(b, static_cast<int>(sizeof b), to) != hipSuccess) {
-    (void)hipGetLastError();
-    return link_kind::unknown;
-  }
-  return nvml::link_between(a, b);
-}
-#else
-// HIP's AMD platform (ROCm).
-constexpr auto mem_allocation_pinned = hipMemAllocationTypePinned;
-constexpr auto mem_location_device = hipMemLocationTypeDevice;
-constexpr auto pool_reuse_internal_dependencies = hipMemPoolReuseAllowInternalDependencies;
-constexpr auto pool_release_threshold = hipMemPoolAttrReleaseThreshold;
-constexpr auto mem_access_read_write = hipMemAccessFlagsProtReadWrite;
-// Streams map onto GPU_MAX_HW_QUEUES hardware queues per device (default 4: ROCm clr
-// rocclr/utils/flags.hpp, `release(uint, GPU_MAX_HW_QUEUES, 4, ...)`).
-constexpr const char* hardware_queues_variable = "GPU_MAX_HW_QUEUES";
-constexpr int default_hardware_queues = 4;
-// Left to HIP's default (not verified on an AMD GPU; 0 = sluice does not set it).
-constexpr int preferred_hardware_queues = 0;
-// HIP 5.2 documents no lazy kernel loading to turn off: nothing to ask for.
-constexpr const char* module_loading_variable = "";
-constexpr const char* preferred_module_loading = "";
-// The amdgpu kernel driver's version: the first number in this file (the
-// DKMS module has it; the in-tree module may not, and then none is reported).
-constexpr const char* kernel_driver_file = "/sys/module/amdgpu/version";
-constexpr const char* kernel_driver_marker = "";
-// The switches that serialize kernel launches: HIP_LAUNCH_BLOCKING=1, and AMD_SERIALIZE_KERNEL=1,
-// 2 or 3 (wait for completion before, after, or before and after the enqueue; HIP's
-// documentation, "HIP environment variables", debug variables).
-constexpr const char* launch_blocking_variables[] = {"HIP_LAUNCH_BLOCKING", "AMD_SERIALIZE_KERNEL"};
-//! "5.2.21153" from 50221153: HIP versions are major * 10000000 + minor * 100000 + patch
-//! (HIP_VERSION, hip_version.h:12), not CUDA's major * 1000 + minor * 10.
-inline std::string version_string(int v) {
-  return std::to_string(v / 10000000) + "." + std::to_string((v % 10000000) / 100000) + "." +
-         std::to_string(v % 100000);
-}
-// HIP exports hipStreamWaitValue64 / hipStreamWriteValue64 from libamdhip64 itself
-// (hip_runtime_api.h): no driver entry points to look up, unlike CUDA.
-constexpr const char* wait_value_api = "hipStreamWaitValue64";
-constexpr const char* write_value_api = "hipStreamWriteValue64";
-// hipStreamWaitValueGte with the full mask: waits until (*ptr & mask) >= value
-// (hip_runtime_api.h:2126, HIP 5.2), an unsigned compare.
-inline hipError_t wait_value(hipStream_t s, void* word, std::uint64_t value) noexcept {
-  return hipStreamWaitValue64(s, word, value, hipStreamWaitValueGte, ~std::uint64_t{0});
-}
-inline hipError_t write_value(hipStream_t s, void* word, std::uint64_t value) noexcept {
-  return hipStreamWriteValue64(s, word, value, 0);
-}
-// Unlike the CUDA runtime, HIP on AMD reports the link type: hipExtGetLinkTypeAndHopCount
-// (hip_runtime_api.h:1607) returns an hsa_amd_link_info_type_t (hsa/hsa_ext_amd.h:1222-1248:
-// PCIE = 2, XGMI = 4). A failed query is unknown, and its error is cleared.
-inline link_kind link_kind_of(int from, int to) noexcept {
-  std::uint32_t type = 0;
-  std::uint32_t hops = 0;
-  if (hipExtGetLinkTypeAndHopCount(from, to, &type, &hops) != hipSuccess) {
-    (void)hipGetLastError();
-    return link_kind::unknown;
-  }
-  switch (type) {
-    case HSA_AMD_LINK_INFO_TYPE_XGMI: return link_kind::xgmi;
-    case HSA_AMD_LINK_INFO_TYPE_PCIE: return link_kind::pcie;
-    default: return link_kind::unknown;
-  }
-}
-#endif
-}  // namespace hip_platform
-
-struct hip_api {
+struct hip_api : hip_tuning {
   using error_t = hipError_t;
   using stream_t = hipStream_t;
   using event_t = hipEvent_t;
@@ -206,34 +50,15 @@ struct hip_api {
   // On the NVIDIA platform it is cudaStreamDestroy, which does not wait: kept, so that a
   // run there takes the code path AMD takes.
   static constexpr bool stream_destroy_blocks = true;
-  // While SLUICE_HOST_FUNC_PATH is unset: on HIP's NVIDIA platform the gate kernel, as on
-  // CUDA (host_gate.cu, compiled by nvcc 11.8 there), which ran there on 2x H200
-  // (SLUICE_HOST_FUNC_PATH=kernel: the whole conformance suite, 49 of 49 rules, the peer
-  // tests, the GPU unit tests with host_path's 6, the stress run and --churn, the examples,
-  // COMM-1..7; docs/hip-nvidia.md, docs/results/runs/2026-11-27-gate-kernel.md); on AMD
-  // the vendor callback, since neither the kernel nor the rule has run on an AMD GPU (none
-  // is reachable): `kernel` or `auto` opt in.
-#if defined(__HIP_PLATFORM_NVIDIA__)
-  static constexpr const char* default_host_path = "kernel";
-#else
-  static constexpr const char* default_host_path = "callback";
-#endif
   // The switches that serialize kernel launches (hip_platform): a launch then waits for the
   // kernels before or after it, the gate kernel among them, which waits for the host; host
-  // functions take the signal instead where the default would spin it (host_path.hpp).
+  // functions take the signal instead where the default would spin it (host_func/host_path.hpp).
   static constexpr const auto& launch_blocking_variables = hip_platform::launch_blocking_variables;
-  // Reasoned, not run (no AMD GPU): HIP's documentation does not say that hipStreamCreate
-  // never waits for the device, hipStreamDestroy does wait for the stream's work (above), and
-  // HIP on NVIDIA forwards to cudaStreamCreate, which waits past about 33 streams. So HIP gets
-  // the same pool as CUDA (stream_pool.hpp): no stream is created or destroyed while the
-  // device may be busy.
-  static constexpr int stream_reserve_default = 64;
-  // The hardware queues streams map onto, and the module loading sluice asks for (hip_platform).
+  // The hardware queues streams map onto, and the variable of lazy module loading (hip_platform;
+  // what sluice sets: tuning/hip.hpp).
   static constexpr const char* hardware_queues_variable = hip_platform::hardware_queues_variable;
   static constexpr int default_hardware_queues = hip_platform::default_hardware_queues;
-  static constexpr int preferred_hardware_queues = hip_platform::preferred_hardware_queues;
   static constexpr const char* module_loading_variable = hip_platform::module_loading_variable;
-  static constexpr const char* preferred_module_loading = hip_platform::preferred_module_loading;
   // HIP's default priority 0 (Priority::Normal) lies strictly inside its range least 1 /
   // greatest -1 on AMD (hipDeviceGetStreamPriorityRange, hipamd/src/hip_stream.cpp): unlike
   // CUDA, low, normal and high are three distinct values (PRIO-2). On the NVIDIA platform the
@@ -315,14 +140,6 @@ struct hip_api {
   // The kernel driver's version: the first number in this file after the marker (hip_platform).
   static constexpr const char* kernel_driver_file = hip_platform::kernel_driver_file;
   static constexpr const char* kernel_driver_marker = hip_platform::kernel_driver_marker;
-  // Not measured on AMD GPUs: no direction is recommended (nor on the NVIDIA platform,
-  // whose sluice::hip has not been measured apart from sluice::cuda).
-  static constexpr bool peer_push_preferred = false;
-  // Single peer copies by sluice's SM copy kernel (peer_copy.hpp, sm_copy_limit):
-  // off in both directions until measured on AMD GPUs (on either platform:
-  // SLUICE_PEER_SM_*_MAX_KIB turn them on).
-  static constexpr int peer_sm_push_default_kib = 0;
-  static constexpr int peer_sm_pull_default_kib = 0;
   //! The runtime's version number as text ("5.2.21153" on AMD, "11.8" on NVIDIA: hip_platform).
   static std::string version_string(int v) { return hip_platform::version_string(v); }
 
@@ -358,7 +175,7 @@ struct hip_api {
     return {hipStreamWaitEvent(s, e, 0), "hipStreamWaitEvent"};
   }
   // Host functions: stream_signal_then_wait below and sluice's word watcher
-  // (src/word_watch.hpp) where the stream has a hardware queue of its own,
+  // (host_func/word_watch.hpp) where the stream has a hardware queue of its own,
   // else this callback (docs/design.md, "Which host functions use the word
   // watcher").
   //! Enqueues F(data) on s. sluice's F only hands over to its own threads.
@@ -411,10 +228,8 @@ struct hip_api {
     s = {hipMemPoolSetAttribute(*pool, hip_platform::pool_reuse_internal_dependencies, &off),
          "hipMemPoolSetAttribute"};
     if (!s.ok()) return s;
-    // Keep freed memory in the pool: with the default threshold (0) every
-    // synchronization returns it to the system and the next allocation maps it
-    // again (under compute-sanitizer that mapping waited for held streams).
-    std::uint64_t keep = UINT64_MAX;
+    // Keep freed memory in the pool (tuning/hip.hpp says why).
+    std::uint64_t keep = pool_release_threshold_bytes;
     return {hipMemPoolSetAttribute(*pool, hip_platform::pool_release_threshold, &keep),
             "hipMemPoolSetAttribute"};
   }
