@@ -164,7 +164,7 @@ std::size_t cupti_buffers(std::size_t fallback) noexcept;
 enum class cupti_correlation_choice { callbacks, external, none };
 cupti_correlation_choice cupti_correlation() noexcept;
 //! SLUICE_HOST_FUNC_PATH: the path asked for, null when unset (the GPU
-//! backend's choice, backends/cuda_hip/host_path.cpp, checks it).
+//! backend's choice, backends/cuda_hip/host_func/host_path.cpp, checks it).
 const char* host_func_path() noexcept;
 //! SLUICE_STREAM_RESERVE: 0..4096, default `fallback` (the traits').
 int stream_reserve(int fallback);

@@ -1,6 +1,6 @@
 // The simulated runtime's CUPTI (sim_cupti.hpp): the activity API calls
-// sluice's CUPTI source makes (backends/cuda_hip/cupti_source.cpp), over the
-// model's work. Records are CUPTI's own structs, handed over in buffers the
+// sluice's CUPTI source makes (backends/cuda_hip/trace/cupti_source.cpp), over
+// the model's work. Records are CUPTI's own structs, handed over in buffers the
 // client supplies, read back with cuptiActivityGetNextRecord. Not NVIDIA's code:
 // a model of the documented behaviour.
 //

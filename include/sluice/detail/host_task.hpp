@@ -12,7 +12,8 @@ struct host_task {
   virtual ~host_task() = default;
   virtual void run() = 0;
   // The GPU backends' batches link the functions that join them through this
-  // (backends/cuda_hip/stream.cpp): a join allocates nothing and takes no lock.
+  // (backends/cuda_hip/host_func/joins.cpp): a join allocates nothing and takes
+  // no lock.
   host_task* next = nullptr;
 };
 
