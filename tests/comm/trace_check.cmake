@@ -6,8 +6,8 @@
 # bytes, the rank and size, and the match number of a send or receive; (c)
 # `sluice trace report a b` puts both ranks' tracks on one timeline (r0/...,
 # r1/...), with overlap per rank and the communication table, and draws the
-# PNG. Under SLUICE_COMM_MUTATION=untraced (comm operations leave no span)
-# it must fail (comm.<backend>.trace.mutation).
+# PNG. Under SLUICE_TEST_MUTATION=comm.untraced (comm operations leave no
+# span) it must fail (comm.<backend>.trace.mutation).
 #   cmake -DMPIEXEC=... -DPROGRAM=... -DSLUICE=... -DDIR=... -P trace_check.cmake
 file(REMOVE_RECURSE ${DIR})
 file(MAKE_DIRECTORY ${DIR})
