@@ -18,15 +18,15 @@ struct stream_state;
 
 //! Host functions in flight behind one signal and one gate wait: the stream
 //! stores the batch's ticket into its signal word once the work before the
-//! batch is done; the word watcher (host_func/word_watch.hpp) sees it and hands the
+//! batch is done; the word watcher (word_watch.hpp) sees it and hands the
 //! batch to a runner thread, which runs the functions in order and then opens
 //! the gate with the ticket.
 //!
 //! Later host functions join the batch while it is open without a lock
-//! (enqueue_host): each is pushed on `joins`, newest first, and the runner
-//! takes the whole list at once (run_host_batch). The runner closes the batch
-//! by swapping an empty list for closed_batch(); a join that finds that starts
-//! a batch of its own.
+//! (join_open_batch): each is pushed on `joins`, newest first, and the runner
+//! takes the whole list at once (run_joined_functions). The runner closes the
+//! batch by swapping an empty list for closed_batch(); a join that finds that
+//! starts a batch of its own.
 struct host_batch {
   std::unique_ptr<host_task> first;        // the function that started the batch
   std::atomic<host_task*> joins{nullptr};  // joined since the runner last looked
