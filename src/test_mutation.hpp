@@ -90,7 +90,7 @@ inline bool is(kind k) noexcept {
 // Always inlined, so that even an unoptimized build has no call and no symbol.
 [[gnu::always_inline]] constexpr void configure() noexcept {}
 [[gnu::always_inline]] constexpr kind active() noexcept { return kind::none; }
-[[gnu::always_inline]] constexpr bool is(kind) noexcept { return false; }
+[[gnu::always_inline]] constexpr bool is(kind k) noexcept { return k == kind::none; }
 
 #endif
 
