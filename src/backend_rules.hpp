@@ -75,6 +75,32 @@ inline void report_stream_destroyed(int device, bool busy, stream_failures& fail
   failures.print_unreported(device);
 }
 
+//! A wait that a host function makes for work queued behind itself would never
+//! end: refused before anything blocks (errc::invalid_argument), with the same
+//! words on every backend. stream::synchronize() from a host function of that
+//! stream:
+inline void refuse_stream_self_wait(bool from_own_host_function, const char* api) {
+  if (from_own_host_function)
+    fail(errc::invalid_argument, api,
+         "called from a host function of this stream: it would wait for itself");
+}
+
+//! device::synchronize() from a host function of a stream on that device:
+inline void refuse_device_self_wait(bool from_own_host_function, int device) {
+  if (from_own_host_function)
+    fail(errc::invalid_argument, "sluice::device::synchronize",
+         "called from a host function of a stream on device ", device,
+         ": it would wait for itself");
+}
+
+//! A wait for a position of the stream whose host function is running, at or
+//! past that host function (an event, a flag, a buffer's free):
+inline void refuse_position_self_wait(bool behind_own_host_function, const char* api) {
+  if (behind_own_host_function)
+    fail(errc::invalid_argument, api,
+         "called from a host function of the stream it waits for: it would wait for itself");
+}
+
 //! device_buffer::record_stream's bookkeeping (MEM-5): `s` is added once to
 //! the streams the buffer's free waits for, unless it is the buffer's own
 //! stream, and holds a reference while listed. The reference is taken only

@@ -1,6 +1,7 @@
 // Devices on the GPU backend (include/sluice/device.hpp): their count,
 // handles, the current device, device::synchronize, and the per-device answers
 // of stream.hpp (priority range, independent stream limit).
+#include "backend_rules.hpp"
 #include "diagnose.hpp"
 #include "engine.hpp"
 #include "stream_state.hpp"
@@ -34,10 +35,8 @@ std::string device::name() const { return engine().dev(id_).name; }
 
 void device::synchronize() const {
   auto& d = engine().dev(id_, "sluice::device::synchronize");
-  if (auto* self = detail::current_host_function_stream(); self != nullptr && self->device == d.id)
-    detail::fail(errc::invalid_argument, "sluice::device::synchronize",
-                 "called from a host function of a stream on device ", id_,
-                 ": it would wait for itself");
+  const auto* self = detail::current_host_function_stream();
+  detail::refuse_device_self_wait(self != nullptr && self->device == d.id, id_);
   const detail::diagnose::synchronize_scope diagnosed(SLUICE_CALL_SITE(), "device::synchronize");
   const detail::scoped_device guard(id_);
   detail::check(gpu::api::device_synchronize(), "sluice::device::synchronize: device ", id_);

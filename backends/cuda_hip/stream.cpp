@@ -134,9 +134,8 @@ bool stream_ref::ready() const {
 
 void stream_ref::synchronize() const {
   auto& s = checked(*this, "sluice::stream_ref::synchronize");
-  if (detail::current_host_function_stream() == &s)
-    detail::fail(errc::invalid_argument, "sluice::stream_ref::synchronize",
-                 "called from a host function of this stream: it would wait for itself");
+  detail::refuse_stream_self_wait(detail::current_host_function_stream() == &s,
+                                  "sluice::stream_ref::synchronize");
   const detail::diagnose::synchronize_scope diagnosed(SLUICE_CALL_SITE(), "stream::synchronize");
   detail::check(gpu::api::stream_synchronize(s.native),
                 "sluice::stream_ref::synchronize: stream on device ", s.device);

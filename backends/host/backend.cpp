@@ -1,4 +1,5 @@
 // The host backend: start-up, devices, the stream-state pool, native handles.
+#include "backend_rules.hpp"
 #include "chaos.hpp"
 #include "host.hpp"
 #include "host_functions.hpp"
@@ -140,10 +141,8 @@ std::string device::name() const { return "sluice host device " + std::to_string
 
 void device::synchronize() const {
   auto& d = engine().dev(id_);
-  if (auto* self = detail::current_host_function_stream(); self != nullptr && self->dev == &d)
-    detail::fail(errc::invalid_argument, "sluice::device::synchronize",
-                 "called from a host function of a stream on device ", id_,
-                 ": it would wait for itself");
+  const auto* self = detail::current_host_function_stream();
+  detail::refuse_device_self_wait(self != nullptr && self->dev == &d, id_);
   const detail::diagnose::synchronize_scope diagnosed(SLUICE_CALL_SITE(), "device::synchronize");
   // Snapshot every stream's position now; work enqueued later is not waited for.
   std::vector<std::pair<detail::stream_state*, detail::seq_t>> positions;

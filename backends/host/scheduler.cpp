@@ -1,6 +1,8 @@
 // The host backend's execution engine: per-device slot workers with priority
 // ready queues, stream completion and listeners, the host-function pool.
+#include "backend_rules.hpp"
 #include "chaos.hpp"
+#include "cpu_relax.hpp"
 #include "host.hpp"
 #include "host_functions.hpp"
 #include "mutation.hpp"
@@ -24,14 +26,6 @@ constexpr auto spin_budget = std::chrono::microseconds(50);
 // window, so the op joins the running stream instead of going through the
 // device's ready queue (two lock round trips between cores per op otherwise).
 constexpr auto linger_budget = std::chrono::microseconds(2);
-
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 //! Spins until pred() or the budget is spent; yields the CPU now and then so
 //! that on a 2-core machine the thread that will produce the work can run.
@@ -334,9 +328,7 @@ void wait_reached(stream_state& s, seq_t seq, bool yield_cpu) {
 }
 
 void check_not_self_wait(const stream_state& s, seq_t seq, const char* api) {
-  if (tls_host_stream == &s && seq >= tls_host_seq)
-    fail(errc::invalid_argument, api,
-         "called from a host function of the stream it waits for: it would wait for itself");
+  refuse_position_self_wait(tls_host_stream == &s && seq >= tls_host_seq, api);
 }
 
 void rethrow_host_errors(stream_state& s) { s.failures.rethrow(s.dev->id); }

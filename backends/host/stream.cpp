@@ -278,9 +278,8 @@ bool stream_ref::ready() const {
 
 void stream_ref::synchronize() const {
   auto& s = checked(*this, "sluice::stream_ref::synchronize");
-  if (detail::current_host_function_stream() == &s)
-    detail::fail(errc::invalid_argument, "sluice::stream_ref::synchronize",
-                 "called from a host function of this stream: it would wait for itself");
+  detail::refuse_stream_self_wait(detail::current_host_function_stream() == &s,
+                                  "sluice::stream_ref::synchronize");
   const detail::diagnose::synchronize_scope diagnosed(SLUICE_CALL_SITE(), "stream::synchronize");
   detail::wait_reached(s, s.enqueued.load(std::memory_order_acquire), false);
   detail::rethrow_host_errors(s);

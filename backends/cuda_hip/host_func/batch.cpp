@@ -4,6 +4,7 @@
 // order, then the ticket into the gate word: the stream goes on.
 #include "host_func/batch.hpp"
 
+#include "backend_rules.hpp"
 #include "engine.hpp"
 #include "host_func/host_holds.hpp"
 #include "host_func/joins.hpp"
@@ -94,9 +95,7 @@ stream_state* current_host_function_stream() noexcept { return tls_host_stream; 
 std::uint32_t current_host_function_ticket() noexcept { return tls_host_ticket; }
 
 void check_not_self_wait(const stream_state& s, std::uint32_t tickets, const char* api_name) {
-  if (tls_host_stream == &s && tls_host_ticket <= tickets)
-    fail(errc::invalid_argument, api_name,
-         "called from a host function of the stream it waits for: it would wait for itself");
+  refuse_position_self_wait(tls_host_stream == &s && tls_host_ticket <= tickets, api_name);
 }
 
 const char* running_host_function_path() noexcept { return tls_host_path; }

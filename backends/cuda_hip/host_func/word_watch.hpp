@@ -31,6 +31,8 @@
 //   that have work.
 #pragma once
 
+#include "cpu_relax.hpp"
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -46,14 +48,7 @@ inline constexpr std::chrono::microseconds max_sleep{200};
 
 using callback = void (*)(void* arg) noexcept;
 
-//! One step of a short busy wait (the CPU's pause hint).
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
+using detail::cpu_relax;  // src/cpu_relax.hpp, shared with the host backend
 
 //! One watch: "call fn(arg) once *word >= target". Owned by the caller, who
 //! must keep it alive (and unchanged) until fn has been called; `next` is the
