@@ -372,4 +372,22 @@ void end_foreign_op(foreign_op* op) noexcept {
   delete op;
 }
 
+// The probes' hooks measure the GPU backends' internals: the staged pipeline
+// and the SM batch kernel. The host backend's staged copy is an operation of
+// its own (peer.cpp), and it has no kernels.
+void staged_copy_for_probe(stream_ref, int, int, const peer_piece*, std::size_t) {
+  fail(errc::not_supported, "sluice::detail::staged_copy_for_probe",
+       "the host backend has no staged pipeline of the GPU backends");
+}
+
+sm_batch_kernel_shape sm_batch_kernel_for_probe(stream_ref) {
+  fail(errc::not_supported, "sluice::detail::sm_batch_kernel_for_probe",
+       "the host backend launches no kernels");
+}
+
+int launch_sm_batch_for_probe(stream_ref, const peer_piece*, unsigned, unsigned) {
+  fail(errc::not_supported, "sluice::detail::launch_sm_batch_for_probe",
+       "the host backend launches no kernels");
+}
+
 }  // namespace sluice::detail

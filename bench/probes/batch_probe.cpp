@@ -17,8 +17,7 @@
 // stream's synchronize, so enqueue and completion both count; median and
 // minimum of --trials after 20 untimed ones. Every row's destination is
 // checked against the source after its trials.
-#include "sm_copy.hpp"
-
+#include <sluice/detail/interop.hpp>
 #include <sluice/native.hpp>
 #include <sluice/sluice.hpp>
 
@@ -32,6 +31,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -88,16 +88,18 @@ int main(int argc, char** argv) {
   std::vector<const void*> srcs;
   std::vector<std::size_t> sizes;
   std::vector<sluice::peer_piece> batch;
-  std::vector<sluice::detail::sm_copy::piece> sm;
   for (std::size_t i = 0; i < pieces; ++i) {
     dsts.push_back(dst.data() + i * stride);
     srcs.push_back(src.data() + i * stride);
     sizes.push_back(piece_bytes);
     batch.push_back({dst.data() + i * stride, src.data() + i * stride, piece_bytes});
-    sm.push_back({dst.data() + i * stride, src.data() + i * stride, piece_bytes});
   }
-  const unsigned sm_blocks_per_piece = static_cast<unsigned>(std::clamp<std::size_t>(
-      piece_bytes / (sluice::detail::sm_copy::threads * sluice::detail::sm_copy::alignment), 1, 16));
+  // The SM batch kernel is launched on the raw stream, through a sluice stream borrowed on it.
+  std::optional<sluice::stream> on_raw{sluice::borrow(sluice::device{0}, raw)};
+  const sluice::detail::sm_batch_kernel_shape kernel =
+      sluice::detail::sm_batch_kernel_for_probe(*on_raw);
+  const unsigned sm_blocks_per_piece = static_cast<unsigned>(
+      std::clamp<std::size_t>(piece_bytes / (kernel.threads * kernel.alignment), 1, 16));
 
   struct row {
     const char* name;
@@ -130,15 +132,15 @@ int main(int argc, char** argv) {
                     s.synchronize();
                   }});
   // The simulated runtime (tests/fake_cudart) launches no kernels: no SM row there.
-  const bool kernels = sluice::detail::sm_copy::launch(nullptr, nullptr, 0, raw, 1) == 0;
+  const bool kernels = kernel.kernels_launch;
   if (!kernels) std::printf("(this runtime launches no kernels: no sm_batch row)\n");
   if (kernels)
     rows.push_back({"sm_batch", [&] {
-                    for (std::size_t i = 0; i < pieces; i += sluice::detail::sm_copy::batch_pieces) {
-                      const auto n = static_cast<unsigned>(std::min<std::size_t>(
-                          sluice::detail::sm_copy::batch_pieces, pieces - i));
-                      ok(static_cast<cudaError_t>(sluice::detail::sm_copy::launch_batch(
-                             sm.data() + i, n, raw, sm_blocks_per_piece)),
+                    for (std::size_t i = 0; i < pieces; i += kernel.batch_pieces) {
+                      const auto n = static_cast<unsigned>(
+                          std::min<std::size_t>(kernel.batch_pieces, pieces - i));
+                      ok(static_cast<cudaError_t>(sluice::detail::launch_sm_batch_for_probe(
+                             *on_raw, batch.data() + i, n, sm_blocks_per_piece)),
                          "the SM batch kernel's launch");
                     }
                     ok(cudaStreamSynchronize(raw), "cudaStreamSynchronize");
@@ -173,6 +175,7 @@ int main(int argc, char** argv) {
                 r.data_ok ? "" : "  DATA WRONG",
                 std::strcmp(r.name, "sluice_batch") == 0 ? "  path " : "",
                 std::strcmp(r.name, "sluice_batch") == 0 ? sluice::to_string(sluice_path) : "");
+  on_raw.reset();  // before the native stream it borrows
   ok(cudaStreamDestroy(raw), "cudaStreamDestroy");
   return status;
 }

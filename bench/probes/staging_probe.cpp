@@ -11,12 +11,12 @@
 //   raw_h2d   cudaMemcpyAsync pinned -> device, whole buffer, one call
 //   raw_both  the two at once on two streams (the link's duplex bandwidth)
 //   raw_serial  device -> pinned -> device, one after the other (no pipeline)
-//   staged    detail::staged_copy(device 0 -> device 0): bytes / time
+//   staged    detail::staged_copy_for_probe(device 0 -> device 0): bytes / time
 //
 // Times: CUDA events around each copy on its stream, median of --trials.
 // The staged copy's destination is checked after its timed trials.
-#include "gpu.hpp"
-
+#include <sluice/detail/interop.hpp>
+#include <sluice/native.hpp>
 #include <sluice/sluice.hpp>
 
 #include <cuda_runtime.h>
@@ -77,7 +77,6 @@ int main(int argc, char** argv) {
   std::printf("%10s %10s %10s %10s %12s %10s %14s %14s\n", "MiB", "raw_d2h", "raw_h2d", "raw_both",
               "raw_serial", "staged", "staged/d2h", "staged/serial");
   sluice::stream s{sluice::device{0}};
-  auto& st = sluice::detail::checked(s, "sluice-probe-staging");
   cudaStream_t raw1 = nullptr, raw2 = nullptr;
   ok(cudaStreamCreateWithFlags(&raw1, cudaStreamNonBlocking), "cudaStreamCreate");
   ok(cudaStreamCreateWithFlags(&raw2, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -130,7 +129,7 @@ int main(int argc, char** argv) {
       // sluice's pipeline, on sluice's stream.
       const sluice::peer_piece piece{dst.data(), src.data(), bytes};
       ok(cudaEventRecord(a, sluice::native_handle(s)), "record");
-      sluice::detail::staged_copy(st, 0, 0, &piece, 1, "sluice-probe-staging");
+      sluice::detail::staged_copy_for_probe(s, 0, 0, &piece, 1);
       ok(cudaEventRecord(d, sluice::native_handle(s)), "record");
       ok(cudaEventSynchronize(d), "sync");
       ok(cudaEventElapsedTime(&ms, a, d), "elapsed");

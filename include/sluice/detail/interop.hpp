@@ -1,10 +1,13 @@
-// sluice/detail/interop.hpp: what interoperation modules (sluice::kokkos) need
-// from the backend beyond the public API. Not part of the public API.
+// sluice/detail/interop.hpp: what interoperation modules (sluice::kokkos,
+// sluice::comm), the tools, benches and probes need from the backend beyond
+// the public API. Not part of the public API.
 #pragma once
 
 #include <sluice/error.hpp>
+#include <sluice/peer.hpp>
 #include <sluice/stream.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -93,5 +96,43 @@ struct host_function_path_choice {
   std::string evidence;
 };
 host_function_path_choice host_function_path();
+
+// --- for the probes (bench/probes) ----------------------------------------
+// Internals of the GPU backends that a probe measures apart from the public
+// calls that use them; the host backend has none of them (errc::not_supported).
+
+//! sluice's staged peer-copy pipeline through pinned host memory (what
+//! copy_peer and copy_peer_batch run between devices without peer access),
+//! from device src_dev to device dst_dev as one operation of s, s on one of
+//! the two devices: also where they are one device, where the public calls
+//! copy locally. For sluice-probe-staging. Host backend: errc::not_supported.
+void staged_copy_for_probe(stream_ref s, int dst_dev, int src_dev, const peer_piece* pieces,
+                           std::size_t count);
+
+//! The launch shape of sluice's SM batch kernel (what copy_peer_batch's
+//! direct_sm and local_sm paths launch), for sluice-probe-batch, which
+//! launches it directly.
+struct sm_batch_kernel_shape {
+  //! Threads per block.
+  unsigned threads = 0;
+  //! What both ends of every piece are aligned to; each thread copies this
+  //! many bytes a step.
+  std::size_t alignment = 0;
+  //! Pieces per launch, at most.
+  unsigned batch_pieces = 0;
+  //! Whether kernels launch on the stream (the simulated runtime launches none).
+  bool kernels_launch = false;
+};
+//! The shape, and whether this runtime launches kernels on s's native stream
+//! (an SM copy of nothing is launched to find out). Host backend:
+//! errc::not_supported.
+sm_batch_kernel_shape sm_batch_kernel_for_probe(stream_ref s);
+//! Launches the SM batch kernel once on s's native stream, as native work
+//! (as after native_handle(s): sluice does not see it): count <= batch_pieces
+//! pieces (else errc::invalid_argument), both ends of each aligned,
+//! blocks_per_piece blocks for each. The vendor's error code of the launch (0:
+//! launched). Host backend: errc::not_supported.
+int launch_sm_batch_for_probe(stream_ref s, const peer_piece* pieces, unsigned count,
+                              unsigned blocks_per_piece);
 
 }  // namespace sluice::detail
