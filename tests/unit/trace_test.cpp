@@ -1,11 +1,15 @@
 // Tracing (include/sluice/trace.hpp): what the written Chrome-trace file
-// holds, and what `sluice trace report` (tools/trace_report.cpp, compiled in)
-// makes of it. Built into the host unit tests and, per GPU backend, into
+// holds, and what `sluice trace report` (tools/trace/, compiled in) makes of
+// it. Built into the host unit tests and, per GPU backend, into
 // sluice-trace-tests-<backend> (gpu_unit_main.cpp), where the times come from
 // timing events on the device.
 #include "trace.hpp"  // src/: rank_path, launcher_rank, note_rank
 
-#include "trace_report.hpp"
+#include "trace/analysis.hpp"  // tools/: the reader, the analysis and the report
+#include "trace/analyzer.hpp"
+#include "trace/events.hpp"
+#include "trace/reader.hpp"
+#include "trace/report.hpp"
 
 #include <sluice/sluice.hpp>
 
