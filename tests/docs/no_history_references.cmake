@@ -12,7 +12,8 @@
 #   comments    // and /* */ comments of the C++ and CUDA sources (.hpp .h .cpp
 #               .cc .cu .cuh), and every line of the CMake, Python and shell
 #               files, under include/ src/ backends/ tools/ tests/ bench/ examples/
-#   scripts     every line of scripts/* and .ci/run
+#   scripts     every line of scripts/*, of every file under scripts/gpu-check.d/
+#               (gpu-check's steps), and of .ci/run
 # What is a hit (the patterns below): a ticket number, a path into the
 # project's shared folder, two design files kept outside the repository, the
 # outside design contract's parts, and a path docs/<...>.md that names no file
@@ -62,6 +63,8 @@ foreach(f IN LISTS docs)
 endforeach()
 file(GLOB scripts LIST_DIRECTORIES false RELATIVE ${ROOT} ${ROOT}/scripts/*)
 list(APPEND whole_files ${scripts})
+file(GLOB_RECURSE gpu_check_steps LIST_DIRECTORIES false RELATIVE ${ROOT} ${ROOT}/scripts/gpu-check.d/*)
+list(APPEND whole_files ${gpu_check_steps})
 foreach(dir IN LISTS code_dirs)
   file(GLOB_RECURSE found RELATIVE ${ROOT} ${ROOT}/${dir}/*)
   foreach(f IN LISTS found)
