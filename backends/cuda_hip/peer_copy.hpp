@@ -4,6 +4,7 @@
 #pragma once
 
 #include "peer_plan.hpp"
+#include "vendor.hpp"
 
 #include <sluice/peer.hpp>
 
@@ -22,7 +23,7 @@ struct stream_state;
 //! SLUICE_PEER_SM_PUSH_MAX_KIB and SLUICE_PEER_SM_PULL_MAX_KIB (0 .. 1048576;
 //! 0: never); SLUICE_PEER_SM_MAX_KIB sets both where those are unset. Defaults:
 //! api::peer_sm_push_default_kib and api::peer_sm_pull_default_kib, measured per
-//! vendor (cuda_api.hpp; HIP: 0, never measured).
+//! vendor (tuning/cuda.hpp; tuning/hip.hpp: 0, never measured).
 struct sm_copy_limits {
   std::size_t push = 0;
   std::size_t pull = 0;
@@ -30,15 +31,17 @@ struct sm_copy_limits {
 const sm_copy_limits& sm_copy_limit();
 //! copy_peer_batch: when every piece is at most this many bytes (and 16-byte
 //! aligned), sluice's SM batch kernel moves them, 64 per launch:
-//! SLUICE_PEER_SM_BATCH_MAX_KIB (0 .. 1048576; 0: never), default 256. On one
-//! H200 64 pieces of 16, 64 and 256 KiB took 12.2, 11.9 and 15.4 us against
-//! 333, 276 and 264 us for 64 raw cudaMemcpyPeerAsync calls and 313, 244 and
-//! 254 us for cudaMemcpyBatchAsync, which gains little over the calls there
-//! (sluice-probe-batch: docs/results/runs/2026-11-25-batched-copies-one-h200.md).
-//! Between two H100s over NVLink 64 pieces of 16 KiB took 20.6-21.1 us against
-//! 121.8 us for 64 raw calls and 47.7-47.8 us for one cudaMemcpyBatchAsync
+//! SLUICE_PEER_SM_BATCH_MAX_KIB (0 .. 1048576; 0: never), default
+//! api::peer_sm_batch_default_kib (256 KiB, tuning/cuda.hpp, tuning/hip.hpp).
+//! On one H200 64 pieces of 16, 64 and 256 KiB took 12.2, 11.9 and 15.4 us
+//! against 333, 276 and 264 us for 64 raw cudaMemcpyPeerAsync calls and 313,
+//! 244 and 254 us for cudaMemcpyBatchAsync, which gains little over the calls
+//! there (sluice-probe-batch:
+//! docs/results/runs/2026-11-25-batched-copies-one-h200.md). Between two H100s
+//! over NVLink 64 pieces of 16 KiB took 20.6-21.1 us against 121.8 us for 64
+//! raw calls and 47.7-47.8 us for one cudaMemcpyBatchAsync
 //! (docs/results/runs/2026-11-25-p2p-first-run-2xh100.md).
-constexpr int sm_batch_default_kib = 256;
+constexpr int sm_batch_default_kib = gpu::api::peer_sm_batch_default_kib;
 std::size_t sm_batch_limit();
 //! What src/peer_plan needs to plan a copy on a stream of device d: the SM
 //! kernel's shape and the limits of single copies (or of batches, `batch`).

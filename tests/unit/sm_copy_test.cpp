@@ -113,12 +113,12 @@ TEST(SmCopyKernel, BatchesCopyEveryPieceExactly) {
 }
 
 // copy_peer's default path between two GPUs with peer access, per side
-// (backends/cuda_hip/cuda_api.hpp, peer_sm_*_default_kib; docs/api.md): on
-// CUDA a copy on the destination's stream (pull) of at most 16 MiB, 16-byte
-// aligned at both ends, runs as the SM kernel (direct_sm); a larger or
-// misaligned one, and every copy on the source's stream (push), on the copy
-// engine (direct). HIP: direct everywhere (not measured on AMD GPUs). Each
-// copy's data is checked, with guard bytes after it.
+// (backends/cuda_hip/tuning/cuda.hpp and hip.hpp, peer_sm_*_default_kib;
+// docs/api.md): on CUDA a copy on the destination's stream (pull) of at most
+// 16 MiB, 16-byte aligned at both ends, runs as the SM kernel (direct_sm); a
+// larger or misaligned one, and every copy on the source's stream (push), on
+// the copy engine (direct). HIP: direct everywhere (not measured on AMD GPUs).
+// Each copy's data is checked, with guard bytes after it.
 TEST(SmCopyKernel, PeerCopiesTakeTheDefaultPathOfTheirSide) {
   if (sluice::device_count() < 2) GTEST_SKIP() << "needs two devices: not tested here";
   sluice::stream s{sluice::device{0}};

@@ -52,6 +52,11 @@ struct cuda_tuning {
   // Pull: the SM kernel won up to 16 MiB (1.07-4.4x), the copy engine from 64 MiB.
   // Run record: docs/results/runs/2026-11-25-p2p-per-direction-2xh100.md
   static constexpr int peer_sm_pull_default_kib = 16 * 1024;
+  //! copy_peer_batch: batches whose pieces are all up to these many KiB run as sluice's SM batch
+  //! kernel (peer_copy.hpp, sm_batch_limit).
+  // 64 pieces of 16-256 KiB: 12-15 us against 264-333 us for 64 raw calls (one H200).
+  // Run record: docs/results/runs/2026-11-25-batched-copies-one-h200.md
+  static constexpr int peer_sm_batch_default_kib = 256;
 };
 
 }  // namespace sluice::gpu

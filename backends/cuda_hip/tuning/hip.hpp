@@ -63,6 +63,12 @@ struct hip_tuning {
   // No run record.
   static constexpr int peer_sm_push_default_kib = 0;
   static constexpr int peer_sm_pull_default_kib = 0;
+  //! copy_peer_batch: batches whose pieces are all up to these many KiB run as sluice's SM batch
+  //! kernel (peer_copy.hpp, sm_batch_limit).
+  // CUDA's value; on the NVIDIA platform 64 pieces of 16 KiB took 18 us against 124-125 us for
+  // 64 raw calls (2x H100). Not measured on AMD.
+  // Run record: docs/results/runs/2026-11-26-p2p-cuda-hip-2xh100.md
+  static constexpr int peer_sm_batch_default_kib = 256;
 };
 
 }  // namespace sluice::gpu

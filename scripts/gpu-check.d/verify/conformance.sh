@@ -42,7 +42,7 @@ done
 
 # The peer and cross-device tests again with sluice's SM copy kernel taking
 # the aligned pushes up to 1 MiB as well (by default on CUDA it takes only
-# pulls, up to 16 MiB: cuda_api.hpp).
+# pulls, up to 16 MiB: backends/cuda_hip/tuning/cuda.hpp).
 step "conformance: peer and cross-device tests with SLUICE_PEER_SM_PUSH_MAX_KIB=1024"
 SLUICE_PEER_SM_PUSH_MAX_KIB=1024 SLUICE_CONFORMANCE_TEST_TIMEOUT=$conformance_test_limit run timeout 240 \
   "$bin/tests/sluice-conformance-cuda" --gtest_filter='PeerMultiDevice.*:*XDEV*' --gtest_brief=1 \
