@@ -671,15 +671,7 @@ TEST(Trace, TheFileNamesItsSourceAndEveryOperationsEnqueue) {
   ASSERT_EQ(ops.size(), 8U) << json;
   for (const auto& o : ops) EXPECT_TRUE(o.has_enqueue) << o.kind << "\n" << json;
   sluice::tool::trace_analyzer analyzer(false);
-  std::size_t at = 0;
-  sluice::tool::read_trace_events(
-      [&](char* into, std::size_t size) {
-        const std::size_t n = std::min(size, json.size() - at);
-        std::copy_n(json.data() + at, n, into);
-        at += n;
-        return n;
-      },
-      analyzer);
+  sluice::tool::read_trace_string(json, analyzer);
   const auto& analysis = analyzer.finish();
   ASSERT_EQ(analysis.trace_sources.count(-1), 1U) << json;
   const std::string source = analysis.trace_sources.at(-1);

@@ -84,15 +84,7 @@ TEST(TraceReport, TheCriticalPathFollowsAWaitToItsSource) {
 
 std::string report_of(const std::string& json) {
   sluice::tool::trace_analyzer analyzer;
-  std::size_t at = 0;
-  sluice::tool::read_trace_events(
-      [&](char* into, std::size_t size) {
-        const std::size_t n = std::min<std::size_t>({size, json.size() - at, 777});
-        std::copy_n(json.data() + at, n, into);
-        at += n;
-        return n;
-      },
-      analyzer);
+  sluice::tool::read_trace_string(json, analyzer, 777);
   return format_report(analyzer.finish(), "t.json");
 }
 

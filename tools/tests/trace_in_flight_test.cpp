@@ -25,15 +25,7 @@ struct read_back {
   const trace_analysis* a = nullptr;
   std::string report;
   explicit read_back(const std::string& json) {
-    std::size_t at = 0;
-    sluice::tool::read_trace_events(
-        [&](char* into, std::size_t size) {
-          const std::size_t n = std::min(size, json.size() - at);
-          std::copy_n(json.data() + at, n, into);
-          at += n;
-          return n;
-        },
-        analyzer);
+    sluice::tool::read_trace_string(json, analyzer);
     a = &analyzer.finish();
     report = format_report(*a, "t.json");
   }

@@ -74,15 +74,7 @@ TEST(TraceReport, ManyOperationsAreDrawnInTimeBuckets) {
   const made_trace t = make_trace();
   sluice::tool::trace_analyzer analyzer;
   const std::string json = as_json(t.events);
-  std::size_t at = 0;
-  sluice::tool::read_trace_events(
-      [&](char* into, std::size_t size) {
-        const std::size_t n = std::min(size, json.size() - at);
-        std::copy_n(json.data() + at, n, into);
-        at += n;
-        return n;
-      },
-      analyzer);
+  sluice::tool::read_trace_string(json, analyzer);
   const auto& a = analyzer.finish();
   const std::string png = "/tmp/sluice-trace-buckets-test-" + std::to_string(::getpid()) + ".png";
   try {

@@ -342,6 +342,18 @@ void read_trace_file(const std::string& path, trace_sink& sink) {
       sink);
 }
 
+void read_trace_string(const std::string& json, trace_sink& sink, std::size_t piece) {
+  std::size_t at = 0;
+  read_trace_events(
+      [&](char* into, std::size_t size) {
+        const std::size_t n = std::min({size, json.size() - at, piece});
+        std::copy_n(json.data() + at, n, into);
+        at += n;
+        return n;
+      },
+      sink);
+}
+
 std::vector<traced_op> read_trace(const std::string& json, stream_tracks* tracks,
                                   std::map<int, double>* clock_errors,
                                   std::vector<traced_range>* ranges) {
@@ -349,15 +361,7 @@ std::vector<traced_op> read_trace(const std::string& json, stream_tracks* tracks
   c.tracks = tracks;
   c.clock_errors = clock_errors;
   c.ranges = ranges;
-  std::size_t at = 0;
-  read_trace_events(
-      [&](char* into, std::size_t size) {
-        const std::size_t n = std::min(size, json.size() - at);
-        std::copy_n(json.data() + at, n, into);
-        at += n;
-        return n;
-      },
-      c);
+  read_trace_string(json, c);
   return std::move(c.ops);
 }
 

@@ -4,6 +4,7 @@
 
 #include "trace/events.hpp"
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,6 +19,11 @@ namespace sluice::tool {
 //! 64 levels, an event of more than 64 MiB, fields of the wrong type, numbers
 //! out of range, negative durations and a truncated file.
 void read_trace_events(const trace_source& source, trace_sink& sink);
+
+//! read_trace_events on a trace held in memory, handed over in pieces of at
+//! most `piece` bytes (a reader meets an event split across two reads).
+void read_trace_string(const std::string& json, trace_sink& sink,
+                       std::size_t piece = static_cast<std::size_t>(-1));
 
 //! read_trace_events on a file; throws std::runtime_error (without the file's
 //! name: the caller adds it) when it cannot be read or is malformed.
