@@ -2,8 +2,7 @@
 // one implementation written against a vendor API traits type, `api`
 // (cuda_api.hpp / hip_api.hpp; docs/design.md has the long form). The backend's
 // own files include only the headers they use; this one is for code outside
-// the backend that reaches into it (tests/unit/staging_test.cpp,
-// bench/probes/staging_probe.cpp).
+// the backend that reaches into it (tests/unit/staging_test.cpp).
 //
 //   vendor.hpp           the vendor API of this build, its errors, scoped_device
 //   engine.hpp           devices, the stream-state pool, sluice's threads
