@@ -6,7 +6,7 @@
 #include "comm/impl/communicator_state.hpp"
 #include "comm/nccl/transport.hpp"
 #include "comm/trace_clock.hpp"
-#include "environment.hpp"
+#include "settings.hpp"
 
 #include <sluice/backend.hpp>
 #include <sluice/comm.hpp>
@@ -23,12 +23,13 @@ namespace detail {
 
 namespace {
 
-// A setting that every rank must agree on, as rank 0 reads it:
-// integer_from_environment's value, or -1 when it is not a valid one (rank 0
-// broadcasts it, and every rank rejects it then: none throws alone).
-long long rank0_setting(const char* name, int fallback, int low, int high) {
+// A setting that every rank must agree on, as rank 0 reads it: the
+// accessor's value, or -1 when it is not a valid one (rank 0 broadcasts it,
+// and every rank rejects it then: none throws alone).
+template <class Accessor>
+long long rank0_setting(Accessor read) {
   try {
-    return sluice::detail::integer_from_environment(name, fallback, low, high);
+    return read();
   } catch (const sluice::error&) {
     return -1;
   }
@@ -38,8 +39,10 @@ long long rank0_setting(const char* name, int fallback, int low, int high) {
 // 4096..1 GiB. Default: 4 MiB on the GPU backends (whose device buffers go
 // through staging), 0 (none) on the host backend, where nothing is staged.
 long long piece_bytes_asked() {
-  const long long n = rank0_setting(
-      "SLUICE_COMM_PIECE_BYTES", sluice::backend() == backend_kind::host ? 0 : 4 << 20, 0, 1 << 30);
+  const long long n = rank0_setting([] {
+    return sluice::detail::settings::comm_piece_bytes(
+        sluice::backend() == backend_kind::host ? 0 : 4 << 20);
+  });
   return n > 0 && n < 4096 ? -1 : n;
 }
 
@@ -122,7 +125,7 @@ communicator::communicator(MPI_Comm c, sluice::device d, engine e) {
     const bool asks = chosen == engine::mpi && state->rank == 0;
     long long piece[2] = {
         asks ? detail::piece_bytes_asked() : 0,
-        asks ? detail::rank0_setting("SLUICE_COMM_PIECES_IN_FLIGHT", 0, 0, 1024) : 0};
+        asks ? detail::rank0_setting(sluice::detail::settings::comm_pieces_in_flight) : 0};
     if (MPI_Bcast(piece, 2, MPI_LONG_LONG, 0, state->mpi) != MPI_SUCCESS)
       detail::reject(errc::comm_failure, api, "MPI_Bcast failed (the piece size)");
     if (piece[0] < 0)

@@ -10,7 +10,7 @@
 #include "comm/mpi/transport.hpp"
 #include "comm/mutation.hpp"
 #include "comm/nccl/transport.hpp"
-#include "environment.hpp"
+#include "settings.hpp"
 
 #include <sluice/error.hpp>
 
@@ -42,8 +42,7 @@ engine_thread& engine_thread::get() {
   return *engine;
 }
 
-engine_thread::engine_thread()
-    : timeout_s_(sluice::detail::integer_from_environment("SLUICE_COMM_TIMEOUT_S", 300, 1, 86400)) {
+engine_thread::engine_thread() : timeout_s_(sluice::detail::settings::comm_timeout_s()) {
   // MPI_Finalize deletes MPI_COMM_SELF's attributes first: the engine stops
   // there, failing what is still pending, before MPI goes away.
   int key = MPI_KEYVAL_INVALID;

@@ -1,17 +1,14 @@
 // The mpi engine's measured thresholds (thresholds.hpp says what each does).
 #include "comm/mpi/thresholds.hpp"
 
-#include "environment.hpp"
-
-#include <limits>
+#include "settings.hpp"
 
 namespace sluice::comm::detail::mpi {
 
 // All_reduce of at least this many bytes goes round the ring (ring_all_reduce.cpp).
 std::size_t ring_bytes() {
   static const std::size_t bytes =
-      static_cast<std::size_t>(sluice::detail::integer_from_environment(
-          "SLUICE_COMM_RING_BYTES", 65536, 0, std::numeric_limits<int>::max()));
+      static_cast<std::size_t>(sluice::detail::settings::comm_ring_bytes());
   return bytes;
 }
 
@@ -20,8 +17,7 @@ std::size_t ring_bytes() {
 // point-to-point messages (post_small).
 std::size_t small_bytes() {
   static const std::size_t bytes =
-      static_cast<std::size_t>(sluice::detail::integer_from_environment(
-          "SLUICE_COMM_SMALL_BYTES", 4096, 0, std::numeric_limits<int>::max()));
+      static_cast<std::size_t>(sluice::detail::settings::comm_small_bytes());
   return bytes;
 }
 

@@ -8,6 +8,7 @@
 #include "comm/nccl/lane_pool.hpp"
 #include "comm/nccl/lanes.hpp"
 #include "comm/nccl/transport.hpp"
+#include "settings.hpp"
 
 #include <sluice/error.hpp>
 #include <sluice/memory.hpp>
@@ -18,7 +19,6 @@
 #include <nccl.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -110,13 +110,15 @@ bool clean_everywhere(const lane_set& set, communicator_state& c) {
 }  // namespace
 
 void create_lanes(communicator_state& c) {
-  // Rank 0 picks the lanes per kind.
+  // Rank 0 picks the lanes per kind: default_lanes, the declaration's
+  // default, where unset; a bad value as 0, which every rank rejects after
+  // the broadcast (none throws alone).
   int lanes_per = default_lanes;
   if (c.rank == 0) {
-    if (const char* v = std::getenv("SLUICE_COMM_NCCL_LANES"); v != nullptr && *v != '\0') {
-      char* end = nullptr;
-      const long n = std::strtol(v, &end, 10);
-      lanes_per = (*end == '\0' && n >= 1 && n <= max_lanes) ? static_cast<int>(n) : 0;
+    try {
+      lanes_per = sluice::detail::settings::comm_nccl_lanes();
+    } catch (const sluice::error&) {
+      lanes_per = 0;
     }
   }
   const std::vector<int> members = world_members(c.mpi, c.size);
