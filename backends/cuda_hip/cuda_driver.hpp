@@ -6,11 +6,10 @@
 // (cuda_api.hpp) forwards to them.
 #pragma once
 
+#include "settings.hpp"
+
 #include <cuda.h>  // driver types for the stream memory operations (types only: nothing links libcuda)
 #include <cuda_runtime_api.h>
-
-#include <cstdlib>
-#include <string>
 
 namespace sluice::gpu::cuda_driver {
 
@@ -66,9 +65,8 @@ inline const memory_ops& stream_memory_ops() noexcept {
     // SLUICE_CUDA_BATCH_MEMOP=0: a host function's signal and gate wait as two
     // calls even where the driver has cuStreamBatchMemOp (to compare, or to
     // fall back should a driver not keep the batch's order).
-    const char* batch = std::getenv("SLUICE_CUDA_BATCH_MEMOP");
     cudaError_t unused = cudaSuccess;
-    if (o.wait != nullptr && (batch == nullptr || std::string(batch) != "0"))
+    if (o.wait != nullptr && sluice::detail::settings::cuda_batch_memop())
       o.batch = reinterpret_cast<batch_op_fn>(entry_point("cuStreamBatchMemOp", &unused));
     return o;
   }();

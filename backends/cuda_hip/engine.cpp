@@ -2,10 +2,10 @@
 // its first use, and the device's pool of internal events.
 #include "engine.hpp"
 
-#include "environment.hpp"
 #include "host_func/chosen_path.hpp"
 #include "peer_access.hpp"
 #include "priority.hpp"
+#include "settings.hpp"
 #include "trace.hpp"
 
 #include <sluice/detail/interop.hpp>
@@ -24,11 +24,14 @@ namespace sluice::detail {
 void prepare_runtime_environment() noexcept {
   // Before the first runtime call, unless the user chose (see the traits): more
   // hardware queues, and kernels loaded when the context starts rather than at
-  // their first launch (which can wait for a held stream).
-  if (api::preferred_hardware_queues > 0 && std::getenv(api::hardware_queues_variable) == nullptr)
+  // their first launch (which can wait for a held stream). settings.cpp
+  // declares the traits' variables: value() finds them and does not throw.
+  if (api::preferred_hardware_queues > 0 &&
+      settings::value(api::hardware_queues_variable) == nullptr)
     setenv(api::hardware_queues_variable, std::to_string(api::preferred_hardware_queues).c_str(),
            0);
-  if (*api::module_loading_variable != '\0' && std::getenv(api::module_loading_variable) == nullptr)
+  if (*api::module_loading_variable != '\0' &&
+      settings::value(api::module_loading_variable) == nullptr)
     setenv(api::module_loading_variable, api::preferred_module_loading, 0);
 }
 
@@ -93,8 +96,8 @@ device_state& engine_t::dev(int id, const char* api_name) {
     check(api::device_name(d.id, &d.name), "sluice::device: querying device ", d.id);
     check(api::priority_range(&d.range.least, &d.range.greatest),
           "sluice::device: querying the priority range of device ", d.id);
-    d.hardware_queues = integer_from_environment(api::hardware_queues_variable,
-                                                 api::default_hardware_queues, 1, 128);
+    d.hardware_queues =
+        settings::integer(api::hardware_queues_variable, api::default_hardware_queues);
     check(api::pool_create(&d.pool, d.id), "sluice::device: creating the memory pool of device ",
           d.id);
     // The stream pool first, while nothing of sluice's runs on the device: the

@@ -3,10 +3,10 @@
 #include "diagnose.hpp"
 #include "engine.hpp"
 #include "enqueue_scope.hpp"
-#include "environment.hpp"
 #include "peer_access.hpp"
 #include "peer_copy.hpp"
 #include "peer_plan.hpp"
+#include "settings.hpp"
 #include "stream_state.hpp"
 #include "trace/gpu_trace.hpp"
 
@@ -21,14 +21,12 @@ namespace detail {
 
 const sm_copy_limits& sm_copy_limit() {
   static const sm_copy_limits limits = [] {
-    constexpr int most = 1024 * 1024;
-    const int both = integer_from_environment("SLUICE_PEER_SM_MAX_KIB", -1, 0, most);
-    const auto kib = [&](const char* name, int fallback) {
-      return std::size_t{1024} * static_cast<std::size_t>(integer_from_environment(
-                                     name, both >= 0 ? both : fallback, 0, most));
-    };
-    return sm_copy_limits{kib("SLUICE_PEER_SM_PUSH_MAX_KIB", gpu::api::peer_sm_push_default_kib),
-                          kib("SLUICE_PEER_SM_PULL_MAX_KIB", gpu::api::peer_sm_pull_default_kib)};
+    const int both = settings::peer_sm_max_kib();  // -1: unset
+    const auto kib = [](int n) { return std::size_t{1024} * static_cast<std::size_t>(n); };
+    // Push first, then pull (a braced list runs in order): the first bad one throws.
+    return sm_copy_limits{
+        kib(settings::peer_sm_push_max_kib(both >= 0 ? both : gpu::api::peer_sm_push_default_kib)),
+        kib(settings::peer_sm_pull_max_kib(both >= 0 ? both : gpu::api::peer_sm_pull_default_kib))};
   }();
   return limits;
 }
@@ -52,8 +50,7 @@ peer_limits peer_limits_of(const device_state& d, bool batch) {
 std::size_t sm_batch_limit() {
   static const std::size_t bytes =
       std::size_t{1024} *
-      static_cast<std::size_t>(integer_from_environment("SLUICE_PEER_SM_BATCH_MAX_KIB",
-                                                        sm_batch_default_kib, 0, 1024 * 1024));
+      static_cast<std::size_t>(settings::peer_sm_batch_max_kib(sm_batch_default_kib));
   return bytes;
 }
 

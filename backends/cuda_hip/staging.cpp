@@ -28,8 +28,8 @@
 // stream states): a set is 4 x 8 MiB of pinned memory, a helper stream and
 // 2 x 4 + 2 events, one per stream and direction that staged a copy.
 #include "engine.hpp"
-#include "environment.hpp"
 #include "peer_copy.hpp"
+#include "settings.hpp"
 #include "stream_state.hpp"
 
 #include <algorithm>
@@ -46,8 +46,7 @@ constexpr std::size_t slots = 4;
 //! tests that need many chunks per copy.
 std::size_t chunk_bytes() {
   static const std::size_t bytes =
-      std::size_t{1024} * static_cast<std::size_t>(integer_from_environment(
-                              "SLUICE_STAGING_CHUNK_KIB", 8 * 1024, 4, 256 * 1024));
+      std::size_t{1024} * static_cast<std::size_t>(settings::staging_chunk_kib());
   return bytes;
 }
 

@@ -2,7 +2,7 @@
 #include "stream_pool.hpp"
 
 #include "engine.hpp"
-#include "environment.hpp"
+#include "settings.hpp"
 #include "stream_state.hpp"
 
 #include <algorithm>
@@ -13,8 +13,7 @@
 namespace sluice::detail {
 
 void stream_pool::fill(device_state& d, const std::vector<int>& priorities) {
-  reserve_ =
-      integer_from_environment("SLUICE_STREAM_RESERVE", api::stream_reserve_default, 0, 4096);
+  reserve_ = settings::stream_reserve(api::stream_reserve_default);
   std::lock_guard<std::mutex> lock(m_);
   device_ = &d;
   levels_ = priorities;

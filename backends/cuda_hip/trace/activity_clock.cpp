@@ -1,14 +1,15 @@
 // The activity tracer's clocks (activity_tracer.hpp): whether the CPU's
 // counter stamps enqueues, and the calibrations that map the source's clock
 // and the counter onto the host clock.
+#include "settings.hpp"
 #include "trace/activity_tracer.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
+#include <optional>
 
 namespace sluice::detail {
 
@@ -16,8 +17,7 @@ bool counter_clock_available() noexcept {
 #if defined(__x86_64__) || defined(__aarch64__)
   // SLUICE_TRACE_COUNTER=1 or 0: the counter stamps, or the host clock does,
   // whatever the clocksource.
-  if (const char* v = std::getenv("SLUICE_TRACE_COUNTER"); v != nullptr && *v != '\0')
-    return std::strcmp(v, "0") != 0;
+  if (const std::optional<bool> on = settings::trace_counter()) return *on;
 #endif
 #if defined(__x86_64__)
   std::FILE* f =

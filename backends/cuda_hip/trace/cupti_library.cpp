@@ -1,9 +1,10 @@
 // Loading libcupti (cupti_library.hpp).
 #include "trace/cupti_library.hpp"
 
+#include "settings.hpp"
+
 #include <dlfcn.h>
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -29,8 +30,8 @@ bool load_cupti(cupti_table& t, std::string* why) {
   // (the simulated runtimes of tests/fake_cudart), libcupti is not loaded,
   // unless SLUICE_CUPTI_LIBRARY names a library (the tests name the
   // simulated runtime, which is also a CUPTI: tests/fake_cudart/sim_cupti.cpp).
-  const char* named = std::getenv("SLUICE_CUPTI_LIBRARY");
-  if (named == nullptr || *named == '\0') {
+  const std::string named = settings::cupti_library();  // empty: unset or empty
+  if (named.empty()) {
     if (void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD)) {
       dlclose(driver);
     } else {
@@ -39,7 +40,7 @@ bool load_cupti(cupti_table& t, std::string* why) {
     }
   }
   std::vector<std::string> tried;
-  if (named != nullptr && *named != '\0') {
+  if (!named.empty()) {
     tried.emplace_back(named);
   } else {
     tried.emplace_back(SLUICE_CUPTI_SONAME);

@@ -5,6 +5,7 @@
 // required): a machine without it traces with timing events, as does one
 // where CUPTI is already in use by another tool (Nsight Systems, a profiler:
 // cuptiSubscribe says so).
+#include "settings.hpp"
 #include "trace/activity_tracer.hpp"
 #include "trace/cupti_buffers.hpp"
 #include "trace/cupti_library.hpp"
@@ -12,8 +13,6 @@
 #include <cupti.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <new>
 #include <set>
@@ -64,14 +63,6 @@ constexpr CUpti_CallbackId enqueue_calls[] = {
 thread_local std::uint64_t current_op = 0;
 thread_local std::vector<std::uint64_t> outer_ops;
 
-std::size_t env_count(const char* name, std::size_t fallback) {
-  const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
-  char* end = nullptr;
-  const unsigned long long n = std::strtoull(v, &end, 10);
-  return end != v && *end == '\0' ? static_cast<std::size_t>(n) : fallback;
-}
-
 class cupti_source final : public activity_source {
  public:
   bool load(std::string* why) { return load_cupti(t_, why); }
@@ -100,15 +91,15 @@ class cupti_source final : public activity_source {
     }
     enabled_.clear();
     callbacks_.clear();
-    cupti_buffers().prepare(env_count("SLUICE_CUPTI_BUFFERS", 2));
-    const char* mode = std::getenv("SLUICE_CUPTI_CORRELATION");
+    cupti_buffers().prepare(settings::cupti_buffers(2));
+    const settings::cupti_correlation_choice mode = settings::cupti_correlation();
     external_ =
-        (mode != nullptr && std::strcmp(mode, "external") == 0) || t_.enable_callback == nullptr;
+        mode == settings::cupti_correlation_choice::external || t_.enable_callback == nullptr;
     // A diagnosis, not a trace source: the activity kinds alone, with no
     // correlation (no callback, no API record), so that a bench can tell
     // CUPTI's cost for the activities from the cost of tying them to
     // sluice's operations. No sluice operation gets device times this way.
-    uncorrelated_ = !external_ && mode != nullptr && std::strcmp(mode, "none") == 0;
+    uncorrelated_ = !external_ && mode == settings::cupti_correlation_choice::none;
     std::vector<CUpti_ActivityKind> kinds = {
         CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
         CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET};

@@ -3,6 +3,7 @@
 // activity source's start (CUPTI, activity_tracer.hpp) or the timing events
 // of the event tracer (tracer.hpp), and what each hands over at the end.
 #include "engine.hpp"
+#include "settings.hpp"
 #include "trace.hpp"
 #include "trace/activity_tracer.hpp"
 #include "trace/tracer.hpp"
@@ -10,7 +11,6 @@
 
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
 #include <set>
 #include <string>
 #include <utility>
@@ -62,13 +62,9 @@ void warm_activity_source(activity_source& src) {
 bool trace_backend_begin() {
   // SLUICE_TRACE_SOURCE: cupti (also when unset: the activity source where
   // it loads and starts, else events with a note saying why), or events.
-  constexpr const char* api_name = "sluice::trace_begin";
-  const char* v = std::getenv("SLUICE_TRACE_SOURCE");
-  const std::string asked = v != nullptr ? v : "";
-  if (!asked.empty() && asked != "events" && asked != "cupti")
-    fail(errc::invalid_argument, api_name, "SLUICE_TRACE_SOURCE=", asked,
-         " is neither \"events\" nor \"cupti\"");
-  if (asked == "events") {
+  // Another value throws errc::invalid_argument from sluice::trace_begin.
+  const settings::trace_source_choice asked = settings::trace_source();
+  if (asked == settings::trace_source_choice::events) {
     trace::note_source("\"trace_source\": \"events\"");
     return false;
   }
@@ -87,7 +83,7 @@ bool trace_backend_begin() {
   }
   trace::note_source(
       "\"trace_source\": \"events\", \"trace_source_note\": \"CUPTI not used: " + escaped + "\"");
-  if (asked == "cupti")
+  if (asked == settings::trace_source_choice::cupti)
     std::fprintf(stderr,
                  "sluice: trace: SLUICE_TRACE_SOURCE=cupti, but CUPTI cannot be used (%s): "
                  "device operations are timed with timing events\n",
