@@ -16,13 +16,13 @@
 #include "cli/matrix_command.hpp"
 #include "cli/self_path.hpp"
 #include "cli/trace_command.hpp"
+#include "settings.hpp"
 
 #include <sluice/version.hpp>
 
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <optional>
@@ -89,10 +89,10 @@ int dispatch(const std::string& directory, std::vector<std::string> args,
     return sluice::tool::matrix_command(std::vector<std::string>(rest.begin() + 1, rest.end()));
 
   std::optional<sluice::tool::backend_choice> explicit_choice;
-  const char* environment = std::getenv("SLUICE_BACKEND");
+  const std::string environment = sluice::detail::settings::command_backend();  // empty: unset
   if (requested) {
     explicit_choice = chosen_backend(directory, *requested, "--backend");
-  } else if (environment != nullptr && *environment != '\0') {
+  } else if (!environment.empty()) {
     explicit_choice = chosen_backend(directory, environment, "SLUICE_BACKEND");
   }
   if (name == "backends") {

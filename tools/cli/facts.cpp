@@ -1,10 +1,11 @@
 #include "cli/facts.hpp"
 
+#include "settings.hpp"
+
 #include <sluice/sluice.hpp>
 
 #include <sys/utsname.h>
 
-#include <cstdlib>
 #include <ostream>
 #include <sstream>
 #include <thread>
@@ -59,7 +60,7 @@ std::string no_device_reason(const std::string& backend_version) {
                                    "ROCR_VISIBLE_DEVICES"};
   for (const char* variable : variables) {
     if (kind == backend_kind::cuda && std::string(variable) != "CUDA_VISIBLE_DEVICES") continue;
-    if (const char* value = std::getenv(variable); value != nullptr) {
+    if (const char* value = sluice::detail::settings::value(variable); value != nullptr) {
       why += (why.empty() ? "" : ", ") + std::string(variable) + "='" + value + "'";
     }
   }

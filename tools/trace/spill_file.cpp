@@ -1,5 +1,7 @@
 #include "trace/spill_file.hpp"
 
+#include "settings.hpp"
+
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -12,7 +14,7 @@
 namespace sluice::tool {
 
 spill_file::spill_file() {
-  const char* dir = std::getenv("TMPDIR");
+  const char* dir = sluice::detail::settings::value(sluice::detail::setting::tmpdir);
   std::string path =
       std::string(dir != nullptr && *dir != '\0' ? dir : "/tmp") + "/sluice-trace-report-XXXXXX";
   fd_ = ::mkstemp(path.data());
