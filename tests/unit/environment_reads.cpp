@@ -7,12 +7,12 @@
 // allow-list below names it. bench/ is not scanned: a benchmark reads its own
 // knobs (SLUICE_COMMBENCH_*), which are no setting of the library.
 //
-// The allow-list holds today's reads in files whose owners convert them to
-// the registry's accessors; an entry matches a read by the folder or file it
-// is in and the read's line, so that code moved verbatim keeps its entry. An
-// entry that matches nothing is printed (remove it). The variable each entry
-// reads must be declared in the registry, except the test-only ones being
-// replaced by SLUICE_TEST_MUTATION.
+// The allow-list holds the matches that read no variable (the environment
+// handed on to a child process as it is) and the one read still to convert;
+// an entry matches by the folder or file it is in and the line, so that code
+// moved verbatim keeps its entry. An entry that matches nothing is printed
+// (remove it). A variable that an entry names must be declared in the
+// registry.
 //
 //   sluice-environment-reads <source root>
 #include "settings.hpp"
@@ -39,84 +39,17 @@ struct allowed {
   const char* where;      // a folder ("src/comm/") or a file
   const char* line;       // the read's line, without its indentation
   const char* variables;  // what it reads, comma-separated; "" for no variable
-  bool replaced;          // a test-only variable that SLUICE_TEST_MUTATION replaces
 };
 
-// How each is read, for the owners' conversion: the accessor of settings.hpp
-// that keeps its behaviour is named after the arrow.
 const allowed allow_list[] = {
-    // src/comm: cached once per process, or rank 0's for a communicator.
-    {"src/comm/",
-     "if (const char* v = std::getenv(\"SLUICE_COMM_NCCL_LANES\"); v != nullptr && *v != '\\0') {",
-     "SLUICE_COMM_NCCL_LANES", false},  // -> comm_nccl_lanes(), a bad value as 0 (rank0_setting)
-    {"src/comm/", "static_cast<std::size_t>(sluice::detail::integer_from_environment(",
-     "SLUICE_COMM_RING_BYTES, SLUICE_COMM_SMALL_BYTES", false},  // -> comm_ring_bytes(), ...
-    {"src/comm/",
-     ": timeout_s_(sluice::detail::integer_from_environment(\"SLUICE_COMM_TIMEOUT_S\", 300, 1, "
-     "86400)) {",
-     "SLUICE_COMM_TIMEOUT_S", false},  // -> comm_timeout_s()
-    {"src/comm/", "return sluice::detail::integer_from_environment(name, fallback, low, high);",
-     "SLUICE_COMM_PIECE_BYTES, SLUICE_COMM_PIECES_IN_FLIGHT",
-     false},  // -> comm_piece_bytes(fallback), comm_pieces_in_flight()
-    {"src/comm/", "const char* v = std::getenv(\"SLUICE_COMM_MUTATION\");", "SLUICE_COMM_MUTATION",
-     true},
-    {"src/kokkos/", "const char* v = std::getenv(\"SLUICE_KOKKOS_MUTATION\");",
-     "SLUICE_KOKKOS_MUTATION", true},
-    {"backends/host/mutation.cpp", "const char* value = std::getenv(\"SLUICE_HOST_MUTATION\");",
-     "SLUICE_HOST_MUTATION", true},
-    // backends/cuda_hip
-    {"backends/cuda_hip/",
+    // host_path::this_process: -> settings::value(name) once its unit test
+    // (HostPathChoice.ThisProcessReadsItsEnvironmentAndMaps) reads a declared
+    // variable; it reads one of its own, which value() rejects.
+    {"backends/cuda_hip/host_func/host_path.cpp",
      "in.getenv = [](const char* name) -> const char* { return std::getenv(name); };",
-     "SLUICE_HOST_FUNC_PATH, CUDA_LAUNCH_BLOCKING, HIP_LAUNCH_BLOCKING, AMD_SERIALIZE_KERNEL",
-     false},  // -> value(name)
-    {"backends/cuda_hip/", "const char* v = std::getenv(\"SLUICE_TRACE_SOURCE\");",
-     "SLUICE_TRACE_SOURCE", false},  // -> trace_source()
-    {"backends/cuda_hip/",
-     "if (api::preferred_hardware_queues > 0 && std::getenv(api::hardware_queues_variable) == "
-     "nullptr)",
-     "CUDA_DEVICE_MAX_CONNECTIONS, GPU_MAX_HW_QUEUES", false},  // -> value(name)
-    {"backends/cuda_hip/",
-     "if (*api::module_loading_variable != '\\0' && std::getenv(api::module_loading_variable) == "
-     "nullptr)",
-     "CUDA_MODULE_LOADING", false},  // -> value(name)
-    {"backends/cuda_hip/",
-     "d.hardware_queues = integer_from_environment(api::hardware_queues_variable,",
-     "CUDA_DEVICE_MAX_CONNECTIONS, GPU_MAX_HW_QUEUES", false},  // -> integer(name, fallback)
-    {"backends/cuda_hip/", "std::size_t{1024} * static_cast<std::size_t>(integer_from_environment(",
-     "SLUICE_STAGING_CHUNK_KIB", false},  // -> staging_chunk_kib()
-    {"backends/cuda_hip/", "const char* v = std::getenv(name);", "SLUICE_CUPTI_BUFFERS",
-     false},  // env_count -> cupti_buffers(fallback)
-    {"backends/cuda_hip/", "const char* named = std::getenv(\"SLUICE_CUPTI_LIBRARY\");",
-     "SLUICE_CUPTI_LIBRARY", false},  // -> cupti_library()
-    {"backends/cuda_hip/", "const char* mode = std::getenv(\"SLUICE_CUPTI_CORRELATION\");",
-     "SLUICE_CUPTI_CORRELATION", false},  // -> cupti_correlation()
-    {"backends/cuda_hip/",
-     "if (const char* v = std::getenv(\"SLUICE_TRACE_COUNTER\"); v != nullptr && *v != '\\0')",
-     "SLUICE_TRACE_COUNTER", false},  // -> trace_counter()
-    {"backends/cuda_hip/",
-     "const int both = integer_from_environment(\"SLUICE_PEER_SM_MAX_KIB\", -1, 0, most);",
-     "SLUICE_PEER_SM_MAX_KIB", false},  // -> peer_sm_max_kib()
-    {"backends/cuda_hip/",
-     "return std::size_t{1024} * static_cast<std::size_t>(integer_from_environment(",
-     "SLUICE_PEER_SM_PUSH_MAX_KIB, SLUICE_PEER_SM_PULL_MAX_KIB",
-     false},  // -> peer_sm_push_max_kib(fallback), peer_sm_pull_max_kib(fallback)
-    {"backends/cuda_hip/",
-     "static_cast<std::size_t>(integer_from_environment(\"SLUICE_PEER_SM_BATCH_MAX_KIB\",",
-     "SLUICE_PEER_SM_BATCH_MAX_KIB", false},  // -> peer_sm_batch_max_kib(fallback)
-    {"backends/cuda_hip/",
-     "integer_from_environment(\"SLUICE_STREAM_RESERVE\", api::stream_reserve_default, 0, 4096);",
-     "SLUICE_STREAM_RESERVE", false},  // -> stream_reserve(fallback)
-    {"backends/cuda_hip/", "const char* batch = std::getenv(\"SLUICE_CUDA_BATCH_MEMOP\");",
-     "SLUICE_CUDA_BATCH_MEMOP", false},  // -> cuda_batch_memop()
-    // tools
-    {"tools/", "const char* environment = std::getenv(\"SLUICE_BACKEND\");", "SLUICE_BACKEND",
-     false},  // -> command_backend()
-    {"tools/", "if (const char* value = std::getenv(variable); value != nullptr) {",
-     "CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES", false},  // -> value(s)
-    {"tools/", "const char* dir = std::getenv(\"TMPDIR\");", "TMPDIR", false},   // -> value(s)
+     "SLUICE_HOST_FUNC_PATH, CUDA_LAUNCH_BLOCKING, HIP_LAUNCH_BLOCKING, AMD_SERIALIZE_KERNEL"},
     // Not a read: the environment handed on to gnuplot as it is.
-    {"tools/", "if (posix_spawnp(&pid, \"gnuplot\", nullptr, nullptr, args, environ) != 0)", "",
-     false},
+    {"tools/", "if (posix_spawnp(&pid, \"gnuplot\", nullptr, nullptr, args, environ) != 0)", ""},
 };
 
 // Calls of getenv/secure_getenv (not a member called so: host_path's
@@ -267,7 +200,6 @@ int main(int argc, char** argv) {
     if (used[a] == 0)
       std::printf("note: the allow-list entry for %s '%s' matches no read: remove it\n", e.where,
                   e.line);
-    if (e.replaced) continue;
     std::string names = e.variables;
     std::istringstream list(names);
     for (std::string name; std::getline(list, name, ',');) {
