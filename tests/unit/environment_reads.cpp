@@ -42,12 +42,6 @@ struct allowed {
 };
 
 const allowed allow_list[] = {
-    // host_path::this_process: -> settings::value(name) once its unit test
-    // (HostPathChoice.ThisProcessReadsItsEnvironmentAndMaps) reads a declared
-    // variable; it reads one of its own, which value() rejects.
-    {"backends/cuda_hip/host_func/host_path.cpp",
-     "in.getenv = [](const char* name) -> const char* { return std::getenv(name); };",
-     "SLUICE_HOST_FUNC_PATH, CUDA_LAUNCH_BLOCKING, HIP_LAUNCH_BLOCKING, AMD_SERIALIZE_KERNEL"},
     // Not a read: the environment handed on to gnuplot as it is.
     {"tools/", "if (posix_spawnp(&pid, \"gnuplot\", nullptr, nullptr, args, environ) != 0)", ""},
 };

@@ -255,16 +255,16 @@ TEST(HostPathChoice, LaunchesSerializedWheneverAToolOrSwitchIsSeen) {
 
 // This process's input: its environment and its own maps.
 TEST(HostPathChoice, ThisProcessReadsItsEnvironmentAndMaps) {
-  ASSERT_EQ(::setenv("SLUICE_HOST_PATH_TEST_VARIABLE", "7", 1), 0);
+  ASSERT_EQ(::setenv("AMD_SERIALIZE_KERNEL", "7", 1), 0);
   const input in =
-      sluice::detail::host_path::this_process("callback", {"SLUICE_HOST_PATH_TEST_VARIABLE"});
-  ASSERT_EQ(::unsetenv("SLUICE_HOST_PATH_TEST_VARIABLE"), 0);
+      sluice::detail::host_path::this_process("callback", {"AMD_SERIALIZE_KERNEL"});
+  ASSERT_EQ(::unsetenv("AMD_SERIALIZE_KERNEL"), 0);
   EXPECT_EQ(in.default_path, "callback");
   ASSERT_TRUE(in.getenv);
-  EXPECT_EQ(in.getenv("SLUICE_HOST_PATH_TEST_VARIABLE"), nullptr);  // read now, not copied
-  ASSERT_EQ(::setenv("SLUICE_HOST_PATH_TEST_VARIABLE", "7", 1), 0);
-  EXPECT_EQ(std::string(in.getenv("SLUICE_HOST_PATH_TEST_VARIABLE")), "7");
-  ASSERT_EQ(::unsetenv("SLUICE_HOST_PATH_TEST_VARIABLE"), 0);
+  EXPECT_EQ(in.getenv("AMD_SERIALIZE_KERNEL"), nullptr);  // read now, not copied
+  ASSERT_EQ(::setenv("AMD_SERIALIZE_KERNEL", "7", 1), 0);
+  EXPECT_EQ(std::string(in.getenv("AMD_SERIALIZE_KERNEL")), "7");
+  ASSERT_EQ(::unsetenv("AMD_SERIALIZE_KERNEL"), 0);
   // The maps name this program.
   char self[4096];
   const ssize_t length = ::readlink("/proc/self/exe", self, sizeof self - 1);

@@ -1,6 +1,7 @@
 #include "host_func/host_path.hpp"
 
-#include <cstdlib>
+#include "settings.hpp"
+
 #include <fstream>
 #include <iterator>
 #include <optional>
@@ -146,7 +147,9 @@ input this_process(std::string default_path, std::vector<std::string> launch_blo
   input in;
   in.default_path = std::move(default_path);
   in.launch_blocking_variables = std::move(launch_blocking_variables);
-  in.getenv = [](const char* name) -> const char* { return std::getenv(name); };
+  // Every variable read here is declared in settings.cpp (SLUICE_HOST_FUNC_PATH
+  // and the traits' launch_blocking_variables).
+  in.getenv = [](const char* name) -> const char* { return settings::value(name); };
   std::ifstream maps("/proc/self/maps");
   if (maps) in.maps.assign(std::istreambuf_iterator<char>(maps), std::istreambuf_iterator<char>());
   return in;

@@ -68,10 +68,11 @@ struct choice {
 
 choice decide(const input& in);
 
-//! This process's input: ::getenv, and /proc/self/maps as it is now (empty
-//! where it cannot be read). A tool's library may be loaded only as the
-//! vendor's driver starts (Nsight Compute's comes through the CUDA driver's
-//! injection): read it after the runtime has started.
+//! This process's input: the environment (settings::value), and
+//! /proc/self/maps as it is now (empty where it cannot be read). A tool's
+//! library may be loaded only as the vendor's driver starts (Nsight
+//! Compute's comes through the CUDA driver's injection): read it after the
+//! runtime has started.
 input this_process(std::string default_path, std::vector<std::string> launch_blocking_variables);
 
 }  // namespace sluice::detail::host_path
