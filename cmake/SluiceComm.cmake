@@ -41,7 +41,7 @@ endif()
 # engines share; mpi/ and nccl/, each engine's transport (nccl/'s NCCL calls
 # apart, above).
 set(_sluice_comm_sources
-  checks.cpp communicator.cpp engine_batches.cpp engine_thread.cpp enqueue.cpp group.cpp
+  checks.cpp communicator.cpp engine_thread.cpp enqueue.cpp group.cpp
   names.cpp operations.cpp staging_plan.cpp trace_clock.cpp trace_span.cpp
   impl/batch_pool.cpp impl/event_pool.cpp impl/failure.cpp impl/message.cpp impl/staging.cpp
   mpi/poll.cpp mpi/post.cpp mpi/receive.cpp mpi/reduce.cpp mpi/ring_all_reduce.cpp

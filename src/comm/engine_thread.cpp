@@ -2,23 +2,35 @@
 // communicator's transport: mpi/, nccl/), tests it, and releases the batch's
 // streams (their flag) when it completes, fails or times out. No sluice
 // worker and no vendor callback ever makes a blocking MPI call (docs/comm.md
-// "How it works"). This file: the thread, its inbox and its loop; what it
-// does to a batch: engine_batches.cpp.
+// "How it works"). Below: the thread, its inbox and its loop, then what it
+// does to a batch, from taken to finished: queued per stream until every
+// stream it waits on got there (its arrival flags or events), collectives
+// started in the order they were enqueued on this rank (a small collective
+// chained to the one before it on its stream even before: docs/comm.md
+// "Back-to-back collectives"), posted and tested through its communicator's
+// transport, failed when it times out, its streams released. It calls only
+// the transports.
 #include "comm/engine_thread.hpp"
 
 #include "comm/impl/communicator_state.hpp"
+#include "comm/impl/event_pool.hpp"
+#include "comm/impl/failure.hpp"
 #include "comm/mpi/transport.hpp"
+#include "comm/mpi/types.hpp"
 #include "comm/mutation.hpp"
 #include "comm/nccl/transport.hpp"
 #include "settings.hpp"
 
+#include <sluice/detail/interop.hpp>
 #include <sluice/error.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <string>
 #include <thread>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace sluice::comm::detail {
@@ -246,6 +258,230 @@ void engine_thread::run() {
       slow = true;
     std::this_thread::yield();
   }
+}
+
+bool engine_thread::advance_streams(bool stop) {
+  bool moved = false;
+  for (std::size_t i = 0; i < streams_.size();) {
+    auto& waiting = streams_[i].waiting;
+    while (!waiting.empty()) {
+      auto [b, k] = waiting.front();
+      const bool here = b->arrival_events.empty()
+                            ? b->arrivals[k].flag->load() >= b->arrivals[k].value
+                            : event_ready(b->arrival_events[k]);
+      if (!stop && !here) {
+        if (b->sizes_posted && !b->verdict_given) nccl::early_verdict(*b);
+        if (start_early(streams_[i])) moved = true;
+        break;
+      }
+      waiting.pop_front();
+      --waiting_batches_;
+      moved = true;
+      if (b->streams.size() == 1 && b->collective != 0 && b->messages.size() == 1) {
+        streams_[i].written = b->messages.front().out;
+        streams_[i].written_bytes = mpi::written_by(*b->comm, b->messages.front());
+      } else {
+        streams_[i].written = nullptr;  // (the next batch is not chained to it)
+        streams_[i].written_bytes = 0;
+      }
+      if (b->early) {  // started before: finished now if its messages completed
+        b->here = true;
+        if (b->completed)
+          finish(b);
+        else if (!stop && !mutation::is(mutation::kind::early_deadline))  // it counts from here
+          b->deadline = deadline();
+        continue;
+      }
+      if (++b->arrived < b->streams.size()) continue;
+      for (sluice::event* e : b->arrival_events) return_event(e);
+      b->arrival_events.clear();
+      if (stop) {
+        for (auto& m : b->messages)  // nccl: its size exchange, posted when taken
+          if (std::holds_alternative<nccl::message_state>(m.transport)) nccl::cancel(m, cancelled_);
+        b->failure = "MPI_Finalize was called before it could start";
+        finish(b);
+      } else {
+        order(b);
+      }
+    }
+    // An empty queue is kept for the stream's next operation (its memory
+    // with it) unless there are many.
+    if (waiting.empty() && streams_.size() > 64) {
+      streams_[i] = std::move(streams_.back());
+      streams_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  return moved;
+}
+
+void engine_thread::take(batch* b) {
+  // nccl: the size exchange of its sends and receives goes out now, in
+  // enqueue order, not once the streams got there (sizes are known when
+  // enqueued, and no data moves): the receiver usually has its verdict before
+  // its stream reaches the wait for it (early_verdict), instead of a round
+  // trip through both engines after the stream got there. The timeout still
+  // counts from there (start).
+  // (An MPI error here fails the batch as any nccl failure: reported on its
+  // streams, the NCCL communicator aborted; start() then finishes it.)
+  if (b->comm->kind == engine::nccl && b->failure.empty()) nccl::post_size_exchange(*b);
+  for (std::size_t k = 0; k < b->streams.size(); ++k) {
+    auto it = std::find_if(streams_.begin(), streams_.end(),
+                           [&](const stream_queue& q) { return q.stream == b->streams[k]; });
+    if (it == streams_.end()) it = streams_.insert(streams_.end(), stream_queue{b->streams[k], {}});
+    it->waiting.emplace_back(b, k);
+    ++waiting_batches_;
+    // Batches reach the engine in their streams' order: the queue's last one
+    // is the one before b on its stream.
+    const bool single = b->streams.size() == 1;
+    b->chained =
+        single && b->collective != 0 && it->last_collective && it->last_comm == b->comm.get() &&
+        b->enqueued_from != sluice::detail::unknown_count && b->enqueued_from == it->enqueued_to;
+    it->last_comm = b->comm.get();
+    it->last_collective = single && b->collective != 0;
+    it->enqueued_to = single ? b->enqueued_to : sluice::detail::unknown_count;
+  }
+}
+
+std::atomic<unsigned long long> engine_thread::started_early_{0};
+
+unsigned long long operations_started_early() noexcept {
+  return engine_thread::started_early_.load(std::memory_order_relaxed);
+}
+
+// Back-to-back collectives (docs/comm.md): the first batches of queue q that
+// have not got there yet, in order, start now when each is a small
+// all_reduce or all_gather (it reads `in` when posted and writes `out` when
+// finished, in its stream's order: finish_small) chained to the collective
+// before it (the same communicator, nothing enqueued between on the stream),
+// it is its communicator's next collective (collectives start in enqueue
+// order), and its `in` is nothing that one still in flight before it writes.
+// Neither deadlocks nor completes what would not otherwise: every rank's
+// part of such a collective needs every rank's part of it, so every rank has
+// started the collective before it (docs/comm.md says why only these).
+bool engine_thread::start_early(stream_queue& q) {
+  if (mutation::is(mutation::kind::one_at_a_time)) return false;  // it finishes what it starts
+  const bool unchecked = mutation::is(mutation::kind::chain_unchecked);
+  bool started = false;
+  std::size_t seen = 0;
+  for (auto& [b, k] : q.waiting) {
+    if (++seen > early_window) break;
+    if (b->early) continue;
+    auto& c = *b->comm;
+    if (!(b->chained || unchecked) || c.kind != engine::mpi || !b->failure.empty() ||
+        b->collective != c.next_collective || !c.waiting.empty() || !mpi::through_scratch(c, *b))
+      break;
+    const message& m = b->messages.front();
+    const std::size_t bytes = bytes_of(m);
+    bool reads_written = overlap(m.in, bytes, q.written, q.written_bytes);
+    for (auto& [before, j] : q.waiting) {
+      if (before == b) break;
+      reads_written = reads_written || overlap(m.in, bytes, before->messages.front().out,
+                                               mpi::written_by(c, before->messages.front()));
+    }
+    if (reads_written && !unchecked) break;
+    ++c.next_collective;
+    b->early = true;
+    start(b);
+    if (!mutation::is(mutation::kind::early_deadline))
+      b->deadline = clock::time_point::max();  // it counts once its stream gets there
+    started_early_.fetch_add(1, std::memory_order_relaxed);
+    started = true;
+  }
+  return started;
+}
+
+void engine_thread::order(batch* b) {
+  if (b->collective == 0 || mutation::is(mutation::kind::collectives_unordered)) {
+    start(b);
+    return;
+  }
+  // Collectives start in the order they were enqueued on this rank, whichever
+  // stream reaches its own first (MPI matches them by order).
+  auto& c = *b->comm;
+  if (b->collective == c.next_collective && c.waiting.empty()) {
+    // Its turn, nothing parked behind it (the usual case): no map node, no
+    // allocation on the engine thread per collective.
+    ++c.next_collective;
+    start(b);
+    return;
+  }
+  c.waiting.emplace(b->collective, b);
+  for (auto it = c.waiting.find(c.next_collective); it != c.waiting.end();
+       it = c.waiting.find(c.next_collective)) {
+    batch* next = it->second;
+    c.waiting.erase(it);
+    ++c.next_collective;
+    start(next);
+  }
+  if (c.waiting.empty())
+    parked_.erase(&c);
+  else
+    parked_.insert(&c);
+}
+
+clock::time_point engine_thread::deadline() const noexcept {
+  return mutation::is(mutation::kind::no_timeout) ? clock::time_point::max()
+                                                  : now_ + std::chrono::seconds(timeout_s_);
+}
+
+void engine_thread::start(batch* b) {
+  if (!b->failure.empty()) {  // not on every stream (enqueue.cpp): never started
+    finish(b);
+    return;
+  }
+  auto& c = *b->comm;
+  b->deadline = deadline();
+  const bool nccl = c.kind == engine::nccl;
+  if (!b->sizes_posted)
+    for (auto& m : b->messages) {
+      const int code = nccl ? nccl::post_sizes(c, m) : mpi_.start(c, *b, m);
+      if (code != MPI_SUCCESS) {
+        b->failure = m.describe() + " could not start: " + mpi::error_text(code);
+        m.done = true;
+      }
+    }
+  if (mutation::is(mutation::kind::one_at_a_time)) {
+    while (!poll(*b) && clock::now() < b->deadline) {
+    }
+    if (!poll(*b)) fail_expired(*b);
+    finish(b);
+    return;
+  }
+  active_.push_back(b);
+}
+
+bool engine_thread::poll(batch& b) {
+  return b.comm->kind == engine::nccl ? nccl::poll(b) : mpi_.poll(b);
+}
+
+void engine_thread::fail_expired(batch& b) {
+  std::string waiting;
+  const bool nccl = b.comm->kind == engine::nccl;
+  for (auto& m : b.messages) {
+    if (m.done && !nccl) continue;  // nccl: every message waits for NCCL's kernel
+    if (!waiting.empty()) waiting += ", ";
+    waiting += m.describe();
+    if (std::holds_alternative<nccl::message_state>(m.transport))
+      nccl::cancel(m, cancelled_);
+    else
+      mpi_.cancel(b, m);
+    m.done = true;
+  }
+  if (b.failure.empty())
+    b.failure =
+        "no answer within SLUICE_COMM_TIMEOUT_S=" + std::to_string(timeout_s_) + " s: " + waiting;
+  // The NCCL kernels that wait for the peer end only with the communicator.
+  if (nccl) nccl::fail_batch(b, b.failure);
+}
+
+void engine_thread::finish(batch* b) noexcept {
+  if (b->failure.empty()) mpi::finish_small_collectives(*b);
+  report_failure(*b);
+  for (const flag_lease& d : b->piece_done) d.flag->store(d.value);  // every piece's copy out
+  b->lease.flag->store(b->lease.value);                              // the streams go on
+  recycle(b);  // with its flags (one its stream has not stored yet is retired there)
 }
 
 }  // namespace sluice::comm::detail

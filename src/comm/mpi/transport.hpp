@@ -87,7 +87,7 @@ int post_small(communicator_state& c, batch& b, message& m);
 void finish_small_collectives(batch& b) noexcept;
 bool goes_small(const communicator_state& c, const message& m);
 //! Whether b goes by post_small through b.scratch (what lets it start before
-//! its stream gets there: engine_batches.cpp).
+//! its stream gets there: engine_thread.cpp).
 bool through_scratch(const communicator_state& c, const batch& b);
 //! The bytes collective m writes at `out`.
 std::size_t written_by(const communicator_state& c, const message& m);
