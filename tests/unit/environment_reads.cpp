@@ -21,7 +21,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -46,13 +45,40 @@ const allowed allow_list[] = {
     {"tools/", "if (posix_spawnp(&pid, \"gnuplot\", nullptr, nullptr, args, environ) != 0)", ""},
 };
 
-// Calls of getenv/secure_getenv (not a member called so: host_path's
-// injected `in.getenv(...)`), the function named with `::` (called or taken),
-// environ, and integer_from_environment.
-const std::regex reads(R"((^|[^A-Za-z0-9_.>:])(secure_)?getenv\s*\()"
-                       R"(|::\s*(secure_)?getenv\b)"
-                       R"(|(^|[^A-Za-z0-9_])(__)?environ\b)"
-                       R"(|(^|[^A-Za-z0-9_])integer_from_environment\s*\()");
+bool identifier_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+}
+
+//! Whether `line` (code only) reads the environment: a call of getenv or
+//! secure_getenv (not a member called so: host_path's injected
+//! `in.getenv(...)`), the function named with `::` (called or taken), environ
+//! or __environ, or a call of integer_from_environment.
+bool reads_environment(const std::string& line) {
+  const std::size_t size = line.size();
+  const auto whole_word = [&](std::size_t at, const std::string& word) {
+    return line.compare(at, word.size(), word) == 0 && (at == 0 || !identifier_char(line[at - 1])) &&
+           (at + word.size() >= size || !identifier_char(line[at + word.size()]));
+  };
+  const auto called = [&](std::size_t after) {
+    while (after < size && std::isspace(static_cast<unsigned char>(line[after])) != 0) ++after;
+    return after < size && line[after] == '(';
+  };
+  for (std::size_t at = 0; at < size; ++at) {
+    for (const std::string name : {"getenv", "secure_getenv"}) {
+      if (!whole_word(at, name)) continue;
+      std::size_t before = at;
+      while (before > 0 && std::isspace(static_cast<unsigned char>(line[before - 1])) != 0) --before;
+      if (before >= 2 && line[before - 1] == ':' && line[before - 2] == ':') return true;
+      const char previous = at == 0 ? ' ' : line[at - 1];
+      if (previous != '.' && previous != '>' && previous != ':' && called(at + name.size()))
+        return true;
+    }
+    if (whole_word(at, "environ") || whole_word(at, "__environ")) return true;
+    const std::string parser = "integer_from_environment";
+    if (whole_word(at, parser) && called(at + parser.size())) return true;
+  }
+  return false;
+}
 
 //! `text` with its comments and the insides of its string and character
 //! literals made blanks, line breaks kept.
@@ -171,7 +197,7 @@ int main(int argc, char** argv) {
       const std::vector<std::string> original = lines_of(text.str());
       const std::vector<std::string> code = lines_of(code_only(text.str()));
       for (std::size_t n = 0; n < code.size() && n < original.size(); ++n) {
-        if (!std::regex_search(code[n], reads)) continue;
+        if (!reads_environment(code[n])) continue;
         const std::string line = trimmed(original[n]);
         bool ok = false;
         for (std::size_t a = 0; a < used.size(); ++a) {
