@@ -74,6 +74,14 @@ int main(int argc, char** argv) {
               pieces, piece_bytes / 1024, trials);
   const std::size_t stride = 2 * piece_bytes;  // gaps between the pieces
   const std::size_t bytes = pieces * stride;
+  // The raw stream outlives the buffers: freeing a buffer looks at every stream
+  // that may have used it, the borrow of this one included.
+  struct raw_stream {
+    cudaStream_t s = nullptr;
+    ~raw_stream() {
+      if (s != nullptr) (void)cudaStreamDestroy(s);
+    }
+  } raw_owner;
   sluice::stream s{sluice::device{0}};
   sluice::device_buffer<unsigned char> src{sluice::device{0}, bytes}, dst{sluice::device{0}, bytes};
   {
@@ -84,6 +92,7 @@ int main(int argc, char** argv) {
   }
   cudaStream_t raw = nullptr;
   ok(cudaStreamCreateWithFlags(&raw, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  raw_owner.s = raw;
   std::vector<void*> dsts;
   std::vector<const void*> srcs;
   std::vector<std::size_t> sizes;
@@ -175,7 +184,6 @@ int main(int argc, char** argv) {
                 r.data_ok ? "" : "  DATA WRONG",
                 std::strcmp(r.name, "sluice_batch") == 0 ? "  path " : "",
                 std::strcmp(r.name, "sluice_batch") == 0 ? sluice::to_string(sluice_path) : "");
-  on_raw.reset();  // before the native stream it borrows
-  ok(cudaStreamDestroy(raw), "cudaStreamDestroy");
+  on_raw.reset();  // before the native stream it borrows (raw_owner, after the buffers)
   return status;
 }
