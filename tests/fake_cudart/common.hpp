@@ -30,6 +30,10 @@ thread_local cudaError_t last_error = cudaSuccess;
 
 inline bool valid_device(int d) { return d >= 0 && d < device_count(); }
 
+//! cudaDevAttrMaxPitch: 2^31 - 1, what CUDA's deviceQuery sample reports as the
+//! "maximum memory pitch" of current NVIDIA GPUs (assumed here, not read from one).
+constexpr int max_pitch = 2147483647;
+
 //! The runtime's start. CUDA reads CUDA_DEVICE_MAX_CONNECTIONS (its hardware
 //! queue count) and CUDA_MODULE_LOADING when it starts, for the whole process:
 //! a program's setenv after its first runtime call comes too late. The fakes
@@ -122,6 +126,9 @@ const char* cudaGetErrorName(cudaError_t e) {
     case cudaErrorNotReady: return "cudaErrorNotReady";
     case cudaErrorPeerAccessAlreadyEnabled: return "cudaErrorPeerAccessAlreadyEnabled";
     case cudaErrorNotSupported: return "cudaErrorNotSupported";
+    case cudaErrorInvalidPitchValue: return "cudaErrorInvalidPitchValue";
+    case cudaErrorHostMemoryAlreadyRegistered: return "cudaErrorHostMemoryAlreadyRegistered";
+    case cudaErrorHostMemoryNotRegistered: return "cudaErrorHostMemoryNotRegistered";
     default: return "fake error";
   }
 }
@@ -136,6 +143,10 @@ const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorNotReady: return "device not ready";
     case cudaErrorPeerAccessAlreadyEnabled: return "peer access is already enabled";
     case cudaErrorNotSupported: return "operation not supported";
+    case cudaErrorInvalidPitchValue: return "invalid pitch argument";
+    case cudaErrorHostMemoryAlreadyRegistered:
+      return "part or all of the requested memory range is already mapped";
+    case cudaErrorHostMemoryNotRegistered: return "pointer does not correspond to a registered memory region";
     default: return "error of a fake CUDA runtime";
   }
 }
@@ -210,7 +221,7 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, const void* host_stub) 
 
 cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr attr, int d) {
   if (!fake::valid_device(d)) return fake::failed(cudaErrorInvalidDevice);
-  *v = attr == cudaDevAttrMultiProcessorCount ? 132 : 0;
+  *v = attr == cudaDevAttrMultiProcessorCount ? 132 : attr == cudaDevAttrMaxPitch ? fake::max_pitch : 0;
   return cudaSuccess;
 }
 cudaError_t cudaGetLastError() {

@@ -35,6 +35,7 @@
 // do on 2x H200 (stream_create_limit below).
 #include "common.hpp"
 #include "sim_cupti.hpp"
+#include "sim_memory.hpp"
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -131,6 +132,7 @@ struct block {
   memory_kind kind = memory_kind::device;
   int device = 0;  // the device it belongs to (host memory: current at allocation)
   const pool_model* pool = nullptr;  // pool memory: its pool
+  bool registered = false;           // cudaHostRegister: the program's own memory, pinned
 };
 
 struct registry {
@@ -678,18 +680,21 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
 
 namespace {
 //! A copy that touches pageable memory returns once it is done (as CUDA's do).
+//! `move` does the copy (empty: n bytes from src to dst).
 cudaError_t copy(void* dst, const void* src, size_t n, cudaStream_t h, int cbid,
-                 sim_cupti::activity what = sim_cupti::activity::copy) {
+                 sim_cupti::activity what = sim_cupti::activity::copy,
+                 std::function<void()> move = {}) {
   std::shared_ptr<stream_model> s;
   const std::uint32_t c = sim_cupti::api_call(cbid);
   const auto on = stream_of(h);
   const std::uint32_t sid = on->id;
   const int device = on->device;
+  if (!move) move = [=] { std::memcpy(dst, src, n); };
   const std::uint64_t at = enqueue(
       h,
       [=] {
         const std::uint64_t t0 = sim_cupti::now();
-        std::memcpy(dst, src, n);
+        move();
         sim_cupti::ran(what, c, sid, device, t0, sim_cupti::now(), n, nullptr);
       },
       &s);
@@ -701,7 +706,8 @@ cudaError_t copy(void* dst, const void* src, size_t n, cudaStream_t h, int cbid,
 //! host" (CUDA runtime API, "API synchronization behavior"). The calling thread waits until the
 //! stream has run its earlier work, copies, and only then lets the stream go on to later work.
 //! A stream held until the host writes a word holds the caller too (seen on 2x H200).
-cudaError_t copy_on_caller(void* dst, const void* src, size_t n, cudaStream_t h, int cbid) {
+cudaError_t copy_on_caller(void* dst, const void* src, size_t n, cudaStream_t h, int cbid,
+                           const std::function<void()>& move = {}) {
   struct handoff {
     bool reached = false, copied = false;  // under mu()
   };
@@ -719,7 +725,10 @@ cudaError_t copy_on_caller(void* dst, const void* src, size_t n, cudaStream_t h,
       &s);
   wait_until([&] { return x->reached; });
   const std::uint64_t t0 = sim_cupti::now();
-  std::memcpy(dst, src, n);
+  if (move)
+    move();
+  else
+    std::memcpy(dst, src, n);
   sim_cupti::ran(sim_cupti::activity::copy, c, s->id, s->device, t0, sim_cupti::now(), n, nullptr);
   {
     std::lock_guard<std::mutex> lock(mu());
@@ -730,6 +739,57 @@ cudaError_t copy_on_caller(void* dst, const void* src, size_t n, cudaStream_t h,
   return cudaSuccess;
 }
 }  // namespace
+
+}  // extern "C"
+
+cudaError_t sim::copy(void* dst, const void* src, std::size_t bytes, std::function<void()> move,
+                      cudaStream_t h, int cbid, bool peer) {
+  if (peer) return ::copy(dst, src, bytes, h, cbid, sim_cupti::activity::copy_peer, std::move(move));
+  if (pool_memory_out_of_reach(dst) || pool_memory_out_of_reach(src))
+    return failed(cudaErrorInvalidValue);
+  if (host_memory(dst) && host_memory(src)) return copy_on_caller(dst, src, bytes, h, cbid, move);
+  return ::copy(dst, src, bytes, h, cbid, sim_cupti::activity::copy, std::move(move));
+}
+
+std::size_t sim::max_pitch() { return fake::max_pitch; }
+cudaError_t sim::fail(cudaError_t e) { return failed(e); }
+bool sim::valid_device(int d) { return fake::valid_device(d); }
+
+cudaError_t sim::register_host(void* p, std::size_t n) {
+  if (p == nullptr || n == 0) return failed(cudaErrorInvalidValue);
+  const auto first = reinterpret_cast<std::uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(mu());
+  auto& m = reg().memory;
+  // Any byte of the range already known to the runtime (registered or allocated).
+  const auto next = m.lower_bound(first);
+  if (block_of(p) != nullptr || (next != m.end() && next->first - first < n))
+    return failed(cudaErrorHostMemoryAlreadyRegistered);
+  block b;
+  b.n = n;
+  b.kind = memory_kind::host;
+  b.device = current_device;
+  b.registered = true;
+  m[first] = b;
+  return cudaSuccess;
+}
+
+cudaError_t sim::unregister_host(void* p) {
+  if (p == nullptr) return failed(cudaErrorInvalidValue);
+  // As cudaFreeHost: the device's work in flight first (every device's here).
+  wait_until([] {
+    for (const auto& s : reg().streams)
+      if (s->completed < s->enqueued) return false;
+    return true;
+  });
+  std::lock_guard<std::mutex> lock(mu());
+  const auto it = reg().memory.find(reinterpret_cast<std::uintptr_t>(p));
+  if (it == reg().memory.end() || !it->second.registered)
+    return failed(cudaErrorHostMemoryNotRegistered);
+  reg().memory.erase(it);
+  return cudaSuccess;
+}
+
+extern "C" {
 
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind, cudaStream_t h) {
   if (pool_memory_out_of_reach(dst) || pool_memory_out_of_reach(src))

@@ -86,6 +86,24 @@ CUresult write_value64_impl(CUstream, CUdeviceptr addr, cuuint64_t value, unsign
   return CUDA_SUCCESS;
 }
 
+//! Strided copies: row by row, on the calling thread (no checks: the simulated runtime has them).
+void copy_rows(unsigned char* d, size_t dpitch, size_t dplane, const unsigned char* s,
+                      size_t spitch, size_t splane, cudaExtent e) {
+  for (size_t z = 0; z < e.depth; ++z)
+    for (size_t y = 0; y < e.height; ++y)
+      std::memmove(d + z * dplane + y * dpitch, s + z * splane + y * spitch, e.width);
+}
+template <class Parms>
+cudaError_t copy_3d(const Parms* p) {
+  evict();
+  const auto at = [](const cudaPitchedPtr& q, const cudaPos& o) {
+    return static_cast<unsigned char*>(q.ptr) + o.z * q.pitch * q.ysize + o.y * q.pitch + o.x;
+  };
+  copy_rows(at(p->dstPtr, p->dstPos), p->dstPtr.pitch, p->dstPtr.pitch * p->dstPtr.ysize,
+            at(p->srcPtr, p->srcPos), p->srcPtr.pitch, p->srcPtr.pitch * p->srcPtr.ysize,
+            p->extent);
+  return cudaSuccess;
+}
 }  // namespace
 
 extern "C" {
@@ -189,6 +207,19 @@ cudaError_t cudaMemcpyBatchAsync(void* const* dsts, const void* const* srcs, con
   for (size_t i = 0; i < count; ++i) std::memcpy(dsts[i], srcs[i], sizes[i]);
   return cudaSuccess;
 }
+cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch,
+                              size_t width, size_t height, cudaMemcpyKind, cudaStream_t) {
+  evict();
+  copy_rows(static_cast<unsigned char*>(dst), dpitch, 0, static_cast<const unsigned char*>(src),
+            spitch, 0, cudaExtent{width, height, 1});
+  return cudaSuccess;
+}
+cudaError_t cudaMemcpy3DAsync(const cudaMemcpy3DParms* p, cudaStream_t) { return copy_3d(p); }
+cudaError_t cudaMemcpy3DPeerAsync(const cudaMemcpy3DPeerParms* p, cudaStream_t) {
+  return copy_3d(p);
+}
+cudaError_t cudaHostRegister(void*, size_t, unsigned int) { return cudaSuccess; }
+cudaError_t cudaHostUnregister(void*) { return cudaSuccess; }
 cudaError_t cudaMemsetAsync(void* dst, int value, size_t n, cudaStream_t) {
   evict();
   std::memset(dst, value, n);
