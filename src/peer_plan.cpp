@@ -61,7 +61,126 @@ copy_path checked_path(int own, void* dst, device dst_dev, const void* src, devi
   return path;
 }
 
+//! A strided shape's ends (addresses and steps) suit the SM kernel's alignment.
+bool aligned(const strided_plan& p, const peer_limits& l) noexcept {
+  const std::size_t a = l.sm_alignment;
+  return p.dst.address % a == 0 && p.src.address % a == 0 && p.dst.row_step % a == 0 &&
+         p.src.row_step % a == 0 && p.dst.plane_step % a == 0 && p.src.plane_step % a == 0;
+}
+
+//! The strided checks of one copy_peer (or piece) and its path, no SM choice.
+copy_path checked_strided(int own, pitched_ptr dst, device dst_dev, const_pitched_ptr src,
+                          device src_dev, extent e, const peer_limits& limits,
+                          strided_plan* shape) {
+  constexpr const char* api = "sluice::copy_peer";
+  const copy_path path =
+      checked_path(own, nullptr, dst_dev, nullptr, src_dev, 0, limits.only_sluice_memory);
+  *shape = plan_strided_copy(dst, src, e, api);
+  if (!shape->empty()) {
+    check_end(shape->dst.memory, shape->dst.footprint, dst_dev.id(), limits.only_sluice_memory,
+              "dst");
+    check_end(shape->src.memory, shape->src.footprint, src_dev.id(), limits.only_sluice_memory,
+              "src");
+  }
+  return path;
+}
+
 }  // namespace
+
+strided_peer_plan plan_copy_peer(int own, pitched_ptr dst, device dst_dev, const_pitched_ptr src,
+                                 device src_dev, extent e, const peer_limits& limits) {
+  strided_peer_plan plan;
+  plan.copy.path = checked_strided(own, dst, dst_dev, src, src_dev, e, limits, &plan.shape);
+  const strided_plan& shape = plan.shape;
+  plan.copy.bytes = shape.bytes;
+  if (plan.copy.path != copy_path::direct || shape.empty()) return plan;
+  if (shape.contiguous()) {
+    // One run: exactly the contiguous copy's choice.
+    plan.copy = plan_copy_peer(own, reinterpret_cast<void*>(shape.dst.address), dst_dev,
+                               reinterpret_cast<const void*>(shape.src.address), src_dev,
+                               shape.bytes, limits);
+    return plan;
+  }
+  if (shape.bytes <= limits.sm_strided_max && limits.sm_blocks > 0 && aligned(shape, limits)) {
+    plan.copy.path = copy_path::direct_sm;
+    plan.copy.sm_blocks = static_cast<unsigned>(
+        std::min<std::size_t>(limits.sm_blocks, blocks_for(shape.bytes, limits)));
+  }
+  return plan;
+}
+
+strided_batch_plan plan_copy_peer_batch(int own, device dst_dev, device src_dev,
+                                        const strided_piece* pieces, std::size_t count,
+                                        const peer_limits& limits) {
+  constexpr const char* api = "sluice::copy_peer_batch";
+  if (pieces == nullptr && count > 0)
+    fail(errc::invalid_argument, api, "pieces is null with a count of ", count);
+  strided_batch_plan plan;
+  copy_path path =
+      checked_path(own, nullptr, dst_dev, nullptr, src_dev, 0, limits.only_sluice_memory);
+  bool small = limits.sm_batch_max > 0 && limits.sm_blocks > 0;
+  struct end_ref {
+    const strided_end* end;
+    extent shape;
+    std::size_t piece;
+    bool written;
+  };
+  std::vector<std::size_t> index;  // piece number of each kept plan
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    strided_plan shape;
+    try {
+      path = checked_strided(own, pieces[i].dst, dst_dev, pieces[i].src, src_dev, pieces[i].shape,
+                             limits, &shape);
+    } catch (const error& e) {
+      fail(e.code(), api, "piece ", i, ": ", e.what());
+    }
+    if (shape.empty()) continue;
+    if (total > SIZE_MAX - shape.bytes)
+      fail(errc::invalid_argument, api, "the pieces' sizes overflow std::size_t");
+    total += shape.bytes;
+    small = small && shape.bytes <= limits.sm_batch_max && aligned(shape, limits);
+    plan.pieces.push_back(shape);
+    index.push_back(i);
+  }
+  // No piece may write bytes another reads or writes (they run in no
+  // particular order). Sorted by start, each footprint is compared with the
+  // earlier ones that still reach it; footprints that meet are allowed only
+  // where the columns tell them apart.
+  std::vector<end_ref> ends;
+  ends.reserve(plan.pieces.size() * 2);
+  for (std::size_t k = 0; k < plan.pieces.size(); ++k) {
+    const extent e = pieces[index[k]].shape;
+    ends.push_back({&plan.pieces[k].dst, e, index[k], true});
+    ends.push_back({&plan.pieces[k].src, e, index[k], false});
+  }
+  std::sort(ends.begin(), ends.end(),
+            [](const end_ref& a, const end_ref& b) { return a.end->address < b.end->address; });
+  std::vector<const end_ref*> reaching;
+  for (const end_ref& r : ends) {
+    std::size_t kept = 0;
+    for (const end_ref* q : reaching) {
+      if (r.end->address - q->end->address >= q->end->footprint) continue;  // ends before r
+      reaching[kept++] = q;
+      if (q->piece == r.piece || !(q->written || r.written)) continue;
+      if (!strided_overlap_allowed(*q->end, q->shape, *r.end, r.shape))
+        fail(errc::invalid_argument, api, "piece ", std::min(q->piece, r.piece), " and piece ",
+             std::max(q->piece, r.piece), " overlap where ",
+             q->written && r.written ? "both write" : "one writes and the other reads",
+             " (the pieces of a batch run in no particular order)");
+    }
+    reaching.resize(kept);
+    reaching.push_back(&r);
+  }
+  plan.copy.bytes = total;
+  plan.copy.path = path;
+  if (small && total > 0) {
+    if (path == copy_path::local) plan.copy.path = copy_path::local_sm;
+    if (path == copy_path::direct) plan.copy.path = copy_path::direct_sm;
+    if (plan.copy.path != path) plan.copy.sm_blocks = limits.sm_blocks;
+  }
+  return plan;
+}
 
 copy_plan plan_copy_peer(int own, void* dst, device dst_dev, const void* src, device src_dev,
                          std::size_t bytes, const peer_limits& limits) {

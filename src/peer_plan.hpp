@@ -4,9 +4,12 @@
 // back into the backend. Internal.
 #pragma once
 
+#include "strided.hpp"
+
 #include <sluice/peer.hpp>
 
 #include <cstddef>
+#include <vector>
 
 namespace sluice::detail {
 
@@ -27,6 +30,11 @@ struct peer_limits {
   std::size_t sm_alignment = 16;    //!< both ends of an SM copy
   std::size_t sm_block_bytes = 1;   //!< bytes one block moves per step
   std::size_t sm_batch_pieces = 1;  //!< pieces per launch of the batch kernel
+  //! Strided copy_peer over the link that is not one run after normalizing,
+  //! of at most these many bytes, both ends and every step aligned: the SM
+  //! copy kernel (0: never). A strided copy that is one run follows the
+  //! contiguous limits; strided batch pieces follow sm_batch_max, aligned so.
+  std::size_t sm_strided_max = 0;
 };
 
 //! What to enqueue.
@@ -53,6 +61,28 @@ copy_plan plan_copy_peer(int own, void* dst, device dst_dev, const void* src, de
 //! within sm_batch_max and aligned.
 copy_plan plan_copy_peer_batch(int own, device dst_dev, device src_dev, const peer_piece* pieces,
                                std::size_t count, const peer_limits& limits);
+
+//! The strided copy_peer's plan: the path (as plan_copy_peer chooses it; the
+//! SM kernel per sm_strided_max) and the checked, normalized shape
+//! (plan_strided_copy's checks, then each end memory of its stated device).
+struct strided_peer_plan {
+  copy_plan copy;
+  strided_plan shape;
+};
+strided_peer_plan plan_copy_peer(int own, pitched_ptr dst, device dst_dev, const_pitched_ptr src,
+                                 device src_dev, extent e, const peer_limits& limits);
+
+//! copy_peer_batch of strided pieces: each piece as the strided plan_copy_peer
+//! checks it; no piece writes bytes another piece reads or writes (footprints
+//! that meet must pass strided_overlap_allowed). `pieces` holds the non-empty
+//! pieces in their order; copy.bytes is the bytes they move.
+struct strided_batch_plan {
+  copy_plan copy;
+  std::vector<strided_plan> pieces;
+};
+strided_batch_plan plan_copy_peer_batch(int own, device dst_dev, device src_dev,
+                                        const strided_piece* pieces, std::size_t count,
+                                        const peer_limits& limits);
 
 //! Blocks per piece of one batch launch of `pieces` pieces whose largest is
 //! `largest` bytes: what the largest needs, the device's blocks shared out.

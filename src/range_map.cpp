@@ -19,6 +19,29 @@ void range_map::add(const void* p, std::size_t bytes, const void* owner, int dev
   generation_.fetch_add(1, std::memory_order_release);
 }
 
+bool range_map::meets_locked(std::uintptr_t x, std::size_t bytes) const noexcept {
+  auto it = ranges_.lower_bound(x);
+  if (it != ranges_.end() && it->first - x < bytes) return true;  // one starts inside
+  if (it == ranges_.begin()) return false;
+  --it;
+  return x - it->first < it->second.bytes;  // the one before reaches x
+}
+
+bool range_map::meets(const void* p, std::size_t bytes) const {
+  std::shared_lock<std::shared_mutex> lock(m_);
+  return meets_locked(reinterpret_cast<std::uintptr_t>(p), bytes);
+}
+
+bool range_map::add_if_disjoint(const void* p, std::size_t bytes, const void* owner, int device) {
+  if (bytes == 0) return true;
+  const auto x = reinterpret_cast<std::uintptr_t>(p);
+  std::unique_lock<std::shared_mutex> lock(m_);
+  if (meets_locked(x, bytes)) return false;
+  ranges_.emplace(x, entry{bytes, owner, device});
+  generation_.fetch_add(1, std::memory_order_release);
+  return true;
+}
+
 void range_map::remove(const void* p) noexcept {
   std::unique_lock<std::shared_mutex> lock(m_);
   if (ranges_.erase(reinterpret_cast<std::uintptr_t>(p)) != 0)

@@ -29,6 +29,10 @@ class range_map {
  public:
   //! Registers [p, p + bytes) (bytes > 0) as owned by `owner` on `device` (-1: pinned).
   void add(const void* p, std::size_t bytes, const void* owner, int device);
+  //! add() unless [p, p + bytes) meets a range already in the map: then false, nothing added.
+  bool add_if_disjoint(const void* p, std::size_t bytes, const void* owner, int device);
+  //! Whether [p, p + bytes) meets any range in the map (bytes > 0, no overflow).
+  bool meets(const void* p, std::size_t bytes) const;
   void remove(const void* p) noexcept;
   range_lookup find(const void* p, std::size_t bytes) const noexcept;
   //! Both ends of a copy under one lock (the enqueue hot path).
@@ -49,6 +53,7 @@ class range_map {
     int device = -1;
   };
   interval find_locked(std::uintptr_t x) const noexcept;
+  bool meets_locked(std::uintptr_t x, std::size_t bytes) const noexcept;
   //! Not in this thread's cache: under the shared lock, then cached.
   interval find_interval_miss(std::uintptr_t x) const noexcept;
   //! [x, x + bytes) against the cache, as of generation `now`.

@@ -13,9 +13,15 @@
 //   struct peer_piece { void* dst; const void* src; std::size_t bytes; };
 //   copy_path copy_peer_batch(stream_ref, device dst_dev, device src_dev,
 //                             const peer_piece* pieces, std::size_t count);
+//   copy_path copy_peer(stream_ref, pitched_ptr dst, device dst_dev, const_pitched_ptr src,
+//                       device src_dev, extent e);                     // strided
+//   struct strided_piece { pitched_ptr dst; const_pitched_ptr src; extent shape; };
+//   copy_path copy_peer_batch(stream_ref, device dst_dev, device src_dev,
+//                             const strided_piece* pieces, std::size_t count);
 #pragma once
 
 #include <sluice/device.hpp>
+#include <sluice/memory.hpp>
 #include <sluice/stream.hpp>
 
 #include <cstddef>
@@ -77,6 +83,39 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
 inline copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device src_dev,
                                  const std::vector<peer_piece>& pieces) {
   return copy_peer_batch(s, dst_dev, src_dev, pieces.data(), pieces.size());
+}
+
+//! The strided copy_peer: the extent e from src (memory of src_dev) to dst
+//! (memory of dst_dev), with copy()'s strided checks and copy_peer's rules
+//! (PEER-2, PEER-3, PEER-5): ordered on s only, with or without peer access,
+//! bytes between rows and planes untouched; returns the path it used. A zero
+//! extent is a no-op that reports the path it would have used.
+copy_path copy_peer(stream_ref s, pitched_ptr dst, sluice::device dst_dev, const_pitched_ptr src,
+                    sluice::device src_dev, extent e);
+
+//! One piece of a batched strided peer copy: the extent `shape` from src to dst.
+struct strided_piece {
+  pitched_ptr dst;
+  const_pitched_ptr src;
+  extent shape;
+};
+
+//! copy_peer_batch of strided pieces (the faces of a halo exchange in one
+//! call): one operation on s, as the contiguous form; each piece checked as
+//! the strided copy_peer checks it; no piece may write where another piece
+//! reads or writes (footprints that meet are allowed only with the same pitch
+//! and rows_per_plane and disjoint columns). Returns the path, the same for
+//! every piece; count == 0 (or only zero extents) is a no-op.
+copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device src_dev,
+                          const strided_piece* pieces, std::size_t count);
+inline copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device src_dev,
+                                 const std::vector<strided_piece>& pieces) {
+  return copy_peer_batch(s, dst_dev, src_dev, pieces.data(), pieces.size());
+}
+//! A null piece list: the contiguous form (nullptr would fit both forms).
+inline copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device src_dev,
+                                 std::nullptr_t, std::size_t count) {
+  return copy_peer_batch(s, dst_dev, src_dev, static_cast<const peer_piece*>(nullptr), count);
 }
 
 }  // namespace sluice
