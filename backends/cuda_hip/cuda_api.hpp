@@ -6,6 +6,7 @@
 // name the failing call without a second table.
 #pragma once
 
+#include "cuda_copies.hpp"
 #include "cuda_driver.hpp"
 #include "host_gate.hpp"
 #include "nvml_link.hpp"
@@ -24,16 +25,11 @@
 
 namespace sluice::gpu {
 
-struct cuda_api : cuda_tuning {
+struct cuda_api : cuda_tuning, cuda_copies {
   using error_t = cudaError_t;
   using stream_t = cudaStream_t;
   using event_t = cudaEvent_t;
-
-  struct status {
-    error_t code;
-    const char* api;
-    bool ok() const noexcept { return code == cudaSuccess; }
-  };
+  using status = cuda_status;  // the strided copies' and registration's forwarders: cuda_copies.hpp
 
   static constexpr backend_kind kind = backend_kind::cuda;
   static constexpr const char* name = "cuda";
@@ -78,7 +74,10 @@ struct cuda_api : cuda_tuning {
       // (driver_types.h): the device is at its peer limit; copies stay staged.
       case cudaErrorTooManyPeers: return errc::peer_access_unavailable;
       case cudaErrorInvalidResourceHandle: return errc::invalid_handle;
-      case cudaErrorInvalidValue: return errc::invalid_argument;
+      case cudaErrorInvalidValue:
+      case cudaErrorInvalidPitchValue:
+      // The range was registered outside sluice (registered_host_memory's overlap rule).
+      case cudaErrorHostMemoryAlreadyRegistered: return errc::invalid_argument;
       // The errors after which the CUDA context is unusable (cudaError_t docs: "the
       // process must be terminated and relaunched").
       case cudaErrorIllegalAddress:

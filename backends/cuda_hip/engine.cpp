@@ -129,11 +129,15 @@ device_state& engine_t::dev(int id, const char* api_name) {
     // engine.
     int multiprocessors = 0;
     const ::sluice::detail::sm_copy::piece nothing{nullptr, nullptr, 0};
-    if (!kernel_launches_serialized() &&
-        api::multiprocessor_count(&multiprocessors, d.id).ok() && multiprocessors > 0 &&
-        api::sm_copy(nullptr, nullptr, 0, d.alloc_stream, 1).ok() &&
-        api::sm_copy_batch(&nothing, 1, d.alloc_stream, 1).ok())
+    const ::sluice::detail::sm_copy::strided_piece no_rows{nullptr, nullptr, 0, 0, 0,
+                                                           0,       0,       0, 0, 1};
+    if (!kernel_launches_serialized() && api::multiprocessor_count(&multiprocessors, d.id).ok() &&
+        multiprocessors > 0 && api::sm_copy(nullptr, nullptr, 0, d.alloc_stream, 1).ok() &&
+        api::sm_copy_batch(&nothing, 1, d.alloc_stream, 1).ok() &&
+        api::sm_copy_strided(&no_rows, 1, d.alloc_stream, 1).ok())
       d.sm_blocks = 4U * static_cast<unsigned>(multiprocessors);
+    api::clear_last_error();
+    if (!api::max_pitch(&d.max_pitch, d.id).ok()) d.max_pitch = 0;
     api::clear_last_error();
     (void)api::prepare_gate_kernel(d.alloc_stream);
     api::clear_last_error();

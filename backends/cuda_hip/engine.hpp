@@ -36,6 +36,9 @@ struct device_state {
   // 0 when the kernel cannot run here (no code for this device, or a runtime
   // without kernels): peer copies then always use the copy engine.
   unsigned sm_blocks = 0;
+  // The largest pitch the vendor's strided copies take here (api::max_pitch; 0 if unknown:
+  // strided copies then go row by row).
+  std::size_t max_pitch = 0;
   api::stream_t
       alloc_stream{};  // synchronous device_buffer allocations and their frees; never waits
   std::atomic<bool> initialized{false};  // the fields above are set (end of engine_t::dev's once)

@@ -12,6 +12,7 @@
 // same package.
 #pragma once
 
+#include "hip_copies.hpp"
 #include "hip_platform.hpp"
 #include "host_gate.hpp"
 #include "sm_copy.hpp"
@@ -28,16 +29,11 @@
 
 namespace sluice::gpu {
 
-struct hip_api : hip_tuning {
+struct hip_api : hip_tuning, hip_copies {
   using error_t = hipError_t;
   using stream_t = hipStream_t;
   using event_t = hipEvent_t;
-
-  struct status {
-    error_t code;
-    const char* api;
-    bool ok() const noexcept { return code == hipSuccess; }
-  };
+  using status = hip_status;  // the strided copies' and registration's forwarders: hip_copies.hpp
 
   static constexpr backend_kind kind = backend_kind::hip;
   static constexpr const char* name = "hip";
@@ -88,7 +84,10 @@ struct hip_api : hip_tuning {
       case hipErrorPeerAccessUnsupported:
       case hipErrorPeerAccessNotEnabled: return errc::peer_access_unavailable;
       case hipErrorInvalidHandle: return errc::invalid_handle;
-      case hipErrorInvalidValue: return errc::invalid_argument;
+      case hipErrorInvalidValue:
+      case hipErrorInvalidPitchValue:
+      // The range was registered outside sluice (registered_host_memory's overlap rule).
+      case hipErrorHostMemoryAlreadyRegistered: return errc::invalid_argument;
       // The device-fault errors of the 5.2 enum (hip_runtime_api.h:231-345). CUDA's
       // HardwareStackError, IllegalInstruction, MisalignedAddress, InvalidAddressSpace,
       // InvalidPc and TensorMemoryLeak have no HIP counterpart there.

@@ -15,15 +15,14 @@
 
 namespace sluice {
 namespace detail {
-namespace {
-
-//! Adds every live stream of dev that can still take a reference (each now holds one).
 void add_live_streams(device_state& dev, std::vector<stream_state*>& out) {
   std::lock_guard<std::mutex> lock(dev.streams_m);
   out.reserve(out.size() + dev.streams.size());
   for (auto* s : dev.streams)
     if (s->try_add_ref()) out.push_back(s);
 }
+
+namespace {
 
 void report_release_failure(const error& e) noexcept {
   // A destructor cannot throw; nothing is swallowed silently either.

@@ -13,6 +13,7 @@
 
 namespace sluice::detail {
 
+struct device_state;
 struct stream_state;
 
 //! A device_buffer's or a pinned_buffer's memory.
@@ -25,5 +26,9 @@ struct allocation {
   std::mutex m;
   std::vector<stream_state*> recorded;  // record_stream (hold refs)
 };
+
+//! Adds every live stream of dev that can still take a reference (each now
+//! holds one): what a free waits for (memory.cpp, registered.cpp).
+void add_live_streams(device_state& dev, std::vector<stream_state*>& out);
 
 }  // namespace sluice::detail

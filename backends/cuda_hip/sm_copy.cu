@@ -42,9 +42,63 @@ __global__ void batch_kernel(const batch b) {
         reinterpret_cast<const unsigned char*>(src + vectors)[first];
 }
 
+struct strided_batch {
+  sluice::detail::sm_copy::strided_piece p[sluice::detail::sm_copy::strided_pieces];
+};
+
+//! Units of type U of one strided piece, by the blocks of its row of the grid:
+//! unit i is column i % row_units of row (i / row_units) % height of plane
+//! i / (row_units * height), so consecutive threads touch consecutive bytes.
+template <class U>
+__device__ void strided_units(const sluice::detail::sm_copy::strided_piece& p) {
+  const unsigned row_units = p.width / static_cast<unsigned>(sizeof(U));
+  const unsigned plane_units = row_units * p.height;
+  const unsigned units = plane_units * p.depth;
+  auto* dst = static_cast<unsigned char*>(p.dst);
+  const auto* src = static_cast<const unsigned char*>(p.src);
+  const unsigned stride = gridDim.x * blockDim.x;
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < units; i += stride) {
+    const unsigned z = i / plane_units;
+    const unsigned in_plane = i - z * plane_units;
+    const unsigned y = in_plane / row_units;
+    const unsigned x = in_plane - y * row_units;
+    const std::size_t at = static_cast<std::size_t>(x) * sizeof(U);
+    *reinterpret_cast<U*>(dst + z * p.dst_plane + y * p.dst_pitch + at) =
+        *reinterpret_cast<const U*>(src + z * p.src_plane + y * p.src_pitch + at);
+  }
+}
+
+__global__ void strided_kernel(const strided_batch b) {
+  const sluice::detail::sm_copy::strided_piece& p = b.p[blockIdx.y];
+  switch (p.unit) {
+    case 16: strided_units<vec16>(p); break;
+    case 8: strided_units<unsigned long long>(p); break;
+    case 4: strided_units<unsigned>(p); break;
+    default: strided_units<unsigned char>(p); break;
+  }
+}
+
 }  // namespace
 
 namespace sluice::detail::sm_copy {
+
+unsigned strided_unit(const strided_piece& p) noexcept {
+  const std::uint64_t all = reinterpret_cast<std::uintptr_t>(p.dst) |
+                            reinterpret_cast<std::uintptr_t>(p.src) | p.dst_pitch | p.src_pitch |
+                            p.dst_plane | p.src_plane | p.width;
+  for (const unsigned u : {16U, 8U, 4U})
+    if (all % u == 0) return u;
+  return 1;
+}
+
+int launch_strided(const strided_piece* pieces, unsigned count, native_stream_t s,
+                   unsigned blocks_per_piece) noexcept {
+  strided_batch b{};
+  for (unsigned i = 0; i < count; ++i) b.p[i] = pieces[i];
+  (void)SLUICE_GPU_LAST_ERROR();  // an error left by an earlier call is not this launch's
+  strided_kernel<<<dim3(blocks_per_piece, count), threads, 0, s>>>(b);
+  return static_cast<int>(SLUICE_GPU_LAST_ERROR());
+}
 
 int launch_batch(const piece* pieces, unsigned count, native_stream_t s,
                  unsigned blocks_per_piece) noexcept {

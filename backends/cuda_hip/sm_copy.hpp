@@ -8,6 +8,7 @@
 #include <sluice/native.hpp>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace sluice::detail::sm_copy {
 
@@ -33,5 +34,32 @@ constexpr unsigned batch_pieces = 64;
 //! for each piece (grid y: the piece). The vendor's error code of the launch.
 int launch_batch(const piece* pieces, unsigned count, native_stream_t s,
                  unsigned blocks_per_piece) noexcept;
+
+//! One piece of a strided copy: `height` rows of `width` bytes in each of
+//! `depth` planes; the row y of plane z starts at dst + z * dst_plane + y *
+//! dst_pitch (and so for src). Moved in units of `unit` bytes (16, 8, 4 or 1),
+//! which divides both pointers, both pitches and planes, and the width. The
+//! bytes between rows and planes are not touched (no pack buffer).
+struct strided_piece {
+  void* dst;
+  const void* src;
+  std::size_t dst_pitch, src_pitch;
+  std::size_t dst_plane, src_plane;
+  std::uint32_t width, height, depth, unit;
+};
+//! Strided pieces per launch, by value as the kernel's parameter (48 x 64
+//! bytes: 3 KiB, within the 4 KiB every vendor allows).
+constexpr unsigned strided_pieces = 48;
+//! The largest unit count (width / unit x height x depth) of a strided piece:
+//! the kernel indexes units with 32 bits.
+constexpr std::uint64_t strided_units_max = UINT32_MAX;
+//! The unit of a strided piece: the largest of 16, 8, 4 and 1 dividing every
+//! address, pitch, plane and the width.
+unsigned strided_unit(const strided_piece& p) noexcept;
+
+//! Copies count <= strided_pieces strided pieces in one launch, blocks_per_piece
+//! blocks for each (grid y: the piece). The vendor's error code of the launch.
+int launch_strided(const strided_piece* pieces, unsigned count, native_stream_t s,
+                   unsigned blocks_per_piece) noexcept;
 
 }  // namespace sluice::detail::sm_copy

@@ -146,7 +146,8 @@ const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorInvalidPitchValue: return "invalid pitch argument";
     case cudaErrorHostMemoryAlreadyRegistered:
       return "part or all of the requested memory range is already mapped";
-    case cudaErrorHostMemoryNotRegistered: return "pointer does not correspond to a registered memory region";
+    case cudaErrorHostMemoryNotRegistered:
+      return "pointer does not correspond to a registered memory region";
     default: return "error of a fake CUDA runtime";
   }
 }
@@ -221,7 +222,9 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, const void* host_stub) 
 
 cudaError_t cudaDeviceGetAttribute(int* v, cudaDeviceAttr attr, int d) {
   if (!fake::valid_device(d)) return fake::failed(cudaErrorInvalidDevice);
-  *v = attr == cudaDevAttrMultiProcessorCount ? 132 : attr == cudaDevAttrMaxPitch ? fake::max_pitch : 0;
+  *v = attr == cudaDevAttrMultiProcessorCount ? 132
+       : attr == cudaDevAttrMaxPitch          ? fake::max_pitch
+                                              : 0;
   return cudaSuccess;
 }
 cudaError_t cudaGetLastError() {

@@ -744,7 +744,8 @@ cudaError_t copy_on_caller(void* dst, const void* src, size_t n, cudaStream_t h,
 
 cudaError_t sim::copy(void* dst, const void* src, std::size_t bytes, std::function<void()> move,
                       cudaStream_t h, int cbid, bool peer) {
-  if (peer) return ::copy(dst, src, bytes, h, cbid, sim_cupti::activity::copy_peer, std::move(move));
+  if (peer)
+    return ::copy(dst, src, bytes, h, cbid, sim_cupti::activity::copy_peer, std::move(move));
   if (pool_memory_out_of_reach(dst) || pool_memory_out_of_reach(src))
     return failed(cudaErrorInvalidValue);
   if (host_memory(dst) && host_memory(src)) return copy_on_caller(dst, src, bytes, h, cbid, move);

@@ -42,7 +42,8 @@ cudaError_t check_end(const void* ptr, std::size_t pitch, std::size_t ysize, con
 
 //! A pitched pointer and a position in bytes, rows and planes, as one end.
 end end_of(const cudaPitchedPtr& p, const cudaPos& at) {
-  auto* base = static_cast<unsigned char*>(p.ptr) + at.z * p.pitch * p.ysize + at.y * p.pitch + at.x;
+  auto* base =
+      static_cast<unsigned char*>(p.ptr) + at.z * p.pitch * p.ysize + at.y * p.pitch + at.x;
   return {base, p.pitch, p.pitch * p.ysize};
 }
 

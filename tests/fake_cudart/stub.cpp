@@ -88,7 +88,7 @@ CUresult write_value64_impl(CUstream, CUdeviceptr addr, cuuint64_t value, unsign
 
 //! Strided copies: row by row, on the calling thread (no checks: the simulated runtime has them).
 void copy_rows(unsigned char* d, size_t dpitch, size_t dplane, const unsigned char* s,
-                      size_t spitch, size_t splane, cudaExtent e) {
+               size_t spitch, size_t splane, cudaExtent e) {
   for (size_t z = 0; z < e.depth; ++z)
     for (size_t y = 0; y < e.height; ++y)
       std::memmove(d + z * dplane + y * dpitch, s + z * splane + y * spitch, e.width);

@@ -57,6 +57,12 @@ struct cuda_tuning {
   // 64 pieces of 16-256 KiB: 12-15 us against 264-333 us for 64 raw calls (one H200).
   // Run record: docs/results/runs/2026-11-25-batched-copies-one-h200.md
   static constexpr int peer_sm_batch_default_kib = 256;
+  //! Strided copy_peer over the link (more than one run, aligned) up to these many KiB: sluice's
+  //! strided SM kernel (peer_plan.hpp sm_strided_max); larger ones the vendor's 3-D peer copy.
+  // Small faces of many short rows: one kernel, where the copy engine moves row by row. CUDA's
+  // batch value, not measured for strided copies.
+  // No run record.
+  static constexpr int peer_sm_strided_default_kib = 256;
 };
 
 }  // namespace sluice::gpu

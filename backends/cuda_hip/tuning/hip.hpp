@@ -69,6 +69,12 @@ struct hip_tuning {
   // 64 raw calls (2x H100). Not measured on AMD.
   // Run record: docs/results/runs/2026-11-26-p2p-cuda-hip-2xh100.md
   static constexpr int peer_sm_batch_default_kib = 256;
+  //! Strided copy_peer over the link (more than one run, aligned) up to these many KiB: sluice's
+  //! strided SM kernel (peer_plan.hpp sm_strided_max); larger ones one hipMemcpyPeerAsync per row
+  //! (HIP 5.2 has no 3-D peer copy: hip_copies.hpp).
+  // As the batch value: the alternative is a vendor call per row. Not measured on either platform.
+  // No run record.
+  static constexpr int peer_sm_strided_default_kib = 256;
 };
 
 }  // namespace sluice::gpu

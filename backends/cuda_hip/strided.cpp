@@ -1,0 +1,299 @@
+// Strided copies on the GPU backend: copy(s, pitched dst, pitched src, extent) and the strided
+// copy_peer and copy_peer_batch. src/strided and src/peer_plan check and normalize each copy
+// and choose its path; this file carries it out through the traits (docs/design.md, "Strided
+// copies", says which case takes which path on CUDA and on HIP):
+// - one run after normalizing: the contiguous copy (memory.cpp, peer.cpp), whose rules and
+//   paths it then has;
+// - within one device or between host and device: the vendor's 2-D copy (one plane, or planes
+//   of one row each) or 3-D copy;
+// - both ends pinned host memory (sluice's or registered): a host task, as memory.cpp's copy
+//   between pinned buffers;
+// - direct_sm / local_sm (small, aligned: the plan's choice): sluice's strided SM kernel, a
+//   batch's pieces in launches of sm_copy::strided_pieces, no pack buffer;
+// - direct: the vendor's 3-D peer copy (CUDA), else (HIP 5.2 has none) one peer copy per row;
+// - staged: sluice's staged pipeline (staging.cpp), row by row.
+// A shape the vendor's strided copies cannot take (a pitch above the device's maximum, or, on
+// HIP, a size above 32 bits) goes row by row.
+#include "strided.hpp"
+
+#include "engine.hpp"
+#include "enqueue_scope.hpp"
+#include "memory_state.hpp"
+#include "peer_copy.hpp"
+#include "peer_plan.hpp"
+#include "stream_state.hpp"
+#include "trace/gpu_trace.hpp"
+
+#include <sluice/detail/host_task.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace sluice {
+
+using detail::engine;
+
+namespace detail {
+namespace {
+
+//! The plan's shape as the vendor's strided copies take it: `depth` planes of `height` rows
+//! of `width` bytes, pitches and rows per plane for each end.
+struct vendor_shape {
+  std::size_t width = 0, height = 1, depth = 1;
+  std::size_t dst_pitch = 0, dst_rows = 1, src_pitch = 0, src_rows = 1;
+};
+
+//! False when the vendor cannot take it (then: row by row).
+bool as_vendor_shape(const strided_plan& p, std::size_t max_pitch, vendor_shape* v) {
+  v->width = p.width;
+  if (p.planes == 1 || p.rows == 1) {
+    // One plane, or planes of one row each: a 2-D shape.
+    const bool planes = p.rows == 1;
+    v->height = planes ? p.planes : p.rows;
+    v->dst_pitch = planes ? p.dst.plane_step : p.dst.row_step;
+    v->src_pitch = planes ? p.src.plane_step : p.src.row_step;
+    v->dst_rows = v->src_rows = v->height;
+  } else {
+    if (p.dst.plane_step % p.dst.row_step != 0 || p.src.plane_step % p.src.row_step != 0)
+      return false;
+    v->height = p.rows;
+    v->depth = p.planes;
+    v->dst_pitch = p.dst.row_step;
+    v->src_pitch = p.src.row_step;
+    v->dst_rows = p.dst.plane_step / p.dst.row_step;
+    v->src_rows = p.src.plane_step / p.src.row_step;
+  }
+  const std::size_t limit = std::min(max_pitch, api::strided_field_max);
+  return v->dst_pitch <= limit && v->src_pitch <= limit && v->width <= api::strided_field_max &&
+         v->height <= api::strided_field_max && v->depth <= api::strided_field_max &&
+         v->dst_rows <= api::strided_field_max && v->src_rows <= api::strided_field_max;
+}
+
+//! What the trace shows as the path of a strided copy that has no copy_path.
+const char* vendor_strided(const strided_plan& p, const device_state& dev, api::stream_t s,
+                           const char* api_name) {
+  vendor_shape v;
+  if (!as_vendor_shape(p, dev.max_pitch, &v)) {
+    for (std::size_t z = 0; z < p.planes; ++z)
+      for (std::size_t y = 0; y < p.rows; ++y)
+        check(api::memcpy_async(p.dst_at(y, z), p.src_at(y, z), p.width, s), api_name, ": ",
+              p.bytes, " bytes, row by row, on a stream of device ", dev.id);
+    return "rows";
+  }
+  if (v.depth == 1) {
+    check(api::memcpy_2d_async(p.dst_at(0, 0), v.dst_pitch, p.src_at(0, 0), v.src_pitch, v.width,
+                               v.height, s),
+          api_name, ": ", v.height, " rows of ", v.width, " bytes on a stream of device ", dev.id);
+    return "2d";
+  }
+  check(api::memcpy_3d_async(p.dst_at(0, 0), v.dst_pitch, v.dst_rows, p.src_at(0, 0), v.src_pitch,
+                             v.src_rows, v.width, v.height, v.depth, s),
+        api_name, ": ", v.depth, " planes of ", v.height, " rows of ", v.width,
+        " bytes on a stream of device ", dev.id);
+  return "3d";
+}
+
+//! Between two devices with peer access: the vendor's 3-D peer copy, else a peer copy per row.
+void vendor_strided_peer(const strided_plan& p, const device_state& dev, int dst_dev, int src_dev,
+                         api::stream_t s, const char* api_name) {
+  vendor_shape v;
+  if (api::has_3d_peer_copy && as_vendor_shape(p, dev.max_pitch, &v)) {
+    check(
+        api::memcpy_3d_peer_async(p.dst_at(0, 0), dst_dev, v.dst_pitch, v.dst_rows, p.src_at(0, 0),
+                                  src_dev, v.src_pitch, v.src_rows, v.width, v.height, v.depth, s),
+        api_name, ": ", p.bytes, " bytes from device ", src_dev, " to device ", dst_dev,
+        " (direct)");
+    return;
+  }
+  for (std::size_t z = 0; z < p.planes; ++z)
+    for (std::size_t y = 0; y < p.rows; ++y)
+      check(api::memcpy_peer_async(p.dst_at(y, z), dst_dev, p.src_at(y, z), src_dev, p.width, s),
+            api_name, ": ", p.bytes, " bytes, row by row, from device ", src_dev, " to device ",
+            dst_dev, " (direct)");
+}
+
+sm_copy::strided_piece sm_piece(const strided_plan& p) {
+  sm_copy::strided_piece k{p.dst_at(0, 0),
+                           p.src_at(0, 0),
+                           p.dst.row_step,
+                           p.src.row_step,
+                           p.dst.plane_step,
+                           p.src.plane_step,
+                           static_cast<std::uint32_t>(p.width),
+                           static_cast<std::uint32_t>(p.rows),
+                           static_cast<std::uint32_t>(p.planes),
+                           1};
+  k.unit = sm_copy::strided_unit(k);
+  return k;
+}
+
+//! The pieces in launches of at most sm_copy::strided_pieces (the plan chose the SM kernel:
+//! each piece small, so its units fit 32 bits).
+void sm_strided(const std::vector<strided_plan>& pieces, const peer_limits& limits, api::stream_t s,
+                const char* api_name, int dst_dev, int src_dev, copy_path path) {
+  std::vector<sm_copy::strided_piece> group;
+  group.reserve(std::min<std::size_t>(pieces.size(), sm_copy::strided_pieces));
+  std::size_t largest = 0;
+  const auto launch = [&] {
+    const auto n = static_cast<unsigned>(group.size());
+    const unsigned blocks = sm_batch_blocks(largest, n, limits);
+    check(api::sm_copy_strided(group.data(), n, s, blocks), api_name, ": ", n,
+          " strided pieces from device ", src_dev, " to device ", dst_dev, " (", to_string(path),
+          ")");
+    group.clear();
+    largest = 0;
+  };
+  for (const strided_plan& p : pieces) {
+    group.push_back(sm_piece(p));
+    largest = std::max(largest, p.bytes);
+    if (group.size() == sm_copy::strided_pieces) launch();
+  }
+  if (!group.empty()) launch();
+}
+
+//! Without peer access: the rows as pieces of sluice's staged pipeline.
+void staged_strided(stream_state& st, int dst_dev, int src_dev,
+                    const std::vector<strided_plan>& pieces, const char* api_name) {
+  std::vector<peer_piece> rows;
+  for (const strided_plan& p : pieces)
+    for (std::size_t z = 0; z < p.planes; ++z)
+      for (std::size_t y = 0; y < p.rows; ++y)
+        rows.push_back({p.dst_at(y, z), p.src_at(y, z), p.width});
+  staged_copy(st, dst_dev, src_dev, rows.data(), rows.size(), api_name);
+}
+
+bool pinned_host(const strided_end& e) {
+  const auto* a = static_cast<const allocation*>(e.memory.owner);
+  return e.registered || (a != nullptr && a->device < 0);
+}
+
+//! Pageable for SLUICE_DIAGNOSE: neither sluice memory nor wholly registered, and either
+//! partly registered or pageable as the vendor says.
+bool diagnosed_pageable(const strided_end& e) {
+  if (!e.pageable()) return false;
+  const void* p = reinterpret_cast<const void*>(e.address);
+  if (registrations().find(p, e.footprint).owner != nullptr) return true;
+  bool pageable = false;
+  (void)api::is_pageable(p, &pageable);
+  api::clear_last_error();
+  return pageable;
+}
+
+}  // namespace
+}  // namespace detail
+
+void copy(stream_ref s, pitched_ptr dst, const_pitched_ptr src, extent e) {
+  constexpr const char* api = "sluice::copy";
+  auto& st = detail::checked(s, api);
+  const detail::strided_plan p = detail::plan_strided_copy(dst, src, e, api);
+  if (p.empty()) return;
+  if (p.contiguous()) {  // one run: the contiguous copy, its checks passed already
+    copy(s, p.dst_at(0, 0), p.src_at(0, 0), p.bytes);
+    return;
+  }
+  const auto device_of = [](const detail::strided_end& end) {
+    const auto* a = static_cast<const detail::allocation*>(end.memory.owner);
+    return a != nullptr ? a->device : -1;
+  };
+  detail::check_copy_devices(st.device, device_of(p.dst), device_of(p.src), api);
+  if (detail::diagnose::enabled()) [[unlikely]]
+    detail::diagnose::note_pageable_copy(SLUICE_CALL_SITE(), p.bytes,
+                                         detail::diagnosed_pageable(p.dst),
+                                         detail::diagnosed_pageable(p.src));
+  if (p.dst.pageable() && detail::current_host_function_stream() == &st) [[unlikely]] {
+    bool pageable = false;  // a pageable destination waits for the copy (MEM-3)
+    (void)gpu::api::is_pageable(p.dst_at(0, 0), &pageable);
+    gpu::api::clear_last_error();
+    if (pageable) detail::check_not_self_wait(st, UINT32_MAX, api);
+  }
+  if (detail::pinned_host(p.dst) && detail::pinned_host(p.src)) [[unlikely]] {
+    // Host memory at both ends: a host task, never the vendor's host-to-host copy on the calling
+    // thread (memory.cpp's copy_on_host says why).
+    auto task = detail::make_host_task([p] {
+      for (std::size_t z = 0; z < p.planes; ++z)
+        for (std::size_t y = 0; y < p.rows; ++y)
+          std::memmove(p.dst_at(y, z), p.src_at(y, z), p.width);
+    });
+    if (detail::trace::enabled()) [[unlikely]]
+      task = detail::traced_host_task(st, std::move(task), "copy", p.bytes, "host");
+    detail::diagnose::note_host_copy(SLUICE_CALL_SITE(), p.bytes);
+    detail::enqueue_host(st, std::move(task), api);
+    return;
+  }
+  auto& dev = engine().devices[static_cast<std::size_t>(st.device)];
+  detail::enqueue_scope<detail::device_current> scope(st, "copy", p.bytes);
+  const char* how = detail::vendor_strided(p, dev, st.native, api);
+  if (detail::trace::enabled()) [[unlikely]]
+    scope.path(how);
+  scope.done();
+}
+
+copy_path copy_peer(stream_ref s, pitched_ptr dst, sluice::device dst_dev, const_pitched_ptr src,
+                    sluice::device src_dev, extent e) {
+  constexpr const char* api = "sluice::copy_peer";
+  auto& st = detail::checked(s, api);
+  const int own = st.device;
+  auto& dev = engine().devices[static_cast<std::size_t>(own)];
+  const auto limits = detail::peer_limits_of(dev, false);
+  const auto plan = detail::plan_copy_peer(own, dst, dst_dev, src, src_dev, e, limits);
+  const copy_path path = plan.copy.path;
+  const detail::strided_plan& p = plan.shape;
+  if (p.empty()) return path;
+  if (p.contiguous())  // one run: the contiguous copy_peer and its choice of path
+    return copy_peer(s, p.dst_at(0, 0), dst_dev, p.src_at(0, 0), src_dev, p.bytes);
+  detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), p.bytes,
+                                   to_string(path), gpu::api::peer_push_preferred, st.trace.id);
+  detail::enqueue_scope<detail::device_current> scope(st, "copy_peer", p.bytes);
+  if (detail::trace::enabled()) [[unlikely]]
+    scope.path(to_string(path));
+  if (path == copy_path::direct_sm || path == copy_path::local_sm) {
+    detail::sm_strided({p}, limits, st.native, api, dst_dev.id(), src_dev.id(), path);
+  } else if (path == copy_path::local) {
+    (void)detail::vendor_strided(p, dev, st.native, api);
+  } else if (path == copy_path::staged) {
+    detail::staged_strided(st, dst_dev.id(), src_dev.id(), {p}, api);
+  } else {
+    detail::vendor_strided_peer(p, dev, dst_dev.id(), src_dev.id(), st.native, api);
+  }
+  scope.done();
+  return path;
+}
+
+copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device src_dev,
+                          const strided_piece* pieces, std::size_t count) {
+  constexpr const char* api = "sluice::copy_peer_batch";
+  auto& st = detail::checked(s, api);
+  const int own = st.device;
+  auto& dev = engine().devices[static_cast<std::size_t>(own)];
+  const auto limits = detail::peer_limits_of(dev, true);
+  const auto plan = detail::plan_copy_peer_batch(own, dst_dev, src_dev, pieces, count, limits);
+  const copy_path path = plan.copy.path;
+  if (plan.copy.bytes == 0) return path;
+  detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(),
+                                   plan.copy.bytes, to_string(path), gpu::api::peer_push_preferred,
+                                   st.trace.id);
+  detail::enqueue_scope<detail::device_current> scope(st, "copy_peer_batch", plan.copy.bytes);
+  scope.path(to_string(path));
+  if (path == copy_path::direct_sm || path == copy_path::local_sm) {
+    detail::sm_strided(plan.pieces, limits, st.native, api, dst_dev.id(), src_dev.id(), path);
+  } else if (path == copy_path::staged) {
+    detail::staged_strided(st, dst_dev.id(), src_dev.id(), plan.pieces, api);
+  } else {
+    for (const detail::strided_plan& p : plan.pieces) {
+      if (path == copy_path::local)
+        (void)detail::vendor_strided(p, dev, st.native, api);
+      else if (p.contiguous())
+        detail::check(gpu::api::memcpy_peer_async(p.dst_at(0, 0), dst_dev.id(), p.src_at(0, 0),
+                                                  src_dev.id(), p.bytes, st.native),
+                      api, ": ", p.bytes, " bytes from device ", src_dev.id(), " to device ",
+                      dst_dev.id(), " (direct)");
+      else
+        detail::vendor_strided_peer(p, dev, dst_dev.id(), src_dev.id(), st.native, api);
+    }
+  }
+  scope.done();
+  return path;
+}
+
+}  // namespace sluice
