@@ -6,6 +6,7 @@
 #include "memory_state.hpp"
 #include "range_map.hpp"
 #include "stream_state.hpp"
+#include "strided.hpp"
 #include "trace/gpu_trace.hpp"
 #include "when_streams_pass.hpp"
 
@@ -290,11 +291,23 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
     return r.owner != nullptr ? static_cast<const detail::allocation*>(r.owner)->device : -1;
   };
   detail::check_copy_devices(st.device, device_of(d), device_of(from), api);
+  // Wholly inside a registered_host_memory range: pinned (MEM-8). Partly inside: pageable.
+  // (sluice memory is never registered: only other memory is looked up.)
+  const detail::range_lookup d_reg =
+      d.owner == nullptr ? detail::registrations().find(dst, bytes) : detail::range_lookup{};
+  const detail::range_lookup from_reg =
+      from.owner == nullptr ? detail::registrations().find(src, bytes) : detail::range_lookup{};
+  const auto registered = [](const detail::range_lookup& r) {
+    return r.owner != nullptr && !r.overrun;
+  };
   if (detail::diagnose::enabled()) [[unlikely]] {
-    // Only sluice memory is known pinned; ask the vendor about the rest.
-    bool dst_pageable = false, src_pageable = false;
-    if (d.owner == nullptr) (void)gpu::api::is_pageable(dst, &dst_pageable);
-    if (from.owner == nullptr) (void)gpu::api::is_pageable(src, &src_pageable);
+    // Only sluice memory and registered ranges are known pinned; ask the vendor about the rest.
+    bool dst_pageable = d_reg.owner != nullptr && d_reg.overrun;
+    bool src_pageable = from_reg.owner != nullptr && from_reg.overrun;
+    if (d.owner == nullptr && d_reg.owner == nullptr)
+      (void)gpu::api::is_pageable(dst, &dst_pageable);
+    if (from.owner == nullptr && from_reg.owner == nullptr)
+      (void)gpu::api::is_pageable(src, &src_pageable);
     gpu::api::clear_last_error();
     detail::diagnose::note_pageable_copy(SLUICE_CALL_SITE(), bytes, dst_pageable, src_pageable);
   }
@@ -306,8 +319,10 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
     gpu::api::clear_last_error();
     if (pageable) detail::check_not_self_wait(st, UINT32_MAX, api);
   }
-  if (d.owner != nullptr && from.owner != nullptr && d.device < 0 && from.device < 0) [[unlikely]] {
-    // Both sluice pinned memory: the vendors run a host-to-host copy on the
+  const bool dst_pinned_host = registered(d_reg) || (d.owner != nullptr && d.device < 0);
+  const bool src_pinned_host = registered(from_reg) || (from.owner != nullptr && from.device < 0);
+  if (dst_pinned_host && src_pinned_host) [[unlikely]] {
+    // Both pinned (sluice's or registered): the vendors run a host-to-host copy on the
     // calling thread once the stream has drained (CUDA "API synchronization
     // behavior"; seen on 2x H200: a held stream deadlocked the caller). Here it
     // is a host task on the stream instead: ordered, and the call returns at
