@@ -5,6 +5,7 @@
 
 #include "comm/impl/communicator_state.hpp"
 #include "comm/impl/staging.hpp"
+#include "strided.hpp"
 
 #include <algorithm>
 #include <cstddef>
@@ -38,13 +39,19 @@ void plan_pieces(batch& b) {
 // through pinned staging too, copied by host tasks on the stream (a vendor
 // copy from pageable memory would wait for the stream on the calling thread).
 // "far" below: the memory the engine cannot use as it is; message::stage's
-// "device" is then the user's host buffer.
+// "device" is then the user's host buffer. A host buffer wholly inside a
+// registered_host_memory range is not far for nccl: the backend registers it
+// pinned, portable and mapped, so NCCL's kernels reach it at its own address
+// as they reach a staging slot (which is pinned host memory too), and a copy
+// into a slot would only add one. The mpi engine never stages host memory.
 void stage(batch& b) {
   const int size = b.comm->size;
   const int rank = b.comm->rank;
   const bool nccl = b.comm->kind == engine::nccl;
   auto far = [nccl](bool device_memory, const void* p, std::size_t bytes) {
-    return p != nullptr && bytes != 0 && (nccl ? !device_memory : device_memory);
+    if (p == nullptr || bytes == 0) return false;
+    if (!nccl) return device_memory;
+    return !device_memory && !sluice::detail::inside_registration(p, bytes);
   };
   for (message& m : b.messages) {
     auto lease = [&b, &m](message::stage& st, void* device, std::size_t bytes) {

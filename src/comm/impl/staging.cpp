@@ -12,6 +12,7 @@
 #include <sluice/memory.hpp>
 #include <sluice/stream.hpp>
 
+#include <atomic>
 #include <deque>
 #include <map>
 #include <memory>
@@ -46,6 +47,8 @@ struct staging_pool {
   std::map<std::size_t, std::deque<int>> free;  // under m: by size, oldest first
 };
 
+std::atomic<std::size_t> leases{0};
+
 staging_pool& pool() {
   static auto* p = new staging_pool;  // never destroyed: streams may still use the memory
   return *p;
@@ -60,6 +63,7 @@ std::size_t rounded(std::size_t bytes) {
 }  // namespace
 
 staging_lease lease_staging(std::size_t bytes, stream_ref stream) {
+  leases.fetch_add(1, std::memory_order_relaxed);
   auto& p = pool();
   const std::size_t size = rounded(bytes);
   std::lock_guard<std::mutex> lock(p.m);
@@ -93,6 +97,8 @@ std::size_t staging_slots() noexcept {
   std::lock_guard<std::mutex> lock(p.m);
   return p.slots.size();
 }
+
+std::size_t staging_leases() noexcept { return leases.load(std::memory_order_relaxed); }
 
 void release_staging_after(int slot, stream_ref s) {
   if (slot < 0) return;

@@ -22,5 +22,8 @@ void release_staging_after(int slot, stream_ref s);
 void release_staging_unused(int slot) noexcept;
 //! How many slots the process has made so far (tests/comm: COMM-1's reuse test).
 std::size_t staging_slots() noexcept;
+//! How many leases the process has taken so far: one per staged buffer (tests/comm:
+//! registered buffers go unstaged).
+std::size_t staging_leases() noexcept;
 
 }  // namespace sluice::comm::detail
