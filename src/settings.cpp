@@ -122,6 +122,12 @@ constexpr declaration declarations[] = {
                     "The largest piece of a `copy_peer_batch` that the SM copy kernel moves; 0: "
                     "never. A bad value makes the first `copy_peer_batch` throw "
                     "`errc::invalid_argument`."),
+    integer_setting(setting::peer_sm_strided_max_kib, "SLUICE_PEER_SM_STRIDED_MAX_KIB", 0,
+                    1024 * 1024, 256, gpu_backends,
+                    "The largest strided `copy_peer` over the link (more than one run, aligned) "
+                    "that the strided SM copy kernel moves; 0: never. A bad value makes the "
+                    "first strided `copy_peer` throw `errc::invalid_argument`.",
+                    "CUDA 256, HIP 256"),
     integer_setting(setting::staging_chunk_kib, "SLUICE_STAGING_CHUNK_KIB", 4, 256 * 1024, 8 * 1024,
                     gpu_backends,
                     "The slot size of the staged peer-copy pipeline ([Peers](#peers)); a bad "
@@ -351,6 +357,9 @@ int peer_sm_push_max_kib(int fallback) { return integer(setting::peer_sm_push_ma
 int peer_sm_pull_max_kib(int fallback) { return integer(setting::peer_sm_pull_max_kib, fallback); }
 int peer_sm_batch_max_kib(int fallback) {
   return integer(setting::peer_sm_batch_max_kib, fallback);
+}
+int peer_sm_strided_max_kib(int fallback) {
+  return integer(setting::peer_sm_strided_max_kib, fallback);
 }
 int staging_chunk_kib() { return integer(setting::staging_chunk_kib); }
 

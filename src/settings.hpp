@@ -32,19 +32,20 @@ enum class setting {
   diagnose,  // SLUICE_DIAGNOSE
   trace,     // SLUICE_TRACE
   // the GPU backends
-  trace_source,           // SLUICE_TRACE_SOURCE
-  trace_counter,          // SLUICE_TRACE_COUNTER
-  cupti_library,          // SLUICE_CUPTI_LIBRARY
-  cupti_buffers,          // SLUICE_CUPTI_BUFFERS
-  cupti_correlation,      // SLUICE_CUPTI_CORRELATION
-  host_func_path,         // SLUICE_HOST_FUNC_PATH
-  stream_reserve,         // SLUICE_STREAM_RESERVE
-  peer_sm_max_kib,        // SLUICE_PEER_SM_MAX_KIB
-  peer_sm_push_max_kib,   // SLUICE_PEER_SM_PUSH_MAX_KIB
-  peer_sm_pull_max_kib,   // SLUICE_PEER_SM_PULL_MAX_KIB
-  peer_sm_batch_max_kib,  // SLUICE_PEER_SM_BATCH_MAX_KIB
-  staging_chunk_kib,      // SLUICE_STAGING_CHUNK_KIB
-  cuda_batch_memop,       // SLUICE_CUDA_BATCH_MEMOP
+  trace_source,             // SLUICE_TRACE_SOURCE
+  trace_counter,            // SLUICE_TRACE_COUNTER
+  cupti_library,            // SLUICE_CUPTI_LIBRARY
+  cupti_buffers,            // SLUICE_CUPTI_BUFFERS
+  cupti_correlation,        // SLUICE_CUPTI_CORRELATION
+  host_func_path,           // SLUICE_HOST_FUNC_PATH
+  stream_reserve,           // SLUICE_STREAM_RESERVE
+  peer_sm_max_kib,          // SLUICE_PEER_SM_MAX_KIB
+  peer_sm_push_max_kib,     // SLUICE_PEER_SM_PUSH_MAX_KIB
+  peer_sm_pull_max_kib,     // SLUICE_PEER_SM_PULL_MAX_KIB
+  peer_sm_batch_max_kib,    // SLUICE_PEER_SM_BATCH_MAX_KIB
+  peer_sm_strided_max_kib,  // SLUICE_PEER_SM_STRIDED_MAX_KIB
+  staging_chunk_kib,        // SLUICE_STAGING_CHUNK_KIB
+  cuda_batch_memop,         // SLUICE_CUDA_BATCH_MEMOP
   // sluice::comm
   comm_timeout_s,         // SLUICE_COMM_TIMEOUT_S
   comm_ring_bytes,        // SLUICE_COMM_RING_BYTES
@@ -175,6 +176,8 @@ int peer_sm_max_kib();
 int peer_sm_push_max_kib(int fallback);
 int peer_sm_pull_max_kib(int fallback);
 int peer_sm_batch_max_kib(int fallback);
+//! SLUICE_PEER_SM_STRIDED_MAX_KIB: 0..1048576; `fallback` when unset (the traits' default).
+int peer_sm_strided_max_kib(int fallback);
 //! SLUICE_STAGING_CHUNK_KIB: 4..262144, default 8192.
 int staging_chunk_kib();
 //! SLUICE_CUDA_BATCH_MEMOP: false only for "0".

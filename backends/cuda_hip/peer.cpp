@@ -43,7 +43,6 @@ peer_limits peer_limits_of(const device_state& d, bool batch) {
   } else {
     l.sm_push_max = sm_copy_limit().push;
     l.sm_pull_max = sm_copy_limit().pull;
-    l.sm_strided_max = std::size_t{1024} * gpu::api::peer_sm_strided_default_kib;
   }
   return l;
 }

@@ -21,6 +21,7 @@
 #include "memory_state.hpp"
 #include "peer_copy.hpp"
 #include "peer_plan.hpp"
+#include "settings.hpp"
 #include "stream_state.hpp"
 #include "trace/gpu_trace.hpp"
 
@@ -111,6 +112,15 @@ void vendor_strided_peer(const strided_plan& p, const device_state& dev, int dst
       check(api::memcpy_peer_async(p.dst_at(y, z), dst_dev, p.src_at(y, z), src_dev, p.width, s),
             api_name, ": ", p.bytes, " bytes, row by row, from device ", src_dev, " to device ",
             dst_dev, " (direct)");
+}
+
+//! SLUICE_PEER_SM_STRIDED_MAX_KIB, default api::peer_sm_strided_default_kib (tuning/): read by
+//! the first strided copy_peer (a bad value: each one throws), not by contiguous ones.
+std::size_t sm_strided_limit() {
+  static const std::size_t bytes =
+      std::size_t{1024} *
+      static_cast<std::size_t>(settings::peer_sm_strided_max_kib(api::peer_sm_strided_default_kib));
+  return bytes;
 }
 
 sm_copy::strided_piece sm_piece(const strided_plan& p) {
@@ -235,7 +245,8 @@ copy_path copy_peer(stream_ref s, pitched_ptr dst, sluice::device dst_dev, const
   auto& st = detail::checked(s, api);
   const int own = st.device;
   auto& dev = engine().devices[static_cast<std::size_t>(own)];
-  const auto limits = detail::peer_limits_of(dev, false);
+  auto limits = detail::peer_limits_of(dev, false);
+  limits.sm_strided_max = detail::sm_strided_limit();
   const auto plan = detail::plan_copy_peer(own, dst, dst_dev, src, src_dev, e, limits);
   const copy_path path = plan.copy.path;
   const detail::strided_plan& p = plan.shape;
