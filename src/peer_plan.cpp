@@ -122,7 +122,8 @@ strided_batch_plan plan_copy_peer_batch(int own, device dst_dev, device src_dev,
   struct end_ref {
     const strided_end* end;
     extent shape;
-    std::size_t piece;
+    std::size_t piece;  // its number in `pieces`
+    std::size_t kept;   // its number in plan.pieces
     bool written;
   };
   std::vector<std::size_t> index;  // piece number of each kept plan
@@ -145,14 +146,14 @@ strided_batch_plan plan_copy_peer_batch(int own, device dst_dev, device src_dev,
   }
   // No piece may write bytes another reads or writes (they run in no
   // particular order). Sorted by start, each footprint is compared with the
-  // earlier ones that still reach it; footprints that meet are allowed only
-  // where the columns tell them apart.
+  // earlier ones that still reach it; where two meet, the columns or else the
+  // runs themselves tell whether they share a byte.
   std::vector<end_ref> ends;
   ends.reserve(plan.pieces.size() * 2);
   for (std::size_t k = 0; k < plan.pieces.size(); ++k) {
     const extent e = pieces[index[k]].shape;
-    ends.push_back({&plan.pieces[k].dst, e, index[k], true});
-    ends.push_back({&plan.pieces[k].src, e, index[k], false});
+    ends.push_back({&plan.pieces[k].dst, e, index[k], k, true});
+    ends.push_back({&plan.pieces[k].src, e, index[k], k, false});
   }
   std::sort(ends.begin(), ends.end(),
             [](const end_ref& a, const end_ref& b) { return a.end->address < b.end->address; });
@@ -163,7 +164,8 @@ strided_batch_plan plan_copy_peer_batch(int own, device dst_dev, device src_dev,
       if (r.end->address - q->end->address >= q->end->footprint) continue;  // ends before r
       reaching[kept++] = q;
       if (q->piece == r.piece || !(q->written || r.written)) continue;
-      if (!strided_overlap_allowed(*q->end, q->shape, *r.end, r.shape))
+      if (!strided_overlap_allowed(*q->end, q->shape, *r.end, r.shape) &&
+          share_bytes(plan.pieces[q->kept], q->written, plan.pieces[r.kept], r.written))
         fail(errc::invalid_argument, api, "piece ", std::min(q->piece, r.piece), " and piece ",
              std::max(q->piece, r.piece), " overlap where ",
              q->written && r.written ? "both write" : "one writes and the other reads",

@@ -73,8 +73,8 @@ strided_peer_plan plan_copy_peer(int own, pitched_ptr dst, device dst_dev, const
                                  device src_dev, extent e, const peer_limits& limits);
 
 //! copy_peer_batch of strided pieces: each piece as the strided plan_copy_peer
-//! checks it; no piece writes bytes another piece reads or writes (footprints
-//! that meet must pass strided_overlap_allowed). `pieces` holds the non-empty
+//! checks it; no piece writes a byte another piece reads or writes (exactly:
+//! two y faces of one array share a footprint, not a byte). `pieces` holds the non-empty
 //! pieces in their order; copy.bytes is the bytes they move.
 struct strided_batch_plan {
   copy_plan copy;

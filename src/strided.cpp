@@ -2,8 +2,10 @@
 
 #include "checks.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <utility>
 
 namespace sluice::detail {
 
@@ -85,6 +87,66 @@ bool strided_overlap_allowed(const strided_end& a, extent ea, const strided_end&
   const std::size_t p = a.pitch;
   const std::size_t from_a = (b.address % p + p - a.address % p) % p;  // cb - ca, mod p
   return from_a >= ea.width_bytes && p - from_a >= eb.width_bytes;
+}
+
+namespace {
+
+//! One end's bytes, as normalized: `planes` planes of `rows` runs of `width`.
+struct run_set {
+  std::uintptr_t address;
+  std::size_t width, rows, row_step, planes, plane_step;
+  std::size_t runs() const noexcept { return rows * planes; }
+  std::size_t plane_span() const noexcept { return (rows - 1) * row_step + width; }
+};
+
+run_set runs_of(const strided_plan& p, bool dst) noexcept {
+  const strided_end& e = dst ? p.dst : p.src;
+  return {e.address, p.width, p.rows, e.row_step, p.planes, e.plane_step};
+}
+
+//! [first, last] of the `count` intervals [base + i * step, + length) that meet
+//! [s, e) (none: first > last). The intervals do not overlap (step >= length).
+void meeting(std::uintptr_t base, std::size_t step, std::size_t length, std::size_t count,
+             std::uintptr_t s, std::uintptr_t e, std::size_t* first, std::size_t* last) noexcept {
+  *first = 1;
+  *last = 0;
+  if (e <= base) return;
+  if (count == 1 || step == 0) {
+    if (base + length > s) *first = *last = 0;
+    return;
+  }
+  const std::size_t lo = s < base + length ? 0 : (s - base - length) / step + 1;
+  const std::size_t hi = std::min<std::size_t>(count - 1, (e - 1 - base) / step);
+  *first = lo;
+  *last = hi;
+}
+
+//! Whether [s, e) meets a byte of b.
+bool run_meets(const run_set& b, std::uintptr_t s, std::uintptr_t e) noexcept {
+  std::size_t z0 = 0, z1 = 0;
+  meeting(b.address, b.plane_step, b.plane_span(), b.planes, s, e, &z0, &z1);
+  if (z0 > z1) return false;
+  if (z1 - z0 >= 2) return true;  // a whole plane lies inside [s, e)
+  for (std::size_t z = z0; z <= z1; ++z) {
+    std::size_t y0 = 0, y1 = 0;
+    meeting(b.address + z * b.plane_step, b.row_step, b.width, b.rows, s, e, &y0, &y1);
+    if (y0 <= y1) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool share_bytes(const strided_plan& pa, bool dst_of_a, const strided_plan& pb,
+                 bool dst_of_b) noexcept {
+  run_set a = runs_of(pa, dst_of_a), b = runs_of(pb, dst_of_b);
+  if (a.runs() > b.runs()) std::swap(a, b);  // walk the end with fewer runs
+  for (std::size_t z = 0; z < a.planes; ++z)
+    for (std::size_t y = 0; y < a.rows; ++y) {
+      const std::uintptr_t s = a.address + z * a.plane_step + y * a.row_step;
+      if (run_meets(b, s, s + a.width)) return true;
+    }
+  return false;
 }
 
 strided_plan plan_strided_copy(pitched_ptr dst, const_pitched_ptr src, extent e, const char* api) {

@@ -75,6 +75,12 @@ std::size_t strided_footprint(extent e, std::size_t pitch, std::size_t rows_per_
 bool strided_overlap_allowed(const strided_end& a, extent ea, const strided_end& b,
                              extent eb) noexcept;
 
+//! Whether the destination (`dst_of_a`) or source end of plan a and an end of
+//! plan b touch a byte in common, exactly (not by footprint): the bytes of
+//! two pieces of a batch, which run in no particular order.
+bool share_bytes(const strided_plan& a, bool dst_of_a, const strided_plan& b,
+                 bool dst_of_b) noexcept;
+
 // --- registered host memory ----------------------------------------------
 
 //! The process's registered_host_memory ranges (owner: the backend's

@@ -32,6 +32,9 @@ enum class kind : int {
   borrow_own_queue,               //!< a borrowed stream gets a queue of its own (NAT-1)
   borrow_destroys_native,         //!< destroying a borrowed stream destroys its native (NAT-2)
   borrow_accepts_any,             //!< borrow() accepts the null stream (NAT-3)
+  strided_ignores_pitch,          //!< a strided copy moves its bytes as one run (MEM-7, PEER-5)
+  registered_counts_pageable,     //!< registered memory takes the pageable path (MEM-8)
+  strided_peer_drops_last_row,    //!< a strided peer copy leaves out its last row (PEER-5)
   // sluice::comm (src/comm).
   post_at_enqueue,  //!< an operation starts when enqueued, not when its stream gets there (COMM-1)
   enqueue_waits,    //!< the enqueuing call waits for the operation to complete (COMM-2)

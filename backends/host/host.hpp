@@ -324,6 +324,19 @@ struct allocation {
 const allocation* find_allocation(const void* p, std::size_t bytes, const char* api,
                                   const char* what);
 
+//! Whether host memory that is no sluice allocation counts as pageable: not
+//! wholly inside a registered_host_memory range (MEM-3, MEM-8).
+bool pageable_host_memory(const void* p, std::size_t bytes) noexcept;
+
+struct strided_plan;  // src/strided.hpp
+
+//! Enqueues the checked strided copies `pieces` as one op on s (strided.cpp):
+//! `kind` and `peer_path` (null for copy()) for the trace; `staged` through a
+//! bounce buffer; `snapshot_source` packs the single piece's pageable source
+//! at enqueue (MEM-3). Returns its seq.
+seq_t enqueue_strided(stream_state& s, std::vector<strided_plan> pieces, const char* kind,
+                      const char* peer_path, bool staged, bool snapshot_source, const char* api);
+
 //! Steady-clock nanoseconds.
 std::int64_t now_ns() noexcept;
 

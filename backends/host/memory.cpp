@@ -202,8 +202,8 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
   const auto [dst_allocation, src_allocation] = detail::find_allocations(dst, src, bytes, api);
   detail::check_copy_devices(st.dev->id, dst_allocation != nullptr ? dst_allocation->device : -1,
                              src_allocation != nullptr ? src_allocation->device : -1, api);
-  const bool dst_pageable = dst_allocation == nullptr;
-  const bool src_pageable = src_allocation == nullptr;
+  const bool dst_pageable = dst_allocation == nullptr && detail::pageable_host_memory(dst, bytes);
+  const bool src_pageable = src_allocation == nullptr && detail::pageable_host_memory(src, bytes);
   if (dst_pageable) detail::check_not_self_wait(st, UINT64_MAX, api);
   detail::diagnose::note_pageable_copy(SLUICE_CALL_SITE(), bytes, dst_pageable, src_pageable);
   const auto seq = detail::enqueue_copy(st, dst, src, bytes, src_pageable, api, nullptr);
@@ -216,7 +216,8 @@ void fill(stream_ref s, void* dst, unsigned char value, std::size_t bytes) {
   auto& st = detail::checked(s, api);
   if (bytes == 0) return;
   detail::check_pointer_range(dst, bytes, api, "dst");
-  const bool dst_pageable = detail::find_allocation(dst, bytes, api, "dst") == nullptr;
+  const bool dst_pageable = detail::find_allocation(dst, bytes, api, "dst") == nullptr &&
+                            detail::pageable_host_memory(dst, bytes);
   if (dst_pageable) detail::check_not_self_wait(st, UINT64_MAX, api);
   const auto seq = detail::enqueue(st, new detail::fill_op(dst, value, bytes));
   if (dst_pageable) detail::wait_reached(st, seq, false);

@@ -4,6 +4,7 @@
 #include "host.hpp"
 #include "peer_access.hpp"
 #include "peer_plan.hpp"
+#include "strided.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -134,6 +135,38 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
   for (std::size_t i = 0; i < count; ++i)
     if (pieces[i].bytes > 0) kept.push_back(pieces[i]);
   detail::enqueue(st, new detail::batch_copy_op(std::move(kept), path, total));
+  return path;
+}
+
+copy_path copy_peer(stream_ref s, pitched_ptr dst, sluice::device dst_dev, const_pitched_ptr src,
+                    sluice::device src_dev, extent e) {
+  constexpr const char* api = "sluice::copy_peer";
+  auto& st = detail::checked(s, api);
+  const int own = st.dev->id;
+  auto plan = detail::plan_copy_peer(own, dst, dst_dev, src, src_dev, e, detail::host_limits());
+  const copy_path path = plan.copy.path;
+  if (plan.shape.empty()) return path;
+  detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(),
+                                   plan.shape.bytes, to_string(path), false, st.trace_id);
+  std::vector<detail::strided_plan> pieces{plan.shape};
+  detail::enqueue_strided(st, std::move(pieces), "copy_peer", to_string(path),
+                          path == copy_path::staged, false, api);
+  return path;
+}
+
+copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device src_dev,
+                          const strided_piece* pieces, std::size_t count) {
+  constexpr const char* api = "sluice::copy_peer_batch";
+  auto& st = detail::checked(s, api);
+  const int own = st.dev->id;
+  auto plan =
+      detail::plan_copy_peer_batch(own, dst_dev, src_dev, pieces, count, detail::host_limits());
+  const copy_path path = plan.copy.path;
+  if (plan.copy.bytes == 0) return path;
+  detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(),
+                                   plan.copy.bytes, to_string(path), false, st.trace_id);
+  detail::enqueue_strided(st, std::move(plan.pieces), "copy_peer_batch", to_string(path),
+                          path == copy_path::staged, false, api);
   return path;
 }
 

@@ -102,10 +102,10 @@ struct strided_piece {
 
 //! copy_peer_batch of strided pieces (the faces of a halo exchange in one
 //! call): one operation on s, as the contiguous form; each piece checked as
-//! the strided copy_peer checks it; no piece may write where another piece
-//! reads or writes (footprints that meet are allowed only with the same pitch
-//! and rows_per_plane and disjoint columns). Returns the path, the same for
-//! every piece; count == 0 (or only zero extents) is a no-op.
+//! the strided copy_peer checks it; no piece may write a byte that another
+//! piece reads or writes (bytes, not footprints: the faces of one halo may
+//! interleave). Returns the path, the same for every piece; count == 0 (or
+//! only zero extents) is a no-op.
 copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device src_dev,
                           const strided_piece* pieces, std::size_t count);
 inline copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device src_dev,

@@ -338,6 +338,34 @@ TEST(StridedPeerPlan, BatchPiecesMayShareAnArrayByColumns) {
       "piece 2: "));
 }
 
+TEST(StridedPeerPlan, BatchPiecesMayInterleaveRowsOfOneArray) {
+  const sluice::device d0(0);
+  std::vector<unsigned char> dst(8192), src(8192);
+  // The two y faces of a 3-D block (rows 0 and 5 of every plane, the same
+  // columns): their footprints meet, their bytes do not.
+  std::vector<sluice::strided_piece> pieces = {
+      {{dst.data(), 16, 8}, {src.data(), 16, 8}, {16, 1, 4}},
+      {{dst.data() + 5 * 16, 16, 8}, {src.data() + 16, 16, 8}, {16, 1, 4}}};
+  EXPECT_EQ(
+      sluice::detail::plan_copy_peer_batch(0, d0, d0, pieces.data(), pieces.size(), any_memory())
+          .pieces.size(),
+      2U);
+  // Row 5 of plane 2 lies inside the second piece: a 2-D piece over it shares a byte.
+  pieces.push_back(
+      {{dst.data() + 2 * 128 + 5 * 16 + 15, 1000, 0}, {src.data() + 4096, 16, 0}, {1, 2, 1}});
+  EXPECT_TRUE(rejects(
+      [&] {
+        sluice::detail::plan_copy_peer_batch(0, d0, d0, pieces.data(), pieces.size(), any_memory());
+      },
+      "piece 1 and piece 2 overlap where both write"));
+  // One byte later: the gap after that row; a second row 1000 bytes on lies past every plane.
+  pieces[2].dst.ptr = dst.data() + 2 * 128 + 5 * 16 + 16;
+  EXPECT_EQ(
+      sluice::detail::plan_copy_peer_batch(0, d0, d0, pieces.data(), pieces.size(), any_memory())
+          .pieces.size(),
+      3U);
+}
+
 TEST(StridedPeerPlan, SmallAlignedStridedCopiesOverTheLinkUseTheKernel) {
   if (sluice::device_count() < 2) GTEST_SKIP() << "needs two devices";
   // Device 1 to 0: the host backend's tests need 0 to 1 without peer access.
