@@ -319,6 +319,13 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
     gpu::api::clear_last_error();
     if (pageable) detail::check_not_self_wait(st, UINT32_MAX, api);
   }
+  // An end only partly inside a registration is pageable for sluice (MEM-8), but the vendor may
+  // take it as pinned (it starts in pinned pages): the call waits for the copy, as for pageable
+  // memory (MEM-3).
+  const bool partly_registered =
+      (d_reg.owner != nullptr && d_reg.overrun) || (from_reg.owner != nullptr && from_reg.overrun);
+  if (partly_registered) [[unlikely]]
+    detail::check_not_self_wait(st, UINT32_MAX, api);
   const bool dst_pinned_host = registered(d_reg) || (d.owner != nullptr && d.device < 0);
   const bool src_pinned_host = registered(from_reg) || (from.owner != nullptr && from.device < 0);
   if (dst_pinned_host && src_pinned_host) [[unlikely]] {
@@ -336,6 +343,9 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
   detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes,
                 " bytes on a stream of device ", st.device);
   scope.done();
+  if (partly_registered) [[unlikely]]
+    detail::check(gpu::api::stream_synchronize(st.native), api, ": waiting for a copy of ", bytes,
+                  " bytes partly inside registered host memory");
 }
 
 void fill(stream_ref s, void* dst, unsigned char value, std::size_t bytes) {

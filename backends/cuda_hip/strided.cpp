@@ -173,6 +173,14 @@ void staged_strided(stream_state& st, int dst_dev, int src_dev,
   staged_copy(st, dst_dev, src_dev, rows.data(), rows.size(), api_name);
 }
 
+//! Pageable for sluice (not wholly registered) while it starts in registered pages, which the
+//! vendor takes as pinned: the call waits for the copy (MEM-3, MEM-8).
+bool partly_registered(const strided_end& e) {
+  return e.pageable() &&
+         registrations().find(reinterpret_cast<const void*>(e.address), e.footprint).owner !=
+             nullptr;
+}
+
 bool pinned_host(const strided_end& e) {
   const auto* a = static_cast<const allocation*>(e.memory.owner);
   return e.registered || (a != nullptr && a->device < 0);
@@ -217,6 +225,9 @@ void copy(stream_ref s, pitched_ptr dst, const_pitched_ptr src, extent e) {
     gpu::api::clear_last_error();
     if (pageable) detail::check_not_self_wait(st, UINT32_MAX, api);
   }
+  const bool partly = detail::partly_registered(p.dst) || detail::partly_registered(p.src);
+  if (partly) [[unlikely]]
+    detail::check_not_self_wait(st, UINT32_MAX, api);
   if (detail::pinned_host(p.dst) && detail::pinned_host(p.src)) [[unlikely]] {
     // Host memory at both ends: a host task, never the vendor's host-to-host copy on the calling
     // thread (memory.cpp's copy_on_host says why).
@@ -237,6 +248,9 @@ void copy(stream_ref s, pitched_ptr dst, const_pitched_ptr src, extent e) {
   if (detail::trace::enabled()) [[unlikely]]
     scope.path(how);
   scope.done();
+  if (partly) [[unlikely]]
+    detail::check(gpu::api::stream_synchronize(st.native), api, ": waiting for a copy of ", p.bytes,
+                  " bytes partly inside registered host memory");
 }
 
 copy_path copy_peer(stream_ref s, pitched_ptr dst, sluice::device dst_dev, const_pitched_ptr src,
