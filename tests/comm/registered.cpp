@@ -115,11 +115,10 @@ int main(int argc, char** argv) {
       if (!r.data_ok || !staging_ok) failed = 1;
       if (rank == 0)
         std::printf("%-36s %zu staging leases (%s)%s%s\n", what, r.leases,
-                    !check_staging      ? "not checked"
+                    !check_staging    ? "not checked"
                     : staged_expected ? "staged, as it must be"
                                       : "not staged, as it must be",
-                    r.data_ok ? "" : "; DATA WRONG",
-                    staging_ok ? "" : "; STAGING WRONG");
+                    r.data_ok ? "" : "; DATA WRONG", staging_ok ? "" : "; STAGING WRONG");
     };
     if (rank == 0)
       std::printf("sluice-comm-registered: backend %s, engine %s, %d ranks\n",
@@ -129,9 +128,8 @@ int main(int argc, char** argv) {
     std::vector<unsigned char> memory(2 * bytes + 8192);
     {
       sluice::registered_host_memory registered(memory.data(), memory.size());
-      report("registered send and receive:", exchange(s, c, memory.data(), memory.data() + bytes,
-                                                       false),
-             false, true);
+      report("registered send and receive:",
+             exchange(s, c, memory.data(), memory.data() + bytes, false), false, true);
       // 2. The send's buffer runs half past the registration's end: pageable.
       std::vector<unsigned char> plain(2 * bytes);
       sluice::registered_host_memory half(plain.data(), bytes / 2);
@@ -140,12 +138,12 @@ int main(int argc, char** argv) {
     }
     // 3. Unregistered host memory, then device memory.
     std::vector<unsigned char> plain(2 * bytes);
-    report("plain host send and receive:", exchange(s, c, plain.data(), plain.data() + bytes, false),
-           nccl, true);
+    report("plain host send and receive:",
+           exchange(s, c, plain.data(), plain.data() + bytes, false), nccl, true);
     sluice::device_buffer<unsigned char> device_memory(d, 2 * bytes);
     report("device send and receive:",
-           exchange(s, c, device_memory.data(), device_memory.data() + bytes, true),
-           gpu && !nccl, true);
+           exchange(s, c, device_memory.data(), device_memory.data() + bytes, true), gpu && !nccl,
+           true);
   }
   int any = 0;
   MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
