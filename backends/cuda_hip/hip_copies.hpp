@@ -25,8 +25,9 @@ struct hip_status {
 };
 
 struct hip_copies {
-  // ROCm's 2-D and 3-D copies go through HIP_MEMCPY3D, whose pitches, heights and widths are
-  // unsigned int (driver_types.h:379-403): a larger pitch, rows per plane or extent is split.
+  // ROCm's 3-D copy runs on HIP_MEMCPY3D (rocclr hip_memory.cpp, ihipMemcpyParam3D), whose
+  // pitches, heights and widths are unsigned int (driver_types.h:379-403); 2-D copies are held
+  // to the same limit. A larger pitch, rows per plane or extent goes row by row.
   static constexpr std::size_t strided_field_max = UINT_MAX;
   static constexpr bool has_3d_peer_copy = false;
   //! The largest pitch the vendor's strided copies take on device d (hipDeviceAttributeMaxPitch).

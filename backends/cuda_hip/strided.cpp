@@ -1,7 +1,8 @@
 // Strided copies on the GPU backend: copy(s, pitched dst, pitched src, extent) and the strided
 // copy_peer and copy_peer_batch. src/strided and src/peer_plan check and normalize each copy
 // and choose its path; this file carries it out through the traits (docs/design.md, "Strided
-// copies", says which case takes which path on CUDA and on HIP):
+// copies", and docs/vendor-differences.md section 26 say which case takes which path on CUDA
+// and on HIP):
 // - one run after normalizing: the contiguous copy (memory.cpp, peer.cpp), whose rules and
 //   paths it then has;
 // - within one device or between host and device: the vendor's 2-D copy (one plane, or planes
