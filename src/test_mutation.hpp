@@ -35,6 +35,17 @@ enum class kind : int {
   strided_ignores_pitch,          //!< a strided copy moves its bytes as one run (MEM-7, PEER-5)
   registered_counts_pageable,     //!< registered memory takes the pageable path (MEM-8)
   strided_peer_drops_last_row,    //!< a strided peer copy leaves out its last row (PEER-5)
+  graph_launches_overlap,         //!< a launch does not wait for its exec's previous one (GRAPH-3)
+  graph_ignores_dependencies,     //!< a launch starts every recorded operation at once (GRAPH-1, 2, 4)
+  graph_events_not_recorded,      //!< a launch leaves the graph's events as they were (GRAPH-7)
+  graph_replays_once,             //!< launches after the first skip the copies, fills and flag
+                                  //!< operations (GRAPH-1, 8, 10)
+  graph_launch_returns_early,     //!< a launch's operation completes when it has started the
+                                  //!< recorded operations (GRAPH-2)
+  graph_update_ignored,           //!< update() answers ok and keeps the old arguments (GRAPH-9)
+  graph_discard_runs,             //!< a capture destroyed without end() runs its recording once
+                                  //!< on its origin (GRAPH-12)
+  graph_edges_unreduced,          //!< the recorded program keeps its implied edges (GRAPH-14)
   // sluice::comm (src/comm).
   post_at_enqueue,  //!< an operation starts when enqueued, not when its stream gets there (COMM-1)
   enqueue_waits,    //!< the enqueuing call waits for the operation to complete (COMM-2)
@@ -50,6 +61,10 @@ enum class kind : int {
                            //!< enqueued before it (COMM-1)
   early_deadline,          //!< a collective started early times out counting from its start, not
                            //!< from where its stream got there (COMM-7)
+  forget_lost_peers,       //!< a failure loses no peer: later operations with it are enqueued
+                           //!< and wait for their own timeouts (COMM-7)
+  receive_unwritten,       //!< a whole receive completes without writing its buffer (the fault
+                           //!< tests' data checks, tests/multihost/fault)
   untraced,  //!< operations leave no span in a trace (ctest comm.<backend>.trace.mutation)
   // sluice::kokkos (src/kokkos).
   unordered,        //!< submit runs f at once, outside the stream's order (KOK-1, KOK-3)

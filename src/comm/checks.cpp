@@ -2,6 +2,7 @@
 // and operation, the rest arithmetic on the arguments.
 #include "comm/checks.hpp"
 
+#include "comm/impl/failure.hpp"
 #include "comm/mutation.hpp"
 
 #include <sluice/detail/interop.hpp>
@@ -59,6 +60,15 @@ void check_buffer(const void* p, std::size_t bytes, const char* which, const cha
     reject(
         errc::invalid_argument, api,
         std::string("the ") + which + " buffer is null with " + std::to_string(bytes) + " bytes");
+}
+
+void check_not_lost(const communicator_state& c, const message& m, const char* api) {
+  if (c.kind == engine::nccl && !c.nccl_failure.empty())
+    reject(errc::comm_failure, api,
+           "the communicator's NCCL communicators were aborted after an earlier failure (" +
+               c.nccl_failure + "): nothing was enqueued");
+  const std::string why = lost_reason(c, m);
+  if (!why.empty()) reject(errc::comm_failure, api, why + ": nothing was enqueued");
 }
 
 // Device memory must be the communicator's device's. True when p is device

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "comm/impl/communicator_state.hpp"
+#include "comm/impl/message.hpp"
 
 #include <sluice/comm.hpp>
 #include <sluice/error.hpp>
@@ -24,6 +25,10 @@ void check_rank(int r, const communicator_state& c, const char* what, const char
 //! MPI takes in one call (an int count).
 std::size_t checked_count(std::size_t count, std::size_t bytes_each, const char* api);
 void check_buffer(const void* p, std::size_t bytes, const char* which, const char* api);
+//! A communicator that lost m's peer (any peer, for a collective) after a
+//! failure, or whose NCCL communicators were aborted, refuses m with
+//! errc::comm_failure (docs/comm.md "After a failure"). The caller holds c.m.
+void check_not_lost(const communicator_state& c, const message& m, const char* api);
 //! Device memory must be the communicator's device's. True when p is device
 //! memory (what staging_plan.cpp copies through pinned memory).
 bool check_memory(const void* p, const communicator_state& c, const char* which, const char* api);

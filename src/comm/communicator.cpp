@@ -142,6 +142,7 @@ communicator::communicator(MPI_Comm c, sluice::device d, engine e) {
   if (chosen == engine::nccl) detail::nccl::create_lanes(*state);  // collective, like the dup
   state->sent.assign(static_cast<std::size_t>(state->size), 0);
   state->received.assign(static_cast<std::size_t>(state->size), 0);
+  state->lost.assign(static_cast<std::size_t>(state->size), 0);
   state_ = std::move(state);
 }
 

@@ -206,6 +206,10 @@ void engine_thread::run() {
           ++i;
         }
       }
+      if (peers_lost() != lost_seen_) {  // those done now finish in the next pass
+        fail_lost();
+        moved = true;
+      }
       // A finished operation may have let its stream reach the next one (the
       // host backend runs a stream's flag ops on the thread that stores the
       // flag): start it in this pass.
@@ -434,14 +438,24 @@ void engine_thread::start(batch* b) {
   auto& c = *b->comm;
   b->deadline = deadline();
   const bool nccl = c.kind == engine::nccl;
-  if (!b->sizes_posted)
-    for (auto& m : b->messages) {
-      const int code = nccl ? nccl::post_sizes(c, m) : mpi_.start(c, *b, m);
-      if (code != MPI_SUCCESS) {
-        b->failure = m.describe() + " could not start: " + mpi::error_text(code);
-        m.done = true;
+  // Enqueued before its communicator lost a peer of it: fails now, unposted.
+  const bool lost = c.any_lost.load(std::memory_order_acquire);
+  for (auto& m : b->messages) {
+    if (lost) {
+      std::string why = lost_reason(c, m);
+      if (!why.empty()) {
+        if (nccl) {  // its size exchange (posted when taken) goes; its kernels end with the abort
+          nccl::cancel(m, cancelled_);
+          b->deadline = clock::time_point::min();  // failed in the next pass, as a timeout is
+        }
+        fail_message(*b, m, ": not started: " + why);
+        continue;
       }
     }
+    if (b->sizes_posted) continue;
+    const int code = nccl ? nccl::post_sizes(c, m) : mpi_.start(c, *b, m);
+    if (code != MPI_SUCCESS) fail_with_peer(*b, m, " could not start: " + mpi::error_text(code));
+  }
   if (mutation::is(mutation::kind::one_at_a_time)) {
     while (!poll(*b) && clock::now() < b->deadline) {
     }
@@ -459,6 +473,9 @@ bool engine_thread::poll(batch& b) {
 void engine_thread::fail_expired(batch& b) {
   std::string waiting;
   const bool nccl = b.comm->kind == engine::nccl;
+  const std::string timed_out =
+      ": no answer within SLUICE_COMM_TIMEOUT_S=" + std::to_string(timeout_s_) + " s";
+  const bool finalized = stopping_.load();
   for (auto& m : b.messages) {
     if (m.done && !nccl) continue;  // nccl: every message waits for NCCL's kernel
     if (!waiting.empty()) waiting += ", ";
@@ -467,13 +484,34 @@ void engine_thread::fail_expired(batch& b) {
       nccl::cancel(m, cancelled_);
     else
       mpi_.cancel(b, m);
+    // Its peer did not answer: lost for the communicator (not at MPI_Finalize).
+    if (!m.done && !finalized) lose_peer(b, m, timed_out);
     m.done = true;
   }
-  if (b.failure.empty())
-    b.failure =
-        "no answer within SLUICE_COMM_TIMEOUT_S=" + std::to_string(timeout_s_) + " s: " + waiting;
+  if (b.failure.empty()) b.failure = timed_out.substr(2) + ": " + waiting;
   // The NCCL kernels that wait for the peer end only with the communicator.
   if (nccl) nccl::fail_batch(b, b.failure);
+}
+
+void engine_thread::fail_lost() {
+  lost_seen_ = peers_lost();
+  for (batch* b : active_) {
+    auto& c = *b->comm;
+    if (!c.any_lost.load(std::memory_order_acquire)) continue;
+    const bool nccl = c.kind == engine::nccl;
+    for (auto& m : b->messages) {
+      if (m.done && !nccl) continue;  // nccl: every message waits for NCCL's kernel
+      const std::string why = lost_reason(c, m);
+      if (why.empty()) continue;
+      if (nccl) {  // its kernels end with the aborted NCCL communicators
+        nccl::cancel(m, cancelled_);
+        b->deadline = clock::time_point::min();  // failed in the next pass, as a timeout is
+      } else {
+        mpi_.cancel(*b, m);
+      }
+      fail_message(*b, m, ": given up: " + why);
+    }
+  }
 }
 
 void engine_thread::finish(batch* b) noexcept {

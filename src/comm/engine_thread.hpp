@@ -62,6 +62,10 @@ class engine_thread {
   bool poll(batch& b);                     // true when every message completed
   void finish(batch* b) noexcept;
   void fail_expired(batch& b);
+  // A peer was lost (docs/comm.md "After a failure"): what is in flight with
+  // it fails now, not at its own timeout (mpi engine; nccl aborts instead).
+  void fail_lost();
+  unsigned long long lost_seen_ = 0;  // peers_lost() when fail_lost() last ran
   void shut_down() noexcept;
   static int on_finalize(MPI_Comm, int, void*, void*);
 

@@ -46,6 +46,7 @@ void point_to_point(stream_ref s, message m, const std::shared_ptr<communicator_
   // The match number: the n-th send from a to b meets b's n-th receive from a.
   {
     std::lock_guard<std::mutex> lock(c.m);
+    check_not_lost(c, m, api);  // a peer lost after a failure: refused, nothing enqueued
     auto& counter = m.kind == op_kind::send ? c.sent[static_cast<std::size_t>(m.peer)]
                                             : c.received[static_cast<std::size_t>(m.peer)];
     m.tag = mutation::is(mutation::kind::tag_zero)
@@ -75,6 +76,7 @@ void collective(stream_ref s, message m, const std::shared_ptr<communicator_stat
   mutation::active();  // an unknown name is rejected before anything is enqueued
   auto b = single(state, s, m);
   std::lock_guard<std::mutex> lock(c.m);
+  check_not_lost(c, m, api);  // any peer lost after a failure: refused, nothing enqueued
   b->collective = c.collectives + 1;
   enqueue(std::move(b));
   ++c.collectives;

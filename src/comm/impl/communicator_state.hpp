@@ -9,6 +9,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -54,6 +55,14 @@ struct communicator_state {
   // The engine thread's: the next collective to start, and those that wait for it.
   std::uint64_t next_collective = 1;
   std::map<std::uint64_t, batch*> waiting;
+  // The peers this rank lost (docs/comm.md "After a failure"): an operation
+  // waiting for one timed out or MPI failed on it. Written by the engine
+  // thread only, under m; the enqueues read them under m (an operation with a
+  // lost peer, and every collective once any is lost, is refused there), the
+  // engine without it (what was enqueued before fails when it starts).
+  std::vector<char> lost;    // per peer
+  std::string lost_because;  // the first failure that lost one
+  std::atomic<bool> any_lost{false};
 
   explicit communicator_state(sluice::device d) : device(d) {}
   static const std::shared_ptr<communicator_state>& of(const communicator& c) noexcept {

@@ -33,11 +33,12 @@ void transport::poll_pieces(batch& b, message& m) {
   auto& c = *b.comm;
   message_state& s = mpi_state(m);
   auto fail = [&](const std::string& why) { fail_message(b, m, ": " + why); };
+  auto fail_peer = [&](const std::string& why) { fail_with_peer(b, m, ": " + why); };  // MPI's
   if (s.header_request != MPI_REQUEST_NULL) {
     int arrived = 0;
     MPI_Status status;
     const int code = MPI_Test(&s.header_request, &arrived, &status);
-    if (code != MPI_SUCCESS) return fail("its header failed: " + error_text(code));
+    if (code != MPI_SUCCESS) return fail_peer("its header failed: " + error_text(code));
     if (arrived && !s.header_checked) {
       int words = 0;
       MPI_Get_count(&status, MPI_UINT64_T, &words);
@@ -55,7 +56,7 @@ void transport::poll_pieces(batch& b, message& m) {
     MPI_Message matched = MPI_MESSAGE_NULL;
     MPI_Status status;
     const int code = MPI_Improbe(m.peer, m.tag, c.mpi, &found, &matched, &status);
-    if (code != MPI_SUCCESS) return fail("probing for its send failed: " + error_text(code));
+    if (code != MPI_SUCCESS) return fail_peer("probing for its send failed: " + error_text(code));
     if (found) {
       MPI_Cancel(&s.header_request);  // not matched: it completes, cancelled
       cancelled_.requests.push_back(s.header_request);
@@ -85,8 +86,8 @@ void transport::poll_pieces(batch& b, message& m) {
       }
       const int code = post_piece(c, b, m);
       if (code != MPI_SUCCESS)
-        return fail("piece " + std::to_string(s.posted + 1) + " of " + std::to_string(n) +
-                    " could not start: " + error_text(code));
+        return fail_peer("piece " + std::to_string(s.posted + 1) + " of " + std::to_string(n) +
+                         " could not start: " + error_text(code));
       moved = true;
     }
     while (s.completed < s.posted) {
@@ -107,8 +108,9 @@ void transport::poll_pieces(batch& b, message& m) {
         code = MPI_Test(&s.request, &completed, &status);
       }
       if (code != MPI_SUCCESS)
-        return fail("piece " + std::to_string(s.completed + 1) + " of " + std::to_string(n) +
-                    " failed: " + error_text(code == MPI_ERR_IN_STATUS ? status.MPI_ERROR : code));
+        return fail_peer(
+            "piece " + std::to_string(s.completed + 1) + " of " + std::to_string(n) +
+            " failed: " + error_text(code == MPI_ERR_IN_STATUS ? status.MPI_ERROR : code));
       if (!completed) break;
       if (m.kind == op_kind::recv) {
         int received = 0;
@@ -155,9 +157,11 @@ bool transport::poll(batch& b) {
       }
       if (code == MPI_SUCCESS) code = MPI_Test(&s.request, &completed, &status);
     }
-    if (code != MPI_SUCCESS && b.failure.empty()) {
-      b.failure = m.describe() +
-                  " failed: " + error_text(code == MPI_ERR_IN_STATUS ? status.MPI_ERROR : code);
+    if (code != MPI_SUCCESS) {
+      const std::string what =
+          " failed: " + error_text(code == MPI_ERR_IN_STATUS ? status.MPI_ERROR : code);
+      if (b.failure.empty()) b.failure = m.describe() + what;
+      lose_peer(b, m, what);
       completed = 1;
     }
     if (!completed) {

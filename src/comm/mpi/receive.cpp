@@ -7,6 +7,7 @@
 #include "comm/impl/message.hpp"
 #include "comm/mpi/transport.hpp"
 #include "comm/mpi/types.hpp"
+#include "comm/mutation.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -54,7 +55,7 @@ bool transport::receive_probed(batch& b, message& m, int& code) {
     MPI_Status status;
     code = MPI_Test(&s.header_request, &arrived, &status);
     if (code != MPI_SUCCESS) {
-      fail_message(b, m, " failed: " + error_text(code));
+      fail_with_peer(b, m, " failed: " + error_text(code));
     } else if (arrived) {
       int words = 0;
       MPI_Get_count(&status, MPI_UINT64_T, &words);
@@ -80,19 +81,27 @@ bool transport::receive_probed(batch& b, message& m, int& code) {
       }
       s.straddled = true;
       code = MPI_Imrecv(s.header, 2, MPI_UINT64_T, &matched, &s.header_request);
-      if (code != MPI_SUCCESS) fail_message(b, m, " failed: " + error_text(code));
+      if (code != MPI_SUCCESS) fail_with_peer(b, m, " failed: " + error_text(code));
       return false;
     }
   }
   if (code != MPI_SUCCESS || !found) {
-    if (code != MPI_SUCCESS) fail_message(b, m, " failed: " + error_text(code));
+    if (code != MPI_SUCCESS) fail_with_peer(b, m, " failed: " + error_text(code));
     return false;
   }
   s.probing = false;
   int bytes = 0;
   MPI_Get_count(&status, MPI_BYTE, &bytes);
   if (static_cast<std::size_t>(bytes) == m.count) {
-    code = MPI_Imrecv(m.out, bytes, MPI_BYTE, &matched, &s.request);
+    void* into = m.out;
+    if (mutation::is(mutation::kind::receive_unwritten)) {  // into scratch: its buffer unwritten
+      try {
+        if (b.scratch.size() < m.count) b.scratch.resize(m.count);
+        into = b.scratch.data();
+      } catch (...) {
+      }
+    }
+    code = MPI_Imrecv(into, bytes, MPI_BYTE, &matched, &s.request);
     return true;
   }
   refuse_matched(b, m, matched, bytes);
