@@ -119,6 +119,8 @@ inline const command_info commands[] = {
      "peer copies (CUDA, 2+ GPUs) or communication (under mpirun), sluice next to the raw calls",
      "usage: sluice [--backend NAME] bench p2p [--max-mib=N] [--trials=N] [--json=FILE] "
      "[--csv=FILE]\n"
+     "       sluice [--backend NAME] bench p2p --strided [--max-side=N] [--trials=N] [--reps=N]\n"
+     "              [--same-device] [--json=FILE] [--csv=FILE]\n"
      "       mpirun -np N sluice [--backend NAME] bench comm [--min-bytes=N] [--max-bytes=N]\n"
      "              [--iters=N] [--warmup=N] [--trials=N] [--ops=LIST]\n"
      "              [--engine=mpi|nccl|automatic] [--buffers=device|pinned|host]\n"
@@ -143,7 +145,22 @@ inline const command_info commands[] = {
      "  --max-mib=N    largest copy in MiB (default 1024, at least 2)\n"
      "  --trials=N     trials per side and size (default 5)\n"
      "  --json=FILE    also write the rows as JSON\n"
-     "  --csv=FILE     also write the rows as CSV (scripts/p2p-plot draws them)\n",
+     "  --csv=FILE     also write the rows as CSV (scripts/p2p-plot draws them)\n"
+     "\n"
+     "bench p2p --strided:\n"
+     "Runs sluice-bench-p2p-strided-<backend> (built for every backend): the x,\n"
+     "y and z faces of cubes of doubles (side 64 up to --max-side) and one batch\n"
+     "of the six faces, sluice's strided copy_peer and copy_peer_batch next to\n"
+     "the raw 3-D peer copy and a pack kernel + peer copy + unpack kernel (CUDA;\n"
+     "on the host backend they are reported as not available), ratios to the\n"
+     "best raw method, the path each sluice copy took, the data checked, and\n"
+     "the verdicts of docs/tool.md's targets. Exit status 77: fewer than 2\n"
+     "devices (1 with --same-device).\n"
+     "\n"
+     "  --max-side=N   largest cube side (default 512 on a GPU, 128 on the host backend)\n"
+     "  --trials=N     trials per method and row (default 5)\n"
+     "  --reps=N       copies per trial (default 20)\n"
+     "  --same-device  both ends on device 0 (the raw 3-D copy: cudaMemcpy3DAsync)\n",
      false},
 };
 

@@ -22,6 +22,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -109,9 +110,19 @@ int dispatch(const std::string& directory, std::vector<std::string> args,
     // (arguments.hpp); the bench program gets them back in its own
     // --name=value form.
     if (rest.empty()) throw usage_error("no bench named (p2p or comm)");
-    const std::string bench = rest[0];
+    std::string bench = rest[0];
     std::vector<std::pair<const char*, std::string>> options;
-    if (bench == "p2p")
+    // `bench p2p --strided`: the strided bench, sluice-bench-p2p-strided-<backend>.
+    const auto strided = std::find(rest.begin() + 1, rest.end(), std::string("--strided"));
+    bool same_device = false;
+    std::vector<std::pair<const char*, bool*>> flags;
+    if (bench == "p2p" && strided != rest.end()) {
+      rest.erase(strided);
+      bench = "p2p-strided";
+      options = {{"--max-side", ""}, {"--trials", ""}, {"--reps", ""}, {"--json", ""},
+                 {"--csv", ""}};
+      flags = {{"--same-device", &same_device}};
+    } else if (bench == "p2p")
       options = {{"--max-mib", ""}, {"--trials", ""}, {"--json", ""}, {"--csv", ""}};
     else if (bench == "comm")
       options = {{"--min-bytes", ""}, {"--max-bytes", ""}, {"--iters", ""},  {"--warmup", ""},
@@ -122,11 +133,14 @@ int dispatch(const std::string& directory, std::vector<std::string> args,
     std::vector<std::pair<const char*, std::string*>> bound;
     for (auto& [option, value] : options) bound.push_back({option, &value});
     sluice::tool::parse_arguments(*command, std::vector<std::string>(rest.begin() + 1, rest.end()),
-                                  {bound, {}});
+                                  {bound, flags});
     program = directory + "/sluice-bench-" + bench + "-" + chosen.backend;
     if (access(program.c_str(), X_OK) != 0)
       throw dispatch_error(
-          bench == "p2p" ? "no P2P bench for the " + chosen.backend + " backend (" + program +
+          bench == "p2p-strided"
+              ? "no strided P2P bench for the " + chosen.backend + " backend (" + program +
+                    " was not built; it is built with the benches)"
+          : bench == "p2p" ? "no P2P bench for the " + chosen.backend + " backend (" + program +
                                " was not built; it exists for cuda and hip, built with "
                                "-DSLUICE_ENABLE_CUDA=ON or -DSLUICE_ENABLE_HIP=ON and the benches)"
                          : "no comm bench for the " + chosen.backend + " backend (" + program +
@@ -135,6 +149,7 @@ int dispatch(const std::string& directory, std::vector<std::string> args,
     args.clear();
     for (const auto& [option, value] : options)
       if (!value.empty()) args.push_back(std::string(option) + "=" + value);
+    if (same_device) args.push_back("--same-device");
   }
   std::vector<char*> child_argv;
   child_argv.push_back(const_cast<char*>(program.c_str()));
