@@ -17,36 +17,6 @@
 namespace sluice::conformance {
 namespace {
 
-//! The paths copy_peer may report for a copy ordered on a stream of `on`,
-//! reaching the `other` device: without peer access only staged; with it,
-//! direct (the host backend), or direct / direct_sm (GPUs: copy engine or
-//! sluice's SM copy kernel, by size and alignment). Within one device: local,
-//! or on the GPUs local_sm (a batch moved by the SM copy kernel).
-::testing::AssertionResult path_is_consistent(sluice::copy_path path, sluice::device on,
-                                              sluice::device other) {
-  const bool local = path == sluice::copy_path::local || path == sluice::copy_path::local_sm;
-  if (on == other) {
-    if (path == sluice::copy_path::local ||
-        (path == sluice::copy_path::local_sm && sluice::backend() != sluice::backend_kind::host))
-      return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "same device, path " << sluice::to_string(path);
-  }
-  const bool enabled = sluice::peer_access_enabled(on, other);
-  if (local)
-    return ::testing::AssertionFailure() << "two devices, path " << sluice::to_string(path);
-  if (!enabled && path != sluice::copy_path::staged)
-    return ::testing::AssertionFailure() << "peer access " << on.id() << " -> " << other.id()
-                                         << " is not enabled, path " << sluice::to_string(path);
-  if (enabled && path == sluice::copy_path::staged)
-    return ::testing::AssertionFailure()
-           << "peer access " << on.id() << " -> " << other.id() << " is enabled, path staged";
-  if (enabled && sluice::backend() == sluice::backend_kind::host &&
-      path != sluice::copy_path::direct)
-    return ::testing::AssertionFailure()
-           << "host backend, peer access enabled, path " << sluice::to_string(path);
-  return ::testing::AssertionSuccess();
-}
-
 //! Copies a pattern between a and b both ways, ordered on streams of either
 //! device, at aligned and odd offsets; checks the data and the reported path.
 void copy_both_ways_and_check(sluice::device a, sluice::device b) {

@@ -382,6 +382,39 @@ inline sluice::device_buffer<unsigned char> patterned_device_bytes(sluice::devic
   return buffer;
 }
 
+// ---------------------------------------------------------------------------
+// Peer copies (PEER-2, PEER-5).
+
+//! The paths copy_peer may report for a copy ordered on a stream of `on`,
+//! reaching the `other` device: without peer access only staged; with it,
+//! direct (the host backend), or direct / direct_sm (GPUs: copy engine or
+//! sluice's SM copy kernel, by size and alignment). Within one device: local,
+//! or on the GPUs local_sm (a batch moved by the SM copy kernel).
+inline ::testing::AssertionResult path_is_consistent(sluice::copy_path path, sluice::device on,
+                                                     sluice::device other) {
+  const bool local = path == sluice::copy_path::local || path == sluice::copy_path::local_sm;
+  if (on == other) {
+    if (path == sluice::copy_path::local ||
+        (path == sluice::copy_path::local_sm && sluice::backend() != sluice::backend_kind::host))
+      return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "same device, path " << sluice::to_string(path);
+  }
+  const bool enabled = sluice::peer_access_enabled(on, other);
+  if (local)
+    return ::testing::AssertionFailure() << "two devices, path " << sluice::to_string(path);
+  if (!enabled && path != sluice::copy_path::staged)
+    return ::testing::AssertionFailure() << "peer access " << on.id() << " -> " << other.id()
+                                         << " is not enabled, path " << sluice::to_string(path);
+  if (enabled && path == sluice::copy_path::staged)
+    return ::testing::AssertionFailure()
+           << "peer access " << on.id() << " -> " << other.id() << " is enabled, path staged";
+  if (enabled && sluice::backend() == sluice::backend_kind::host &&
+      path != sluice::copy_path::direct)
+    return ::testing::AssertionFailure()
+           << "host backend, peer access enabled, path " << sluice::to_string(path);
+  return ::testing::AssertionSuccess();
+}
+
 }  // namespace sluice::conformance
 
 #define SLUICE_REQUIRE_DEVICES(n)                                                        \
