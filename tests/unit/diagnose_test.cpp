@@ -48,6 +48,31 @@ TEST(Diagnose, PageableCopiesWarnOncePerCallSite) {
   EXPECT_EQ(warnings(kind::pageable_copy), before + 2);
 }
 
+// Registered memory counts as pinned (MEM-8): no warning for a copy wholly
+// inside a registration, contiguous or strided; one for a copy partly inside.
+TEST(Diagnose, CopiesInsideRegisteredMemoryDoNotWarn) {
+  SLUICE_REQUIRE_DIAGNOSE();
+  const sluice::device dev{0};
+  sluice::stream s{dev};
+  sluice::device_buffer<unsigned char> d{dev, 1024};
+  std::vector<unsigned char> host(2048, 1);
+  sluice::registered_host_memory registered{host.data(), 1024};
+  const std::size_t before = warnings(kind::pageable_copy);
+  testing::internal::CaptureStderr();
+  sluice::copy(s, d.data(), host.data(), 1024);
+  sluice::copy(s, host.data(), d.data(), 512);
+  sluice::copy(s, {host.data(), 64, 0}, {d.data(), 32, 0}, {32, 16, 1});
+  s.synchronize();
+  const std::string quiet = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(warnings(kind::pageable_copy), before) << quiet;
+  testing::internal::CaptureStderr();
+  sluice::copy(s, host.data() + 512, d.data(), 1024);  // half of it past the registration
+  s.synchronize();
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(warnings(kind::pageable_copy), before + 1) << err;
+  EXPECT_NE(err.find("the destination is pageable host memory"), std::string::npos) << err;
+}
+
 TEST(Diagnose, AWaitOnANeverRecordedEventWarns) {
   SLUICE_REQUIRE_DIAGNOSE();
   sluice::stream s{sluice::device{0}};
