@@ -52,6 +52,10 @@ peer_limits peer_limits_of(const device_state& d, bool batch);
 //! double-buffered pipeline (staging.cpp), for devices without peer access.
 void staged_copy(stream_state& u, int dst_dev, int src_dev, const peer_piece* pieces,
                  std::size_t count, const char* api_name);
+//! The same for strided pieces (checked plans): bands of rows go into the
+//! slots by 2-D copies, packed, and out of them the same way.
+void staged_copy_strided(stream_state& u, int dst_dev, int src_dev, const strided_plan* pieces,
+                         std::size_t count, const char* api_name);
 //! Hands the staging sets of a recycled stream to the engine's pool.
 void recycle_staging(stream_state& s) noexcept;
 

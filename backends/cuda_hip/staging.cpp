@@ -18,7 +18,9 @@
 //   stream waits for the last drained[k] (D runs in order: all of them);
 // - the caller's stream is on D: the helper on S first waits for a start event
 //   recorded on the caller's stream; the caller's stream does the last step.
-// Nothing waits on the host; no other stream is involved.
+// Nothing waits on the host; no other stream is involved. A strided copy
+// moves bands of whole rows the same way, each band by one 2-D copy into the
+// slot (packed) and one out of it.
 //
 // Sets are remembered by the stream that used them (its next staged copy of
 // the same devices reuses them, ordered by the events above), and go to the
@@ -42,8 +44,8 @@ namespace {
 constexpr std::size_t slots = 4;
 
 //! Bytes per slot: 8 MiB (a pipeline of 4 x 8 MiB reached 53 GB/s on 2x H200,
-//! docs/results/runs/2026-11-22-raw-cuda-reference-2xh200.md), or SLUICE_STAGING_CHUNK_KIB (4 .. 262144) for tuning, and for
-//! tests that need many chunks per copy.
+//! docs/results/runs/2026-11-22-raw-cuda-reference-2xh200.md), or SLUICE_STAGING_CHUNK_KIB (4 ..
+//! 262144) for tuning, and for tests that need many chunks per copy.
 std::size_t chunk_bytes() {
   static const std::size_t bytes =
       std::size_t{1024} * static_cast<std::size_t>(settings::staging_chunk_kib());
@@ -54,12 +56,10 @@ std::size_t chunk_bytes() {
 //! most a slot. A small copy in one or two whole slots runs its two halves
 //! one after the other; in smaller chunks they overlap sooner, but each chunk
 //! costs two events and two waits. sluice-probe-staging on one H200
-//! (docs/results/runs/2026-11-25-staged-pipeline-one-h200.md): 8 MiB moved at 26.1 GB/s in one 8 MiB
-//! chunk and at 37.5 in 1 MiB chunks; 64 MiB at 45.1 in 8 MiB chunks and at
-//! 46.5 in 4 MiB ones; 256 KiB chunks never passed 30.
-std::size_t chunk_for(const peer_piece* pieces, std::size_t count, std::size_t slot) {
-  std::size_t total = 0;
-  for (std::size_t i = 0; i < count; ++i) total += pieces[i].bytes;
+//! (docs/results/runs/2026-11-25-staged-pipeline-one-h200.md): 8 MiB moved at 26.1 GB/s in one 8
+//! MiB chunk and at 37.5 in 1 MiB chunks; 64 MiB at 45.1 in 8 MiB chunks and at 46.5 in 4 MiB ones;
+//! 256 KiB chunks never passed 30.
+std::size_t chunk_for(std::size_t total, std::size_t slot) {
   constexpr std::size_t granule = 64 * 1024;
   const std::size_t sixteenth = (total / 16 + granule - 1) / granule * granule;
   return std::clamp(sixteenth, std::min<std::size_t>(1024 * 1024, slot), slot);
@@ -211,11 +211,120 @@ void recycle_staging(stream_state& s) noexcept {
   s.staging.clear();
 }
 
-void staged_copy(stream_state& u, int dst_dev, int src_dev, const peer_piece* pieces,
-                 std::size_t count, const char* api_name) {
+namespace {
+
+//! One part of a chunk: `rows` rows of `width` bytes (pitches between them), at offset `at` of
+//! the slot, where they lie packed (the slot's pitch is the width).
+struct staged_part {
+  unsigned char* dst;
+  const unsigned char* src;
+  std::size_t width, rows, dst_pitch, src_pitch, at;
+};
+
+//! What a staged copy moves, a slot's worth at a time.
+class chunk_source {
+ public:
+  virtual ~chunk_source() = default;
+  //! The next chunk's parts, at most `chunk` bytes in all; false when nothing is left.
+  virtual bool next(std::size_t chunk, std::vector<staged_part>& parts) = 0;
+};
+
+//! Contiguous pieces: as much of the remaining pieces as one slot holds.
+class contiguous_source final : public chunk_source {
+ public:
+  contiguous_source(const peer_piece* pieces, std::size_t count) : pieces_(pieces), count_(count) {}
+  bool next(std::size_t chunk, std::vector<staged_part>& parts) override {
+    parts.clear();
+    std::size_t filled = 0;
+    while (i_ < count_ && filled < chunk) {
+      const peer_piece& p = pieces_[i_];
+      const std::size_t n = std::min(p.bytes - offset_, chunk - filled);
+      if (n > 0)
+        parts.push_back({static_cast<unsigned char*>(p.dst) + offset_,
+                         static_cast<const unsigned char*>(p.src) + offset_, n, 1, 0, 0, filled});
+      filled += n;
+      offset_ += n;
+      if (offset_ == p.bytes) {
+        ++i_;
+        offset_ = 0;
+      }
+    }
+    return !parts.empty();
+  }
+
+ private:
+  const peer_piece* pieces_;
+  std::size_t count_;
+  std::size_t i_ = 0, offset_ = 0;
+};
+
+//! Strided pieces: bands of whole rows of one plane, each one 2-D copy into the slot and one
+//! out of it (rows wider than a slot: split, one contiguous part each). Row steps above
+//! `pitch_limit` (the vendor's maximum pitch): one row per part.
+class strided_source final : public chunk_source {
+ public:
+  strided_source(const strided_plan* pieces, std::size_t count, std::size_t pitch_limit)
+      : pieces_(pieces), count_(count), pitch_limit_(pitch_limit) {}
+  bool next(std::size_t chunk, std::vector<staged_part>& parts) override {
+    parts.clear();
+    std::size_t filled = 0;
+    while (i_ < count_ && filled < chunk) {
+      const strided_plan& p = pieces_[i_];
+      if (p.width <= chunk) {
+        if (p.width > chunk - filled) break;  // the next row starts the next chunk
+        const bool bands = p.dst.row_step <= pitch_limit_ && p.src.row_step <= pitch_limit_;
+        const std::size_t k =
+            bands ? std::min(p.rows - y_, (chunk - filled) / p.width) : std::size_t{1};
+        parts.push_back({p.dst_at(y_, z_), p.src_at(y_, z_), p.width, k, p.dst.row_step,
+                         p.src.row_step, filled});
+        filled += k * p.width;
+        y_ += k;
+      } else {
+        const std::size_t n = std::min(p.width - x_, chunk - filled);
+        parts.push_back({p.dst_at(y_, z_) + x_, p.src_at(y_, z_) + x_, n, 1, 0, 0, filled});
+        filled += n;
+        x_ += n;
+        if (x_ == p.width) {
+          x_ = 0;
+          ++y_;
+        }
+      }
+      if (y_ == p.rows) {
+        y_ = 0;
+        if (++z_ == p.planes) {
+          z_ = 0;
+          ++i_;
+        }
+      }
+    }
+    return !parts.empty();
+  }
+
+ private:
+  const strided_plan* pieces_;
+  std::size_t count_;
+  std::size_t pitch_limit_;
+  std::size_t i_ = 0, z_ = 0, y_ = 0, x_ = 0;
+};
+
+//! One part into the slot (into_slot) or out of it, on stream s of device `device`.
+void copy_part(unsigned char* dst, std::size_t dst_pitch, const unsigned char* src,
+               std::size_t src_pitch, const staged_part& p, api::stream_t s, int device,
+               bool into_slot, const char* api_name) {
+  const char* const way = into_slot ? " to pinned staging memory from device "
+                                    : " from pinned staging memory to device ";
+  if (p.rows == 1)
+    check(api::memcpy_async(dst, src, p.width, s), api_name, ": ", p.width, " bytes", way, device);
+  else
+    check(api::memcpy_2d_async(dst, dst_pitch, src, src_pitch, p.width, p.rows, s), api_name, ": ",
+          p.rows, " rows of ", p.width, " bytes", way, device);
+}
+
+void run_staged(stream_state& u, int dst_dev, int src_dev, std::size_t total, chunk_source& source,
+                const char* api_name) {
   staging_set& set = acquire(u, src_dev, dst_dev);
   std::lock_guard<std::mutex> lock(set.m);
-  const std::size_t chunk = chunk_for(pieces, count, set.chunk);
+  const std::size_t chunk = chunk_for(total, set.chunk);
   const api::stream_t on_src = set.helper_on_dst ? u.native : set.helper;
   const api::stream_t on_dst = set.helper_on_dst ? set.helper : u.native;
   // The caller's current device is restored at the end (XDEV-2); in between
@@ -249,51 +358,23 @@ void staged_copy(stream_state& u, int dst_dev, int src_dev, const peer_piece* pi
     check(api::stream_wait_event(on_src, set.start), api_name, ": device ", src_dev,
           " waiting for device ", dst_dev);
   }
-  struct part {
-    unsigned char* dst;
-    const unsigned char* src;
-    std::size_t bytes;
-    std::size_t at;  // offset in the slot
-  };
-  std::vector<part> parts;
-  std::size_t i = 0;
-  std::size_t offset = 0;  // into pieces[i]
+  std::vector<staged_part> parts;
   std::size_t last = slots;
-  for (;;) {
-    while (i < count && pieces[i].bytes == 0) ++i;
-    if (i == count) break;
-    // The next chunk: as much of the remaining pieces as one slot holds.
-    parts.clear();
-    std::size_t filled = 0;
-    while (i < count && filled < chunk) {
-      const peer_piece& p = pieces[i];
-      const std::size_t n = std::min(p.bytes - offset, chunk - filled);
-      if (n > 0)
-        parts.push_back({static_cast<unsigned char*>(p.dst) + offset,
-                         static_cast<const unsigned char*>(p.src) + offset, n, filled});
-      filled += n;
-      offset += n;
-      if (offset == p.bytes) {
-        ++i;
-        offset = 0;
-      }
-    }
+  while (source.next(chunk, parts)) {
     const std::size_t k = set.next;
     unsigned char* slot = set.host + k * chunk;
     on.select(src_dev);
     if (set.used[k])
       check(api::stream_wait_event(on_src, set.drained[k]), api_name, ": device ", src_dev,
             " waiting until device ", dst_dev, " has emptied a staging slot");
-    for (const part& p : parts)
-      check(api::memcpy_async(slot + p.at, p.src, p.bytes, on_src), api_name, ": ", p.bytes,
-            " bytes from device ", src_dev, " to pinned staging memory");
+    for (const staged_part& p : parts)
+      copy_part(slot + p.at, p.width, p.src, p.src_pitch, p, on_src, src_dev, true, api_name);
     check(api::event_record(set.filled[k], on_src), api_name, ": recording on device ", src_dev);
     on.select(dst_dev);
     check(api::stream_wait_event(on_dst, set.filled[k]), api_name, ": device ", dst_dev,
           " waiting for device ", src_dev, " to fill a staging slot");
-    for (const part& p : parts)
-      check(api::memcpy_async(p.dst, slot + p.at, p.bytes, on_dst), api_name, ": ", p.bytes,
-            " bytes from pinned staging memory to device ", dst_dev);
+    for (const staged_part& p : parts)
+      copy_part(p.dst, p.dst_pitch, slot + p.at, p.width, p, on_dst, dst_dev, false, api_name);
     check(api::event_record(set.drained[k], on_dst), api_name, ": recording on device ", dst_dev);
     set.used[k] = true;
     set.next = (k + 1) % slots;
@@ -306,6 +387,28 @@ void staged_copy(stream_state& u, int dst_dev, int src_dev, const peer_piece* pi
     check(api::stream_wait_event(u.native, set.drained[last]), api_name, ": device ", src_dev,
           " waiting for device ", dst_dev, " to finish the staged copy");
   check(api::event_record(set.done, u.native), api_name, ": recording on device ", u.device);
+}
+
+}  // namespace
+
+void staged_copy(stream_state& u, int dst_dev, int src_dev, const peer_piece* pieces,
+                 std::size_t count, const char* api_name) {
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < count; ++i) total += pieces[i].bytes;
+  contiguous_source source(pieces, count);
+  run_staged(u, dst_dev, src_dev, total, source, api_name);
+}
+
+void staged_copy_strided(stream_state& u, int dst_dev, int src_dev, const strided_plan* pieces,
+                         std::size_t count, const char* api_name) {
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < count; ++i) total += pieces[i].bytes;
+  const auto& devs = engine().devices;
+  const std::size_t limit =
+      std::min({devs[static_cast<std::size_t>(src_dev)].max_pitch,
+                devs[static_cast<std::size_t>(dst_dev)].max_pitch, api::strided_field_max});
+  strided_source source(pieces, count, limit);
+  run_staged(u, dst_dev, src_dev, total, source, api_name);
 }
 
 }  // namespace sluice::detail

@@ -12,7 +12,7 @@
 // - direct_sm / local_sm (small, aligned: the plan's choice): sluice's strided SM kernel, a
 //   batch's pieces in launches of sm_copy::strided_pieces, no pack buffer;
 // - direct: the vendor's 3-D peer copy (CUDA), else (HIP 5.2 has none) one peer copy per row;
-// - staged: sluice's staged pipeline (staging.cpp), row by row.
+// - staged: sluice's staged pipeline (staging.cpp), bands of rows by 2-D copies.
 // A shape the vendor's strided copies cannot take (a pitch above the device's maximum, or, on
 // HIP, a size above 32 bits) goes row by row.
 #include "strided.hpp"
@@ -163,15 +163,10 @@ void sm_strided(const std::vector<strided_plan>& pieces, const peer_limits& limi
   if (!group.empty()) launch();
 }
 
-//! Without peer access: the rows as pieces of sluice's staged pipeline.
+//! Without peer access: sluice's staged pipeline, bands of rows by 2-D copies (staging.cpp).
 void staged_strided(stream_state& st, int dst_dev, int src_dev,
                     const std::vector<strided_plan>& pieces, const char* api_name) {
-  std::vector<peer_piece> rows;
-  for (const strided_plan& p : pieces)
-    for (std::size_t z = 0; z < p.planes; ++z)
-      for (std::size_t y = 0; y < p.rows; ++y)
-        rows.push_back({p.dst_at(y, z), p.src_at(y, z), p.width});
-  staged_copy(st, dst_dev, src_dev, rows.data(), rows.size(), api_name);
+  staged_copy_strided(st, dst_dev, src_dev, pieces.data(), pieces.size(), api_name);
 }
 
 //! Pageable for sluice (not wholly registered) while it starts in registered pages, which the
