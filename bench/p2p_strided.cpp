@@ -33,8 +33,6 @@
 #include <sluice/native.hpp>
 #include <sluice/sluice.hpp>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -76,6 +74,32 @@ struct row {
 };
 
 const char* yes_no(bool b) { return b ? "yes" : "no"; }
+
+//! A JSON string: quotes, backslashes and control characters escaped.
+std::string quoted(const std::string& text) {
+  std::string out = "\"";
+  for (const char ch : text) {
+    const auto u = static_cast<unsigned char>(ch);
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (u < 0x20) {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\u%04x", u);
+      out += escape;
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+//! A JSON number (finite; 17 significant digits).
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
+}
 
 // One cube on each device, its faces, and the methods that copy them.
 class cube_bench {
@@ -341,37 +365,34 @@ int main(int argc, char** argv) {
     std::printf("csv:  %s\n", csv_path.c_str());
   }
   if (!json_path.empty()) {
-    using json = nlohmann::ordered_json;
-    json doc = {{"bench", "sluice-bench-p2p-strided"},
-                {"backend", sluice::backend_version()},
-                {"from", src.id()},
-                {"to", dst.id()},
-                {"trials", trials},
-                {"reps", reps},
-                {"raw_available", why == nullptr},
-                {"raw_pack_available", kernels},
-                {"data_check", all_ok},
-                {"rows", json::array()}};
-    auto of = [](const stats& s) {
-      return json{{"median", s.median}, {"min", s.min}, {"max", s.max}};
-    };
-    for (const row& r : rows)
-      doc["rows"].push_back({{"test", r.test},
-                             {"side", r.side},
-                             {"bytes", r.bytes},
-                             {"unit", "us"},
-                             {"sluice", of(r.sluice)},
-                             {"raw_3d", of(r.raw_3d)},
-                             {"raw_pack", of(r.raw_pack)},
-                             {"sluice_gbps", r.gbps(r.sluice)},
-                             {"best_raw_gbps", r.best_raw_gbps()},
-                             {"ratio", r.ratio()},
-                             {"path", r.path},
-                             {"verified", r.verified},
-                             {"raw_3d_verified", r.raw_3d_verified},
-                             {"raw_pack_verified", r.raw_pack_verified}});
+    // Written by hand (the one free-form string escaped): nlohmann-json's
+    // header costs this file most of its compile time.
     std::ofstream js(json_path);
-    js << doc.dump(2) << '\n';
+    auto of = [](const stats& s) {
+      return "{\"median\": " + number(s.median) + ", \"min\": " + number(s.min) +
+             ", \"max\": " + number(s.max) + "}";
+    };
+    auto flag = [](bool b) { return b ? "true" : "false"; };
+    js << "{\n  \"bench\": \"sluice-bench-p2p-strided\",\n  \"backend\": "
+       << quoted(sluice::backend_version()) << ",\n  \"from\": " << src.id()
+       << ",\n  \"to\": " << dst.id() << ",\n  \"trials\": " << trials << ",\n  \"reps\": " << reps
+       << ",\n  \"raw_available\": " << flag(why == nullptr)
+       << ",\n  \"raw_pack_available\": " << flag(kernels)
+       << ",\n  \"data_check\": " << flag(all_ok) << ",\n  \"rows\": [";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const row& r = rows[i];
+      js << (i == 0 ? "\n" : ",\n") << "    {\"test\": " << quoted(r.test)
+         << ", \"side\": " << r.side << ", \"bytes\": " << r.bytes << ", \"unit\": \"us\""
+         << ", \"sluice\": " << of(r.sluice) << ", \"raw_3d\": " << of(r.raw_3d)
+         << ", \"raw_pack\": " << of(r.raw_pack)
+         << ", \"sluice_gbps\": " << number(r.gbps(r.sluice))
+         << ", \"best_raw_gbps\": " << number(r.best_raw_gbps())
+         << ", \"ratio\": " << number(r.ratio()) << ", \"path\": " << quoted(r.path)
+         << ", \"verified\": " << flag(r.verified)
+         << ", \"raw_3d_verified\": " << flag(r.raw_3d_verified)
+         << ", \"raw_pack_verified\": " << flag(r.raw_pack_verified) << "}";
+    }
+    js << "\n  ]\n}\n";
     std::printf("json: %s\n", json_path.c_str());
   }
   return all_ok ? 0 : 1;
