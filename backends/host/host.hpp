@@ -29,9 +29,11 @@
 
 #include <sluice/sluice.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -327,6 +329,29 @@ const allocation* find_allocation(const void* p, std::size_t bytes, const char* 
 //! Whether host memory that is no sluice allocation counts as pageable: not
 //! wholly inside a registered_host_memory range (MEM-3, MEM-8).
 bool pageable_host_memory(const void* p, std::size_t bytes) noexcept;
+
+//! The host backend's staged path: bytes from one device's memory to another's
+//! through a host bounce buffer, a chunk at a time (the buffer made at first use).
+class bounce_buffer {
+ public:
+  static constexpr std::size_t chunk = std::size_t{4} << 20;
+  void move(void* to, const void* from, std::size_t n) {
+    const std::size_t want = std::min(n, chunk);
+    if (size_ < want) {
+      buffer_ = std::make_unique<unsigned char[]>(want);
+      size_ = want;
+    }
+    for (std::size_t done = 0; done < n; done += chunk) {
+      const std::size_t m = std::min(chunk, n - done);
+      std::memcpy(buffer_.get(), static_cast<const unsigned char*>(from) + done, m);
+      std::memcpy(static_cast<unsigned char*>(to) + done, buffer_.get(), m);
+    }
+  }
+
+ private:
+  std::unique_ptr<unsigned char[]> buffer_;
+  std::size_t size_ = 0;
+};
 
 struct strided_plan;  // src/strided.hpp
 

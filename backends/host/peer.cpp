@@ -29,7 +29,6 @@ peer_limits host_limits() noexcept {
 
 //! The staged path: device -> bounce buffer -> device, chunk by chunk.
 struct staged_copy_op final : op {
-  static constexpr std::size_t chunk = std::size_t{4} << 20;
   staged_copy_op(void* d, const void* s, std::size_t n) : dst(d), src(s), bytes(n) {}
   void describe(trace::record& r) const override {
     r.kind = "copy_peer";
@@ -37,12 +36,7 @@ struct staged_copy_op final : op {
     r.bytes = bytes;
   }
   step run(stream_state&) override {
-    auto bounce = std::make_unique<unsigned char[]>(std::min(bytes, chunk));
-    for (std::size_t done = 0; done < bytes; done += chunk) {
-      const std::size_t n = std::min(chunk, bytes - done);
-      std::memcpy(bounce.get(), static_cast<const unsigned char*>(src) + done, n);
-      std::memcpy(static_cast<unsigned char*>(dst) + done, bounce.get(), n);
-    }
+    bounce_buffer().move(dst, src, bytes);
     return step::done;
   }
   void* dst;
@@ -61,18 +55,12 @@ struct batch_copy_op final : op {
     r.bytes = total;
   }
   step run(stream_state&) override {
-    std::unique_ptr<unsigned char[]> bounce;
+    bounce_buffer bounce;
     for (const peer_piece& p : pieces) {
-      if (path != copy_path::staged) {
+      if (path == copy_path::staged)
+        bounce.move(p.dst, p.src, p.bytes);
+      else
         std::memcpy(p.dst, p.src, p.bytes);
-        continue;
-      }
-      if (!bounce) bounce = std::make_unique<unsigned char[]>(staged_copy_op::chunk);
-      for (std::size_t done = 0; done < p.bytes; done += staged_copy_op::chunk) {
-        const std::size_t n = std::min(staged_copy_op::chunk, p.bytes - done);
-        std::memcpy(bounce.get(), static_cast<const unsigned char*>(p.src) + done, n);
-        std::memcpy(static_cast<unsigned char*>(p.dst) + done, bounce.get(), n);
-      }
     }
     return step::done;
   }

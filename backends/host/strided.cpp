@@ -27,10 +27,6 @@ struct registration {
 
 namespace {
 
-//! Staged copies go through a bounce buffer in chunks of this size, as the
-//! contiguous staged copy does.
-constexpr std::size_t bounce_chunk = std::size_t{4} << 20;
-
 struct strided_copy_op final : op {
   strided_copy_op(std::vector<strided_plan> p, const char* k, const char* how, bool bounce)
       : pieces(std::move(p)), kind(k), path(how), staged(bounce) {
@@ -42,18 +38,12 @@ struct strided_copy_op final : op {
     r.bytes = total;
   }
   step run(stream_state&) override {
-    std::unique_ptr<unsigned char[]> bounce;
+    bounce_buffer bounce;  // the staged path, as the contiguous staged copy
     auto move = [&](unsigned char* to, const unsigned char* from, std::size_t n) {
-      if (!staged) {
+      if (staged)
+        bounce.move(to, from, n);
+      else
         std::memcpy(to, from, n);
-        return;
-      }
-      if (!bounce) bounce = std::make_unique<unsigned char[]>(std::min(n, bounce_chunk));
-      for (std::size_t done = 0; done < n; done += bounce_chunk) {
-        const std::size_t m = std::min(bounce_chunk, n - done);
-        std::memcpy(bounce.get(), from + done, m);
-        std::memcpy(to + done, bounce.get(), m);
-      }
     };
     const unsigned char* packed = snapshot.get();  // a pageable source, packed at enqueue
     const bool drop_last =
