@@ -17,6 +17,7 @@ const char* to_string(errc code) noexcept {
     case errc::host_function_failed: return "host_function_failed";
     case errc::backend_failure: return "backend_failure";
     case errc::comm_failure: return "comm_failure";
+    case errc::capture_violation: return "capture_violation";
   }
   return "unknown";
 }

@@ -1,6 +1,7 @@
 // The host backend: start-up, devices, the stream-state pool, native handles.
 #include "backend_rules.hpp"
 #include "chaos.hpp"
+#include "graph.hpp"
 #include "host.hpp"
 #include "host_functions.hpp"
 #include "mutation.hpp"
@@ -143,6 +144,7 @@ void device::synchronize() const {
   auto& d = engine().dev(id_);
   const auto* self = detail::current_host_function_stream();
   detail::refuse_device_self_wait(self != nullptr && self->dev == &d, id_);
+  detail::refuse_if_device_captures(id_, "sluice::device::synchronize");
   const detail::diagnose::synchronize_scope diagnosed(SLUICE_CALL_SITE(), "device::synchronize");
   // Snapshot every stream's position now; work enqueued later is not waited for.
   std::vector<std::pair<detail::stream_state*, detail::seq_t>> positions;

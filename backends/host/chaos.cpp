@@ -37,6 +37,8 @@ void configure() {
   seed.store(static_cast<std::uint64_t>(value), std::memory_order_relaxed);
 }
 
+std::uint64_t draw() noexcept { return next_random(); }
+
 void pause_slow(site where) noexcept {
   const std::uint64_t r = next_random() ^ static_cast<std::uint64_t>(where);
   if ((r & 3U) != 0) return;  // pause at one site in four

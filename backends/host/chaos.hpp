@@ -7,8 +7,9 @@
 // (events and streams complete late), before a host function starts, on the
 // producer side after an enqueue, and when a worker picks up a stream (another
 // worker may take it meanwhile). Each site pauses with probability 1/4 for a
-// random yield, spin (up to 50 us) or sleep (up to 300 us). Off by default:
-// then each site costs one relaxed load.
+// random yield, spin (up to 50 us) or sleep (up to 300 us). A graph's launch
+// starts its ready operations in a random order. Off by default: then each
+// site costs one relaxed load.
 #pragma once
 
 #include <atomic>
@@ -31,6 +32,10 @@ void configure();
 extern std::atomic<std::uint64_t> seed;  // 0: off
 
 void pause_slow(site where) noexcept;
+
+//! A random number of the calling thread's sequence (chaos mode's choices
+//! beyond pauses: the order in which a graph's ready operations start).
+std::uint64_t draw() noexcept;
 
 inline void pause(site where) noexcept {
   if (seed.load(std::memory_order_relaxed) != 0) [[unlikely]]

@@ -1,6 +1,7 @@
 // Events of the host backend: a record is a position in a stream plus, for
 // timing events, the time the record op ran.
 #include "backend_rules.hpp"
+#include "graph.hpp"
 #include "host.hpp"
 #include "mutation.hpp"
 #include "stream_names.hpp"
@@ -48,7 +49,9 @@ event::event(sluice::device d, event_options o) {
 }
 
 event::~event() {  // records in flight keep their own record_state
-  if (state_ != nullptr) state_->usage.destroyed(state_->device);
+  if (state_ == nullptr) return;
+  state_->usage.destroyed(state_->device);
+  detail::forget_event(state_);  // graphs that record it keep what they need
   delete state_;
 }
 
@@ -66,6 +69,9 @@ void event::record(stream_ref s) {
   if (st.dev->id != e.device)
     detail::fail(errc::invalid_argument, "sluice::event::record", "the event belongs to device ",
                  e.device, " but the stream to device ", st.dev->id);
+  // In a capture: a vertex of the graph; the event keeps its state until a launch.
+  if (detail::any_capture() && detail::record_event_if_capturing(st, e)) return;
+  detail::clear_event_mark(&e);
   st.failures.rethrow_comm(st.dev->id);  // a failed communication surfaces here too (COMM-7)
   auto rec = std::make_shared<detail::record_state>(&st);
   // Hold the lock across the enqueue so that concurrent records publish in enqueue order.
@@ -78,6 +84,7 @@ void event::record(stream_ref s) {
 
 bool event::ready() const {
   auto& e = checked_event(*this, "sluice::event::ready");
+  detail::refuse_if_recorded_in_capture(&e, "sluice::event::ready");
   e.usage.use();
   auto rec = e.snapshot();
   return rec == nullptr || rec->done();
@@ -85,6 +92,7 @@ bool event::ready() const {
 
 void event::synchronize() const {
   auto& e = checked_event(*this, "sluice::event::synchronize");
+  detail::refuse_if_recorded_in_capture(&e, "sluice::event::synchronize");
   e.usage.use();
   auto rec = e.snapshot();
   if (rec == nullptr) return;
@@ -97,6 +105,9 @@ void stream_ref::wait(const event& e) const {
   auto& ev = checked_event(e, "sluice::stream_ref::wait");
   ev.usage.use();
   auto rec = ev.snapshot();
+  if (detail::any_capture() && detail::record_event_wait_if_capturing(s, &ev, rec != nullptr,
+                                                                      "sluice::stream_ref::wait"))
+    return;
   if (rec == nullptr) {  // never recorded: a no-op (EVT-3)
     if (detail::diagnose::enabled())
       detail::diagnose::warn(detail::diagnose::kind::unrecorded_event_wait, SLUICE_CALL_SITE(),
@@ -114,6 +125,8 @@ std::chrono::duration<double, std::milli> elapsed(const event& start, const even
   constexpr const char* api = "sluice::elapsed";
   auto& a = checked_event(start, api);
   auto& b = checked_event(stop, api);
+  detail::refuse_if_recorded_in_capture(&a, api);
+  detail::refuse_if_recorded_in_capture(&b, api);
   a.usage.use();
   b.usage.use();
   auto ra = a.snapshot();

@@ -2,6 +2,7 @@
 // host allocations registered in a range map, so that copies can check
 // ranges and tell sluice memory from pageable memory (MEM-3).
 #include "backend_rules.hpp"
+#include "graph.hpp"
 #include "host.hpp"
 #include "range_map.hpp"
 
@@ -121,6 +122,8 @@ void* allocate_device(sluice::device d, std::size_t bytes, allocation** out) {
 
 void* allocate_device_async(stream_ref s, std::size_t bytes, allocation** out) {
   auto& st = checked(s, "sluice::device_buffer");
+  refuse_if_capturing(st, "sluice::device_buffer",
+                      "a stream-ordered allocation on a capturing stream (not in this version)");
   allocation* a = new_allocation(bytes, memory_kind::device, st.dev->id, "sluice::device_buffer");
   st.add_ref();
   a->stream = &st;
@@ -132,6 +135,8 @@ int allocation_device(const allocation* a) noexcept { return a->device; }
 
 void record_stream(allocation* a, stream_ref s) {
   auto& st = checked(s, "sluice::device_buffer::record_stream");
+  refuse_if_capturing(st, "sluice::device_buffer::record_stream",
+                      "record_stream on a capturing stream (recorded operations are not work)");
   add_recorded_stream(a->m, a->stream, a->recorded, st);
 }
 
@@ -204,6 +209,8 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
                              src_allocation != nullptr ? src_allocation->device : -1, api);
   const bool dst_pageable = dst_allocation == nullptr && detail::pageable_host_memory(dst, bytes);
   const bool src_pageable = src_allocation == nullptr && detail::pageable_host_memory(src, bytes);
+  if (dst_pageable || src_pageable)
+    detail::refuse_if_capturing(st, api, "a copy touching pageable host memory in a capture");
   if (dst_pageable) detail::check_not_self_wait(st, UINT64_MAX, api);
   detail::diagnose::note_pageable_copy(SLUICE_CALL_SITE(), bytes, dst_pageable, src_pageable);
   const auto seq = detail::enqueue_copy(st, dst, src, bytes, src_pageable, api, nullptr);
@@ -218,6 +225,8 @@ void fill(stream_ref s, void* dst, unsigned char value, std::size_t bytes) {
   detail::check_pointer_range(dst, bytes, api, "dst");
   const bool dst_pageable = detail::find_allocation(dst, bytes, api, "dst") == nullptr &&
                             detail::pageable_host_memory(dst, bytes);
+  if (dst_pageable)
+    detail::refuse_if_capturing(st, api, "a fill of pageable host memory in a capture");
   if (dst_pageable) detail::check_not_self_wait(st, UINT64_MAX, api);
   const auto seq = detail::enqueue(st, new detail::fill_op(dst, value, bytes));
   if (dst_pageable) detail::wait_reached(st, seq, false);

@@ -3,6 +3,7 @@
 #include "backend_rules.hpp"
 #include "chaos.hpp"
 #include "cpu_relax.hpp"
+#include "graph.hpp"
 #include "host.hpp"
 #include "host_functions.hpp"
 #include "mutation.hpp"
@@ -233,6 +234,11 @@ bool complete_head(stream_state& s) noexcept {
 }
 
 seq_t enqueue(stream_state& s, op* o) {
+  // A capturing stream records the op as a vertex of its graph instead (its
+  // seq is then 0: nothing was enqueued).
+  if (any_capture()) [[unlikely]] {
+    if (record_if_capturing(s, o)) return 0;
+  }
   seq_t seq = 0;
   bool activate = false;
   if (trace::enabled()) [[unlikely]] {
@@ -366,6 +372,11 @@ void run_host_function(stream_state& s) noexcept {
 
 op* make_host_function_op(std::unique_ptr<host_task> task) {
   return new host_function_op(std::move(task));
+}
+
+std::unique_ptr<host_task> take_host_task(op& o) {
+  auto* h = dynamic_cast<host_function_op*>(&o);
+  return h != nullptr ? std::move(h->task) : nullptr;
 }
 
 void host_pool::submit(stream_state* s) {

@@ -1,6 +1,7 @@
 // Streams of the host backend: handles, synchronization, waits, flags ops.
 #include "backend_rules.hpp"
 #include "chaos.hpp"
+#include "graph.hpp"
 #include "host.hpp"
 #include "host_functions.hpp"
 #include "mutation.hpp"
@@ -222,6 +223,7 @@ void reserve_streams(sluice::device d, int count, stream_options /*o*/) {
   (void)detail::engine().dev(d.id());
   if (count < 0 || count > 4096)
     detail::fail(errc::invalid_argument, api, "count ", count, " is outside [0, 4096]");
+  detail::refuse_if_device_captures(d.id(), api);
   // Host streams are made without waiting for anything (IND-4): nothing to reserve.
 }
 
@@ -264,6 +266,8 @@ void stream_ref::set_name(std::string new_name) const {
 
 bool stream_ref::ready() const {
   auto& s = checked(*this, "sluice::stream_ref::ready");
+  detail::refuse_if_capturing(s, "sluice::stream_ref::ready",
+                              "ready() of a capturing stream (its recorded work never runs there)");
   // The state first, then the errors: a host function's error is recorded
   // before its operation completes, so a stream seen complete has every error
   // there to throw (HOST-4). The other order let a stream that completed in
@@ -278,6 +282,9 @@ bool stream_ref::ready() const {
 
 void stream_ref::synchronize() const {
   auto& s = checked(*this, "sluice::stream_ref::synchronize");
+  detail::refuse_if_capturing(s, "sluice::stream_ref::synchronize",
+                              "synchronize() of a capturing stream (its recorded work never runs "
+                              "there)");
   detail::refuse_stream_self_wait(detail::current_host_function_stream() == &s,
                                   "sluice::stream_ref::synchronize");
   const detail::diagnose::synchronize_scope diagnosed(SLUICE_CALL_SITE(), "stream::synchronize");
@@ -288,6 +295,9 @@ void stream_ref::synchronize() const {
 void stream_ref::wait(stream_ref other) const {
   auto& s = checked(*this, "sluice::stream_ref::wait");
   auto& o = checked(other, "sluice::stream_ref::wait");
+  if (detail::any_capture() &&
+      detail::record_stream_wait_if_capturing(s, o, "sluice::stream_ref::wait"))
+    return;
   detail::enqueue_wait(s, o, o.enqueued.load(std::memory_order_acquire));
 }
 

@@ -5,6 +5,7 @@
 // inside it take the asynchronous path (MEM-8).
 #include "strided.hpp"
 
+#include "graph.hpp"
 #include "host.hpp"
 #include "mutation.hpp"
 
@@ -124,6 +125,8 @@ void copy(stream_ref s, pitched_ptr dst, const_pitched_ptr src, extent e) {
   detail::check_copy_devices(st.dev->id, plan.dst.memory.device, plan.src.memory.device, api);
   const bool dst_pageable = detail::pageable(plan.dst);
   const bool src_pageable = detail::pageable(plan.src);
+  if (dst_pageable || src_pageable)
+    detail::refuse_if_capturing(st, api, "a copy touching pageable host memory in a capture");
   if (dst_pageable) detail::check_not_self_wait(st, UINT64_MAX, api);
   detail::diagnose::note_pageable_copy(SLUICE_CALL_SITE(), plan.bytes, dst_pageable, src_pageable);
   std::vector<detail::strided_plan> pieces{plan};

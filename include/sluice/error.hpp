@@ -3,7 +3,8 @@
 // Synopsis
 //   enum class errc { invalid_argument, invalid_device, invalid_handle, not_ready,
 //                     not_supported, peer_access_unavailable, out_of_memory,
-//                     device_fault, host_function_failed, backend_failure, comm_failure };
+//                     device_fault, host_function_failed, backend_failure, comm_failure,
+//                     capture_violation };
 //   const char* to_string(errc) noexcept;
 //   class error : public std::runtime_error {
 //     errc code(); int native_code(); const char* api(); bool sticky();
@@ -27,7 +28,8 @@ enum class errc {
   device_fault,             //!< an asynchronous fault on the device (sticky)
   host_function_failed,     //!< a host function threw; carries its message
   backend_failure,          //!< any other vendor or backend failure
-  comm_failure              //!< (sluice::comm) a peer failed, left or did not answer in time
+  comm_failure,             //!< (sluice::comm) a peer failed, left or did not answer in time
+  capture_violation         //!< (graphs) a call that a capture does not allow; the capture stays valid
 };
 
 //! The enumerator's name, e.g. "invalid_argument".

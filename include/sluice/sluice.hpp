@@ -7,6 +7,7 @@
 #include <sluice/error.hpp>
 #include <sluice/event.hpp>
 #include <sluice/flag.hpp>
+#include <sluice/graph.hpp>
 #include <sluice/memory.hpp>
 #include <sluice/peer.hpp>
 #include <sluice/stream.hpp>

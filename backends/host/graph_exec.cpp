@@ -1,0 +1,278 @@
+// The host backend's graph executor. A launch is one operation of its
+// stream; when the stream reaches it, the recorded operations run on the
+// backend's workers as their dependencies complete: each ready vertex gets a
+// lane (an internal stream of its device), so independent branches run on
+// different workers at once (GRAPH-15) and a vertex that waits (a flag)
+// parks only its lane. Host functions run on the host-function threads.
+// The launch completes when its last vertex does.
+#include "chaos.hpp"
+#include "graph.hpp"
+#include "host_functions.hpp"
+#include "mutation.hpp"
+
+#include <algorithm>
+
+namespace sluice {
+
+namespace detail {
+
+void enqueue_wait(stream_state& s, stream_state& other, seq_t target);  // stream.cpp
+
+//! A program and what its launches need precomputed.
+struct exec_plan {
+  std::shared_ptr<const graph_program> program;
+  std::vector<std::vector<std::size_t>> next;  // successors
+  std::vector<std::size_t> roots;
+};
+
+struct exec_state {
+  std::mutex m;  // launches in call order; update()
+  std::shared_ptr<const exec_plan> plan;
+  stream_state* last_stream = nullptr;  // the previous launch's stream (a reference) and seq
+  seq_t last_seq = 0;
+  ~exec_state() {
+    if (last_stream != nullptr) last_stream->release();
+  }
+};
+
+namespace {
+
+std::shared_ptr<const exec_plan> make_plan(std::shared_ptr<const graph_program> p) {
+  auto plan = std::make_shared<exec_plan>();
+  plan->next = successors(*p);
+  for (std::size_t v = 0; v < p->vertices.size(); ++v)
+    if (p->vertices[v].deps.empty()) plan->roots.push_back(v);
+  plan->program = std::move(p);
+  return plan;
+}
+
+//! An event's record by one launch: a marker stream parked on this latch
+//! until the record vertex runs, so that waits issued after launch() wait
+//! for that point (GRAPH-7).
+struct record_latch {
+  std::atomic<int> state{0};  // 0 idle, 1 parked, 2 open
+  stream_state* stream = nullptr;
+  std::shared_ptr<record_state> rec;
+  void open() noexcept {
+    rec->timestamp_ns.store(now_ns(), std::memory_order_relaxed);
+    if (state.exchange(2) == 1) stream->on_complete();
+  }
+};
+
+struct latch_op final : op {
+  explicit latch_op(std::shared_ptr<record_latch> l) : latch(std::move(l)) {}
+  void describe(trace::record& r) const override { r.kind = "record"; }
+  step run(stream_state&) override {
+    int idle = 0;
+    return latch->state.compare_exchange_strong(idle, 1) ? step::parked : step::done;
+  }
+  std::shared_ptr<record_latch> latch;
+};
+
+struct launch_state {
+  std::shared_ptr<const exec_plan> plan;
+  stream_state* stream = nullptr;  // the launch's stream: its queue holds it meanwhile
+  std::unique_ptr<std::atomic<std::size_t>[]> waiting;  // unfinished deps per vertex
+  std::atomic<std::size_t> left{0};                     // unfinished vertices
+  std::vector<std::shared_ptr<record_latch>> latches;   // per vertex; records only
+  bool skip_actions = false;                            // (test-only mutations)
+  bool detached = false;
+};
+
+void dispatch(const std::shared_ptr<launch_state>& l, std::vector<std::size_t> ready);
+
+//! Vertex v of launch l has finished: start what it unblocks; the last one
+//! completes the launch's operation.
+void finished(std::shared_ptr<launch_state> l, std::size_t v) noexcept {
+  std::vector<std::size_t> ready;
+  if (!mutation::is(mutation::kind::graph_ignores_dependencies)) {
+    for (std::size_t w : l->plan->next[v])
+      if (l->waiting[w].fetch_sub(1) == 1) ready.push_back(w);
+  }
+  if (!ready.empty()) dispatch(l, std::move(ready));
+  if (l->left.fetch_sub(1) == 1 && !l->detached) {
+    stream_state* s = l->stream;
+    if (complete_head(*s)) s->dev->make_runnable(s);
+  }
+}
+
+//! A recorded op run by a launch: the op stays the graph's.
+struct vertex_op final : op {
+  vertex_op(op& o, std::shared_ptr<launch_state> l, std::size_t v)
+      : inner(o), launch(std::move(l)), index(v) {}
+  void describe(trace::record& r) const override { inner.describe(r); }
+  bool runs_inline() const noexcept override { return inner.runs_inline(); }
+  step run(stream_state& s) override {
+    const step r = launch->skip_actions ? step::done : inner.run(s);
+    if (r == step::done) finished(launch, index);
+    return r;
+  }
+  op& inner;
+  std::shared_ptr<launch_state> launch;
+  std::size_t index;
+};
+
+struct record_vertex_op final : op {
+  record_vertex_op(std::shared_ptr<launch_state> l, std::size_t v)
+      : launch(std::move(l)), index(v) {}
+  void describe(trace::record& r) const override { r.kind = "record"; }
+  step run(stream_state&) override {
+    if (const auto& latch = launch->latches[index]) latch->open();
+    finished(launch, index);
+    return step::done;
+  }
+  std::shared_ptr<launch_state> launch;
+  std::size_t index;
+};
+
+//! A recorded host function run by a launch: its exception goes to the
+//! launch's stream (HOST-4 there).
+struct vertex_task final : host_task {
+  vertex_task(host_task& t, std::shared_ptr<launch_state> l, std::size_t v)
+      : inner(t), launch(std::move(l)), index(v) {}
+  void run() override {
+    std::optional<std::string> failure = run_host_task(inner);
+    if (failure && !mutation::is(mutation::kind::lose_host_function_exceptions))
+      launch->stream->failures.add(errc::host_function_failed, std::move(*failure));
+    finished(launch, index);
+  }
+  host_task& inner;
+  std::shared_ptr<launch_state> launch;
+  std::size_t index;
+};
+
+void dispatch(const std::shared_ptr<launch_state>& l, std::vector<std::size_t> ready) {
+  if (chaos::seed.load(std::memory_order_relaxed) != 0) [[unlikely]] {
+    for (std::size_t i = ready.size(); i > 1; --i)
+      std::swap(ready[i - 1], ready[chaos::draw() % i]);
+  }
+  const graph_program& p = *l->plan->program;
+  for (std::size_t v : ready) {
+    const vertex& x = p.vertices[v];
+    auto& work = static_cast<const host_work&>(*x.work);
+    op* o = nullptr;
+    if (work.task)
+      o = make_host_function_op(std::make_unique<vertex_task>(*work.task, l, v));
+    else if (x.kind == vertex_kind::record)
+      o = new record_vertex_op(l, v);
+    else
+      o = new vertex_op(*work.action, l, v);
+    stream_state* lane = engine().new_stream(engine().dev(x.device), l->stream->native_priority);
+    enqueue(*lane, o);
+    lane->release();  // the lane's queue keeps it until its op completes
+  }
+}
+
+struct launch_op final : op {
+  explicit launch_op(std::shared_ptr<launch_state> l) : launch(std::move(l)) {}
+  void describe(trace::record& r) const override { r.kind = "graph_launch"; }
+  step run(stream_state&) override {
+    const auto& plan = *launch->plan;
+    if (plan.program->vertices.empty()) return step::done;
+    // After this the launch may complete (and this op be gone) at any time.
+    std::vector<std::size_t> roots = plan.roots;
+    if (mutation::is(mutation::kind::graph_ignores_dependencies)) {
+      roots.resize(plan.program->vertices.size());
+      for (std::size_t v = 0; v < roots.size(); ++v) roots[v] = v;
+    }
+    if (mutation::is(mutation::kind::graph_launch_returns_early)) {
+      launch->detached = true;
+      dispatch(std::shared_ptr<launch_state>(launch), std::move(roots));
+      return step::done;
+    }
+    dispatch(std::shared_ptr<launch_state>(launch), std::move(roots));
+    return step::handed_off;
+  }
+  std::shared_ptr<launch_state> launch;
+};
+
+const exec_plan& checked_plan(const exec_state* e, const char* api) {
+  if (e == nullptr) fail(errc::invalid_handle, api, "the graph_exec is empty (moved from)");
+  return *e->plan;
+}
+
+//! Makes the record latches of a launch and points each event at its latch.
+void record_events_at_launch(launch_state& l) {
+  const graph_program& p = *l.plan->program;
+  l.latches.resize(p.vertices.size());
+  if (mutation::is(mutation::kind::graph_events_not_recorded)) return;
+  for (std::size_t v = 0; v < p.vertices.size(); ++v) {
+    if (p.vertices[v].kind != vertex_kind::record) continue;
+    const auto& link = static_cast<const host_work&>(*p.vertices[v].work).event;
+    std::lock_guard<std::mutex> lock(link->m);
+    event_state* e = link->target;
+    if (e == nullptr) continue;  // destroyed: nobody can wait on it
+    auto latch = std::make_shared<record_latch>();
+    latch->stream = engine().new_stream(engine().dev(e->device), host_default_priority);
+    latch->rec = std::make_shared<record_state>(latch->stream);
+    {
+      std::lock_guard<std::mutex> event_lock(e->m);
+      latch->rec->seq = enqueue(*latch->stream, new latch_op(latch));
+      e->last = latch->rec;
+    }
+    latch->stream->release();
+    l.latches[v] = std::move(latch);
+  }
+}
+
+}  // namespace
+}  // namespace detail
+
+graph_exec graph::instantiate() const {
+  if (!program_)
+    detail::fail(errc::invalid_handle, "sluice::graph::instantiate", "the graph is empty (moved from)");
+  auto e = std::make_shared<detail::exec_state>();
+  e->plan = detail::make_plan(program_);
+  return detail::graph_access::make_exec(std::move(e));
+}
+
+void graph_exec::launch(stream_ref s) const {
+  constexpr const char* api = "sluice::graph_exec::launch";
+  const auto& plan = detail::checked_plan(state_.get(), api);
+  auto& st = detail::checked(s, api);
+  detail::refuse_if_capturing(st, api, "a graph cannot be launched onto a capturing stream");
+  const auto& p = *plan.program;
+  bool known = st.dev->id == p.device;
+  for (const auto& v : p.vertices) known = known || v.device == st.dev->id;
+  if (!known)
+    detail::fail(errc::invalid_argument, api, "the stream belongs to device ", st.dev->id,
+                 ", which is neither the graph's device (", p.device,
+                 ") nor a device of its streams");
+  auto& e = *state_;
+  std::lock_guard<std::mutex> lock(e.m);
+  auto l = std::make_shared<detail::launch_state>();
+  l->plan = e.plan;
+  l->stream = &st;
+  const std::size_t n = p.vertices.size();
+  l->waiting = std::make_unique<std::atomic<std::size_t>[]>(n);
+  for (std::size_t v = 0; v < n; ++v) l->waiting[v].store(p.vertices[v].deps.size());
+  l->left.store(n);
+  if (detail::mutation::is(detail::mutation::kind::graph_replays_once))
+    l->skip_actions = e.last_stream != nullptr;
+  // One launch after another, whatever the streams (GRAPH-3).
+  if (e.last_stream != nullptr && e.last_stream != &st &&
+      !detail::mutation::is(detail::mutation::kind::graph_launches_overlap))
+    detail::enqueue_wait(st, *e.last_stream, e.last_seq);
+  detail::record_events_at_launch(*l);
+  const detail::seq_t seq = detail::enqueue(st, new detail::launch_op(std::move(l)));
+  st.add_ref();
+  if (e.last_stream != nullptr) e.last_stream->release();
+  e.last_stream = &st;
+  e.last_seq = seq;
+}
+
+update_status graph_exec::update(const graph& g) {
+  constexpr const char* api = "sluice::graph_exec::update";
+  const auto& plan = detail::checked_plan(state_.get(), api);
+  const auto& next = detail::graph_access::program(g);
+  if (!next) detail::fail(errc::invalid_handle, api, "the graph is empty (moved from)");
+  const update_status status = detail::compare_programs(*plan.program, *next);
+  if (status != update_status::ok) return status;
+  if (detail::mutation::is(detail::mutation::kind::graph_update_ignored)) return status;
+  auto fresh = detail::make_plan(next);
+  std::lock_guard<std::mutex> lock(state_->m);
+  state_->plan = std::move(fresh);
+  return status;
+}
+
+}  // namespace sluice
