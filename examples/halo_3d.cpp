@@ -220,8 +220,9 @@ int main(int argc, char** argv) {
       for (int i = 0; i < 2; ++i) {
         block& b = *blocks[i];
         const block& o = *blocks[1 - i];
-        double* u = b.u.data();
-        const double* ou = o.u.data();
+        double* const u = b.u.data();
+        const double* const cu = u;  // u as a source
+        const double* const ou = o.u.data();
         b.s.wait(o.updated);  // the other block's faces hold step t
         const std::size_t into_low = wrong_face ? n + 1 : 0, into_high = wrong_face ? 0 : n + 1;
         const sluice::strided_piece x_pieces[2] = {
@@ -229,17 +230,16 @@ int main(int argc, char** argv) {
             {at(u, c, into_high, 1, 1), at(ou, c, 1, 1, 1), x_face}};
         x_path = sluice::copy_peer_batch(b.s, b.dev, o.dev, x_pieces, 2);
         b.read.record(b.s);
-        sluice::copy(b.s, at(u, c, 1, 1, 0), at(static_cast<const double*>(u), c, 1, 1, n), z_face);
-        sluice::copy(b.s, at(u, c, 1, 1, n + 1), at(static_cast<const double*>(u), c, 1, 1, 1),
-                     z_face);
+        sluice::copy(b.s, at(u, c, 1, 1, 0), at(cu, c, 1, 1, n), z_face);
+        sluice::copy(b.s, at(u, c, 1, 1, n + 1), at(cu, c, 1, 1, 1), z_face);
         // Packed: face y = 1 (to the rank below), y = n (to the rank above).
         // (With one rank the block is its own neighbour in y: the packed faces
         // are unpacked as they are, the two faces' footprints interleaving
         // with the ghosts' too much for one strided copy inside the block.)
         const sluice::pitched_ptr packed_low{face_buffer(i, 0), row_bytes, 1};
         const sluice::pitched_ptr packed_high{face_buffer(i, 1), row_bytes, 1};
-        sluice::copy(b.s, packed_low, at(static_cast<const double*>(u), c, 1, 1, 1), y_face);
-        sluice::copy(b.s, packed_high, at(static_cast<const double*>(u), c, 1, n, 1), y_face);
+        sluice::copy(b.s, packed_low, at(cu, c, 1, 1, 1), y_face);
+        sluice::copy(b.s, packed_high, at(cu, c, 1, n, 1), y_face);
         int low_in = 1, high_in = 0;
         if (size > 1) {
           // With 2 ranks both neighbours are one rank: its two sends arrive
