@@ -63,6 +63,7 @@ const char* name(kind k) noexcept {
     case kind::stream_destroyed_busy: return "stream_destroyed_busy";
     case kind::staged_peer_copy: return "staged_peer_copy";
     case kind::host_copy: return "host_copy";
+    case kind::strided_rows: return "strided_rows";
     case kind::peer_copy_pulled: return "peer_copy_pulled";
     case kind::count: break;
   }
@@ -193,6 +194,20 @@ void note_host_copy(const void* site, std::size_t bytes) noexcept {
          "it is ordered and does not block, but it is a CPU memcpy that also holds the stream "
          "until it has run; for large or frequent copies, keep the data in device memory or "
          "copy on the host where the data is produced");
+  } catch (...) {
+  }
+}
+
+void note_strided_rows(const void* site, std::size_t bytes, std::size_t rows,
+                       const char* why) noexcept {
+  if (!enabled()) return;
+  try {
+    warn(kind::strided_rows, site,
+         "a strided copy of " + std::to_string(bytes) + " bytes went as " + std::to_string(rows) +
+             " copies of one row each (" + why + ")",
+         "keep pitches within the device's maximum; between devices on HIP, a batch of small "
+         "aligned pieces takes sluice's SM kernel (SLUICE_PEER_SM_STRIDED_MAX_KIB, "
+         "docs/vendor-differences.md section 26)");
   } catch (...) {
   }
 }

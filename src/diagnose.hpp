@@ -23,6 +23,7 @@ enum class kind : int {
   staged_peer_copy,       // copy_peer took the staged path
   peer_copy_pulled,       // a peer copy issued on the destination's stream
   host_copy,              // a copy between two pinned host buffers ran on a sluice thread
+  strided_rows,           // a strided copy went as one vendor copy per row
   count
 };
 
@@ -71,6 +72,12 @@ void note_peer_copy(const void* site, int stream_device, int dst_device, int src
 
 //! GPU backends: a copy between two pinned host buffers, run as a host task.
 void note_host_copy(const void* site, std::size_t bytes) noexcept;
+
+//! GPU backends: a strided copy of `bytes` went as `rows` vendor copies of one
+//! row each, for the reason `why` (a pitch above the vendor's maximum; no 3-D
+//! peer copy in this vendor version).
+void note_strided_rows(const void* site, std::size_t bytes, std::size_t rows,
+                       const char* why) noexcept;
 
 //! The path this process's host functions take, and why
 //! (sluice::detail::host_function_path): printed once per process, as

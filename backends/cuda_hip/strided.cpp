@@ -74,9 +74,11 @@ bool as_vendor_shape(const strided_plan& p, std::size_t max_pitch, vendor_shape*
 
 //! What the trace shows as the path of a strided copy that has no copy_path.
 const char* vendor_strided(const strided_plan& p, const device_state& dev, api::stream_t s,
-                           const char* api_name) {
+                           const char* api_name, const void* site) {
   vendor_shape v;
   if (!as_vendor_shape(p, dev.max_pitch, &v)) {
+    diagnose::note_strided_rows(site, p.bytes, p.rows * p.planes,
+                                "a pitch or size beyond what the vendor's strided copies take");
     for (std::size_t z = 0; z < p.planes; ++z)
       for (std::size_t y = 0; y < p.rows; ++y)
         check(api::memcpy_async(p.dst_at(y, z), p.src_at(y, z), p.width, s), api_name, ": ",
@@ -98,7 +100,7 @@ const char* vendor_strided(const strided_plan& p, const device_state& dev, api::
 
 //! Between two devices with peer access: the vendor's 3-D peer copy, else a peer copy per row.
 void vendor_strided_peer(const strided_plan& p, const device_state& dev, int dst_dev, int src_dev,
-                         api::stream_t s, const char* api_name) {
+                         api::stream_t s, const char* api_name, const void* site) {
   vendor_shape v;
   if (api::has_3d_peer_copy && as_vendor_shape(p, dev.max_pitch, &v)) {
     check(
@@ -108,6 +110,10 @@ void vendor_strided_peer(const strided_plan& p, const device_state& dev, int dst
         " (direct)");
     return;
   }
+  diagnose::note_strided_rows(site, p.bytes, p.rows * p.planes,
+                              api::has_3d_peer_copy
+                                  ? "a pitch or size beyond what the vendor's 3-D peer copy takes"
+                                  : "the vendor has no 3-D peer copy");
   for (std::size_t z = 0; z < p.planes; ++z)
     for (std::size_t y = 0; y < p.rows; ++y)
       check(api::memcpy_peer_async(p.dst_at(y, z), dst_dev, p.src_at(y, z), src_dev, p.width, s),
@@ -240,7 +246,7 @@ void copy(stream_ref s, pitched_ptr dst, const_pitched_ptr src, extent e) {
   }
   auto& dev = engine().devices[static_cast<std::size_t>(st.device)];
   detail::enqueue_scope<detail::device_current> scope(st, "copy", p.bytes);
-  const char* how = detail::vendor_strided(p, dev, st.native, api);
+  const char* how = detail::vendor_strided(p, dev, st.native, api, SLUICE_CALL_SITE());
   if (detail::trace::enabled()) [[unlikely]]
     scope.path(how);
   scope.done();
@@ -271,11 +277,12 @@ copy_path copy_peer(stream_ref s, pitched_ptr dst, sluice::device dst_dev, const
   if (path == copy_path::direct_sm || path == copy_path::local_sm) {
     detail::sm_strided({p}, limits, st.native, api, dst_dev.id(), src_dev.id(), path);
   } else if (path == copy_path::local) {
-    (void)detail::vendor_strided(p, dev, st.native, api);
+    (void)detail::vendor_strided(p, dev, st.native, api, SLUICE_CALL_SITE());
   } else if (path == copy_path::staged) {
     detail::staged_strided(st, dst_dev.id(), src_dev.id(), {p}, api);
   } else {
-    detail::vendor_strided_peer(p, dev, dst_dev.id(), src_dev.id(), st.native, api);
+    detail::vendor_strided_peer(p, dev, dst_dev.id(), src_dev.id(), st.native, api,
+                                SLUICE_CALL_SITE());
   }
   scope.done();
   return path;
@@ -303,14 +310,15 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
   } else {
     for (const detail::strided_plan& p : plan.pieces) {
       if (path == copy_path::local)
-        (void)detail::vendor_strided(p, dev, st.native, api);
+        (void)detail::vendor_strided(p, dev, st.native, api, SLUICE_CALL_SITE());
       else if (p.contiguous())
         detail::check(gpu::api::memcpy_peer_async(p.dst_at(0, 0), dst_dev.id(), p.src_at(0, 0),
                                                   src_dev.id(), p.bytes, st.native),
                       api, ": ", p.bytes, " bytes from device ", src_dev.id(), " to device ",
                       dst_dev.id(), " (direct)");
       else
-        detail::vendor_strided_peer(p, dev, dst_dev.id(), src_dev.id(), st.native, api);
+        detail::vendor_strided_peer(p, dev, dst_dev.id(), src_dev.id(), st.native, api,
+                                    SLUICE_CALL_SITE());
     }
   }
   scope.done();
