@@ -39,6 +39,8 @@ constexpr struct {
     {"host.graph_update_ignored", kind::graph_update_ignored},
     {"host.graph_discard_runs", kind::graph_discard_runs},
     {"host.graph_edges_unreduced", kind::graph_edges_unreduced},
+    {"host.graph_other_threads_run", kind::graph_other_threads_run},
+    {"host.graph_first_capture_fails", kind::graph_first_capture_fails},
     {"comm.post_at_enqueue", kind::post_at_enqueue},
     {"comm.enqueue_waits", kind::enqueue_waits},
     {"comm.one_at_a_time", kind::one_at_a_time},

@@ -46,6 +46,9 @@ enum class kind : int {
   graph_discard_runs,             //!< a capture destroyed without end() runs its recording once
                                   //!< on its origin (GRAPH-12)
   graph_edges_unreduced,          //!< the recorded program keeps its implied edges (GRAPH-14)
+  graph_other_threads_run,        //!< an operation that another thread than the capture's
+                                  //!< enqueues on a capturing stream runs instead (GRAPH-11)
+  graph_first_capture_fails,      //!< the first capture on each device throws (GRAPH-13)
   // sluice::comm (src/comm).
   post_at_enqueue,  //!< an operation starts when enqueued, not when its stream gets there (COMM-1)
   enqueue_waits,    //!< the enqueuing call waits for the operation to complete (COMM-2)

@@ -62,6 +62,8 @@ std::shared_ptr<event_link> link_of(event_state& e) {
 bool record_if_capturing(stream_state& s, op*& o) {
   const auto r = capture_of(key_of(s));
   if (r == nullptr) return false;
+  if (mutation::is(mutation::kind::graph_other_threads_run) && !began_on_this_thread(*r))
+    return false;
   std::unique_ptr<op> owned(o);
   trace::record described;
   owned->describe(described);
@@ -152,6 +154,13 @@ bool record_event_wait_if_capturing(stream_state& s, const event_state* e, bool 
 capture::capture(stream_ref origin) {
   constexpr const char* api = "sluice::capture";
   auto& s = detail::checked(origin, api);
+  if (detail::mutation::is(detail::mutation::kind::graph_first_capture_fails)) {
+    static std::atomic<std::uint64_t> captured_devices{0};
+    const std::uint64_t bit = std::uint64_t{1} << (static_cast<unsigned>(s.dev->id) % 64U);
+    if ((captured_devices.fetch_or(bit) & bit) == 0)
+      detail::fail(errc::backend_failure, api, "the first capture on device ", s.dev->id,
+                   " failed (test-only mutation)");
+  }
   auto handle = std::make_shared<detail::capture_handle>();
   handle->rec = detail::begin_capture(detail::key_of(s), s.dev->id, api);
   handle->origin = detail::key_of(s);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
@@ -19,6 +20,7 @@ struct recording {
     std::size_t last = 0;  // its last recorded vertex
   };
   bool open = true;
+  std::thread::id creator = std::this_thread::get_id();
   graph_program program;
   std::vector<member> members;  // [0] is the origin
 
@@ -97,6 +99,10 @@ std::shared_ptr<recording> capture_of(stream_key s) noexcept {
   std::lock_guard<std::mutex> lock(md.m);
   const auto it = md.streams.find(s);
   return it == md.streams.end() ? nullptr : it->second;
+}
+
+bool began_on_this_thread(const recording& r) noexcept {
+  return r.creator == std::this_thread::get_id();
 }
 
 bool device_captures(int device) noexcept {

@@ -57,6 +57,9 @@ std::shared_ptr<recording> begin_capture(stream_key origin, int device, const ch
 //! The open capture that s belongs to, or null.
 std::shared_ptr<recording> capture_of(stream_key s) noexcept;
 
+//! Whether the calling thread is the one that began capture r.
+bool began_on_this_thread(const recording& r) noexcept;
+
 //! Whether a stream of `device` captures now (device::synchronize, reserve_streams).
 bool device_captures(int device) noexcept;
 
