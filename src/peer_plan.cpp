@@ -96,8 +96,7 @@ strided_peer_plan plan_copy_peer(int own, pitched_ptr dst, device dst_dev, const
   if (plan.copy.path != copy_path::direct || shape.empty()) return plan;
   if (shape.contiguous()) {
     // One run: exactly the contiguous copy's choice.
-    plan.copy = plan_copy_peer(own, reinterpret_cast<void*>(shape.dst.address), dst_dev,
-                               reinterpret_cast<const void*>(shape.src.address), src_dev,
+    plan.copy = plan_copy_peer(own, shape.dst_at(0, 0), dst_dev, shape.src_at(0, 0), src_dev,
                                shape.bytes, limits);
     return plan;
   }

@@ -39,6 +39,7 @@ strided_end checked_end(const void* ptr, std::size_t pitch, std::size_t rows_per
     fail(errc::invalid_argument, api, what, "'s rows_per_plane ", rows_per_plane,
          " is below the height of ", e.height, " rows");
   strided_end end;
+  end.first = static_cast<const unsigned char*>(ptr);
   end.address = reinterpret_cast<std::uintptr_t>(ptr);
   end.pitch = rows_count ? pitch : 0;
   end.rows_per_plane = e.depth > 1 ? rows_per_plane : 0;
@@ -55,8 +56,7 @@ strided_end checked_end(const void* ptr, std::size_t pitch, std::size_t rows_per
 void look_up(strided_end& end, const range_lookup& l, const char* api, const char* what) {
   check_no_overrun(l, end.footprint, api, what);
   end.memory = l;
-  if (l.owner == nullptr)
-    end.registered = inside_registration(reinterpret_cast<const void*>(end.address), end.footprint);
+  if (l.owner == nullptr) end.registered = inside_registration(end.first, end.footprint);
 }
 
 }  // namespace
@@ -159,10 +159,8 @@ strided_plan plan_strided_copy(pitched_ptr dst, const_pitched_ptr src, extent e,
   if (meet && !strided_overlap_allowed(plan.dst, e, plan.src, e))
     fail(errc::invalid_argument, api, "the footprints of source and destination overlap (",
          "allowed only with the same pitch and rows_per_plane and disjoint columns)");
-  const void* dst_first = reinterpret_cast<const void*>(d);
-  const void* src_first = reinterpret_cast<const void*>(s);
-  look_up(plan.dst, allocations().find(dst_first, plan.dst.footprint), api, "dst");
-  look_up(plan.src, allocations().find(src_first, plan.src.footprint), api, "src");
+  look_up(plan.dst, allocations().find(plan.dst.first, plan.dst.footprint), api, "dst");
+  look_up(plan.src, allocations().find(plan.src.first, plan.src.footprint), api, "src");
 
   // Normalize: rows of width bytes, then planes; a count of 1 has no step.
   struct dimension {

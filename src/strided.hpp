@@ -17,14 +17,15 @@ namespace sluice::detail {
 
 //! One end of a checked strided copy, as the shape was normalized.
 struct strided_end {
-  std::uintptr_t address = 0;      //!< the first byte
-  std::size_t row_step = 0;        //!< bytes from one run to the next (rows > 1)
-  std::size_t plane_step = 0;      //!< bytes from one plane to the next (planes > 1)
-  std::size_t footprint = 0;       //!< bytes from the first to one past the last byte touched
-  std::size_t pitch = 0;           //!< as given (0 where height == depth == 1)
-  std::size_t rows_per_plane = 0;  //!< as given (0 where depth == 1)
-  range_lookup memory;             //!< the range map's answer for the footprint
-  bool registered = false;         //!< the footprint lies wholly inside one registered range
+  const unsigned char* first = nullptr;  //!< the first byte
+  std::uintptr_t address = 0;            //!< its address, for arithmetic
+  std::size_t row_step = 0;              //!< bytes from one run to the next (rows > 1)
+  std::size_t plane_step = 0;            //!< bytes from one plane to the next (planes > 1)
+  std::size_t footprint = 0;             //!< bytes from the first to one past the last byte touched
+  std::size_t pitch = 0;                 //!< as given (0 where height == depth == 1)
+  std::size_t rows_per_plane = 0;        //!< as given (0 where depth == 1)
+  range_lookup memory;                   //!< the range map's answer for the footprint
+  bool registered = false;               //!< the footprint lies wholly inside one registered range
   //! Neither sluice memory nor wholly inside a registration: MEM-3's blocking rules.
   bool pageable() const noexcept { return memory.owner == nullptr && !registered; }
 };
@@ -42,13 +43,12 @@ struct strided_plan {
   strided_end dst, src;
   bool empty() const noexcept { return bytes == 0; }
   bool contiguous() const noexcept { return rows == 1 && planes == 1; }
+  //! The destination's first byte came as a non-const pointer (pitched_ptr).
   unsigned char* dst_at(std::size_t row, std::size_t plane) const noexcept {
-    return reinterpret_cast<unsigned char*>(dst.address + plane * dst.plane_step +
-                                            row * dst.row_step);
+    return const_cast<unsigned char*>(dst.first) + plane * dst.plane_step + row * dst.row_step;
   }
   const unsigned char* src_at(std::size_t row, std::size_t plane) const noexcept {
-    return reinterpret_cast<const unsigned char*>(src.address + plane * src.plane_step +
-                                                  row * src.row_step);
+    return src.first + plane * src.plane_step + row * src.row_step;
   }
 };
 
