@@ -105,8 +105,8 @@ void stream_ref::wait(const event& e) const {
   auto& ev = checked_event(e, "sluice::stream_ref::wait");
   ev.usage.use();
   auto rec = ev.snapshot();
-  if (detail::any_capture() && detail::record_event_wait_if_capturing(s, &ev, rec != nullptr,
-                                                                      "sluice::stream_ref::wait"))
+  if (detail::any_capture() &&
+      detail::record_event_wait_if_capturing(s, &ev, rec != nullptr, "sluice::stream_ref::wait"))
     return;
   if (rec == nullptr) {  // never recorded: a no-op (EVT-3)
     if (detail::diagnose::enabled())

@@ -68,7 +68,8 @@ bool record_if_capturing(stream_state& s, op*& o) {
   trace::record described;
   owned->describe(described);
   // A trace_range's markers mark time on a stream; a graph has no such place.
-  if (std::strcmp(described.kind, "range_begin") == 0 || std::strcmp(described.kind, "range_end") == 0)
+  if (std::strcmp(described.kind, "range_begin") == 0 ||
+      std::strcmp(described.kind, "range_end") == 0)
     return true;
   vertex v;
   v.kind = kind_of(described.kind);
@@ -78,8 +79,10 @@ bool record_if_capturing(stream_state& s, op*& o) {
   auto work = std::make_shared<host_work>();
   host_work& w = *work;
   w.task = take_host_task(*owned);
-  if (w.task) owned.reset();
-  else w.action = std::move(owned);
+  if (w.task)
+    owned.reset();
+  else
+    w.action = std::move(owned);
   v.work = std::move(work);
   if (record_vertex(*r, key_of(s), std::move(v))) return true;
   // The capture ended meanwhile: the operation runs as usual.
@@ -129,8 +132,9 @@ void refuse_if_recorded_in_capture(const event_state* e, const char* api) {
 
 void refuse_if_device_captures(int device, const char* api) {
   if (device_captures(device))
-    reject_in_capture(api, "a stream of the device captures (a graph's capture forbids "
-                           "synchronizing its device, from any thread)");
+    reject_in_capture(api,
+                      "a stream of the device captures (a graph's capture forbids "
+                      "synchronizing its device, from any thread)");
 }
 
 bool record_stream_wait_if_capturing(stream_state& s, stream_state& other, const char* api) {

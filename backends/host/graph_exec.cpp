@@ -220,7 +220,8 @@ void record_events_at_launch(launch_state& l) {
 
 graph_exec graph::instantiate() const {
   if (!program_)
-    detail::fail(errc::invalid_handle, "sluice::graph::instantiate", "the graph is empty (moved from)");
+    detail::fail(errc::invalid_handle, "sluice::graph::instantiate",
+                 "the graph is empty (moved from)");
   auto e = std::make_shared<detail::exec_state>();
   e->plan = detail::make_plan(program_);
   return detail::graph_access::make_exec(std::move(e));

@@ -29,7 +29,7 @@ enum class errc {
   host_function_failed,     //!< a host function threw; carries its message
   backend_failure,          //!< any other vendor or backend failure
   comm_failure,             //!< (sluice::comm) a peer failed, left or did not answer in time
-  capture_violation         //!< (graphs) a call that a capture does not allow; the capture stays valid
+  capture_violation  //!< (graphs) a call that a capture does not allow; the capture stays valid
 };
 
 //! The enumerator's name, e.g. "invalid_argument".

@@ -108,7 +108,8 @@ std::vector<std::vector<std::size_t>> successors(const graph_program& p) {
 std::size_t graph::size() const noexcept { return program_ ? program_->vertices.size() : 0; }
 
 std::string graph::to_dot() const {
-  if (!program_) detail::fail(errc::invalid_handle, "sluice::graph::to_dot", "the graph is empty (moved from)");
+  if (!program_)
+    detail::fail(errc::invalid_handle, "sluice::graph::to_dot", "the graph is empty (moved from)");
   return detail::to_dot(*program_);
 }
 

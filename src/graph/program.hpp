@@ -36,12 +36,12 @@ struct vertex_work {
 
 struct vertex {
   vertex_kind kind = vertex_kind::copy;
-  int device = 0;              //!< the device of the stream it was recorded on
-  std::uint64_t stream = 0;    //!< that stream's id in traces (an attribute of to_dot)
-  std::size_t bytes = 0;       //!< copies and fills
-  std::string path;            //!< peer copies: the path reported at capture
-  std::string signature;       //!< what update() needs equal beyond kind, device and path
-                               //!< (memory kinds, direction), as the backend can tell
+  int device = 0;                 //!< the device of the stream it was recorded on
+  std::uint64_t stream = 0;       //!< that stream's id in traces (an attribute of to_dot)
+  std::size_t bytes = 0;          //!< copies and fills
+  std::string path;               //!< peer copies: the path reported at capture
+  std::string signature;          //!< what update() needs equal beyond kind, device and path
+                                  //!< (memory kinds, direction), as the backend can tell
   std::vector<std::size_t> deps;  //!< earlier vertices it waits for (ascending)
   std::shared_ptr<vertex_work> work;
 };

@@ -77,8 +77,7 @@ void reject_in_capture(const char* api, const char* why) {
 }
 
 void reject_outside_event_wait(const char* api) {
-  reject_in_capture(api,
-                    "a capturing stream cannot wait on an event recorded outside its capture");
+  reject_in_capture(api, "a capturing stream cannot wait on an event recorded outside its capture");
 }
 
 std::shared_ptr<recording> begin_capture(stream_key origin, int device, const char* api) {
@@ -87,7 +86,8 @@ std::shared_ptr<recording> begin_capture(stream_key origin, int device, const ch
   r->program.device = device;
   std::lock_guard<std::mutex> lock(md.m);
   if (md.streams.count(origin) != 0)
-    fail(errc::capture_violation, api, "the stream is already capturing (a capture of its own or one it joined)");
+    fail(errc::capture_violation, api,
+         "the stream is already capturing (a capture of its own or one it joined)");
   join(md, r, origin, device, {});
   active_captures.fetch_add(1, std::memory_order_acq_rel);
   return r;
@@ -141,7 +141,8 @@ bool record_stream_wait(stream_key s, int s_device, stream_key other, const char
   if (mine == md.streams.end() && theirs == md.streams.end()) return false;
   if (mine != md.streams.end()) {
     if (theirs == md.streams.end() || theirs->second != mine->second)
-      reject_in_capture(api, "a capturing stream cannot wait on a stream that is not part of its capture");
+      reject_in_capture(
+          api, "a capturing stream cannot wait on a stream that is not part of its capture");
     if (s == other) return true;
     recording& r = *mine->second;
     auto* to = r.find(s);
@@ -165,14 +166,16 @@ void record_event_wait(stream_key s, int s_device, const capture_point& p, const
     return;
   }
   if (mine->second != p.capture)
-    reject_in_capture(api, "a capturing stream cannot wait on an event recorded in another capture");
+    reject_in_capture(api,
+                      "a capturing stream cannot wait on an event recorded in another capture");
   mine->second->find(s)->frontier.push_back(p.vertex);
 }
 
 void mark_event(const void* event, capture_point p) {
   auto& md = the_model();
   std::lock_guard<std::mutex> lock(md.m);
-  auto [it, fresh] = md.events.insert_or_assign(event, std::make_pair(std::weak_ptr<recording>(p.capture), p.vertex));
+  auto [it, fresh] = md.events.insert_or_assign(
+      event, std::make_pair(std::weak_ptr<recording>(p.capture), p.vertex));
   (void)it;
   if (fresh) md.marked_events.fetch_add(1, std::memory_order_release);
 }

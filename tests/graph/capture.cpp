@@ -120,8 +120,9 @@ TEST(Graph, GRAPH_5__rejected_calls_record_nothing_and_keep_the_capture) {
   EXPECT_TRUE(violates([&] { sluice::copy(s, pageable.data(), p.data(), n); })) << "to pageable";
   EXPECT_TRUE(violates([&] { sluice::copy(s, p.data(), pageable.data(), n); })) << "from pageable";
   EXPECT_TRUE(violates([&] { sluice::fill(s, pageable.data(), 0, n); })) << "fill pageable";
-  EXPECT_TRUE(violates([&] { sluice::device_buffer<byte> ordered{s, n}; }))
-      << "a stream-ordered allocation";
+  EXPECT_TRUE(violates([&] {
+    sluice::device_buffer<byte> ordered{s, n};
+  })) << "a stream-ordered allocation";
   EXPECT_TRUE(violates([&] { d.record_stream(s); })) << "record_stream on a capturing stream";
   EXPECT_TRUE(violates([&] { previous.launch(s); })) << "a launch onto a capturing stream";
   EXPECT_TRUE(violates([&] { sluice::capture second{s}; })) << "a second capture";
@@ -286,14 +287,14 @@ TEST(Graph, GRAPH_14__to_dot_of_a_diamond_has_its_vertices_and_reduced_edges) {
   sluice::pinned_buffer<byte> p{64};
   sluice::event top{dev}, side{dev};
   sluice::capture cap{s};
-  sluice::fill(s, p.data(), 1, 8);        // v0
-  top.record(s);                          // v1
+  sluice::fill(s, p.data(), 1, 8);  // v0
+  top.record(s);                    // v1
   s2.wait(top);
-  sluice::fill(s2, p.data() + 8, 2, 8);   // v2
-  sluice::fill(s, p.data() + 16, 3, 8);   // v3
-  side.record(s2);                        // v4
+  sluice::fill(s2, p.data() + 8, 2, 8);  // v2
+  sluice::fill(s, p.data() + 16, 3, 8);  // v3
+  side.record(s2);                       // v4
   s.wait(side);
-  s.wait(top);                            // implied by the wait on side: no edge
+  s.wait(top);                                  // implied by the wait on side: no edge
   sluice::copy(s, p.data() + 24, p.data(), 8);  // v5
   const sluice::graph g = cap.end();
   const parsed_dot dot = parse_dot(g.to_dot());

@@ -16,7 +16,8 @@
 namespace {
 
 const std::vector<sluice::conformance::family_rule> rules = {
-    {"GRAPH-1", "GRAPH_1__", "recorded operations do not run at capture; each launch runs each once"},
+    {"GRAPH-1", "GRAPH_1__",
+     "recorded operations do not run at capture; each launch runs each once"},
     {"GRAPH-2", "GRAPH_2__", "a launch runs after earlier work; later work waits for every branch"},
     {"GRAPH-3", "GRAPH_3__", "launches of one graph_exec never overlap, even on different streams"},
     {"GRAPH-4", "GRAPH_4__",
@@ -25,14 +26,16 @@ const std::vector<sluice::conformance::family_rule> rules = {
     {"GRAPH-6", "GRAPH_6__", "host functions in a graph: HOST-1..4 per launch"},
     {"GRAPH-7", "GRAPH_7__", "events recorded in a capture are recorded again by every launch"},
     {"GRAPH-8", "GRAPH_8__", "write_value/wait_value in a graph act on every launch"},
-    {"GRAPH-9", "GRAPH_9__", "update() with the same shape takes the new arguments; else changes nothing"},
+    {"GRAPH-9", "GRAPH_9__",
+     "update() with the same shape takes the new arguments; else changes nothing"},
     {"GRAPH-10", "GRAPH_10__", "a peer copy in a graph moves the right bytes by its reported path"},
     {"GRAPH-11", "GRAPH_11__", "other streams, threads and allocations work during a capture"},
     {"GRAPH-12", "GRAPH_12__", "a capture destroyed without end() discards the recording"},
     {"GRAPH-13", "GRAPH_13__", "the first capture on a fresh device and stream succeeds"},
     {"GRAPH-14", "GRAPH_14__", "to_dot(): the contract's vertices, transitively reduced edges"},
     {"GRAPH-15", "GRAPH_15__", "(MAY) independent branches run concurrently"},
-    {"GRAPH-16", "GRAPH_16__", "(MAY) a launch costs the enqueuing thread less than its operations"},
+    {"GRAPH-16", "GRAPH_16__",
+     "(MAY) a launch costs the enqueuing thread less than its operations"},
 };
 
 }  // namespace
