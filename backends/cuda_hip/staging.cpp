@@ -403,10 +403,10 @@ void staged_copy_strided(stream_state& u, int dst_dev, int src_dev, const stride
                          std::size_t count, const char* api_name) {
   std::size_t total = 0;
   for (std::size_t i = 0; i < count; ++i) total += pieces[i].bytes;
-  const auto& devs = engine().devices;
+  // Both devices set up (the other one may not be yet): their maximum pitch is known then.
   const std::size_t limit =
-      std::min({devs[static_cast<std::size_t>(src_dev)].max_pitch,
-                devs[static_cast<std::size_t>(dst_dev)].max_pitch, api::strided_field_max});
+      std::min({engine().dev(src_dev, api_name).max_pitch,
+                engine().dev(dst_dev, api_name).max_pitch, api::strided_field_max});
   strided_source source(pieces, count, limit);
   run_staged(u, dst_dev, src_dev, total, source, api_name);
 }
