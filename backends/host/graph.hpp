@@ -26,7 +26,17 @@ struct event_link {
 };
 
 //! What a vertex runs on each launch.
+//! A sluice allocation that a vertex uses: a launch checks that the range
+//! still belongs to it (a buffer destroyed before the graph_exec is
+//! errc::invalid_handle, never a use after free).
+struct used_memory {
+  const void* ptr = nullptr;
+  std::size_t bytes = 0;
+  const void* owner = nullptr;
+};
+
 struct host_work final : vertex_work {
+  std::vector<used_memory> memory;
   std::unique_ptr<op> action;         //!< copies, fills, flag operations: run again and again
   std::unique_ptr<host_task> task;    //!< host functions (each launch runs it in place)
   std::shared_ptr<event_link> event;  //!< event records
@@ -47,6 +57,9 @@ bool record_event_if_capturing(stream_state& s, event_state& e);
 
 //! ~event's hook: launches no longer record e.
 void forget_event(event_state* e) noexcept;
+
+//! errc::invalid_handle, naming `api`, when memory a vertex of p uses was freed.
+void check_memory_alive(const graph_program& p, const char* api);
 
 //! errc::capture_violation when s captures (ready(), synchronize(), launch()...).
 void refuse_if_capturing(const stream_state& s, const char* api, const char* why);

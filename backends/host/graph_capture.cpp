@@ -4,6 +4,7 @@
 // shared one of src/graph/recording.hpp.
 #include "graph.hpp"
 #include "mutation.hpp"
+#include "range_map.hpp"
 
 #include <cstring>
 #include <unordered_map>
@@ -78,6 +79,12 @@ bool record_if_capturing(stream_state& s, op*& o) {
   if (described.path != nullptr) v.path = described.path;
   auto work = std::make_shared<host_work>();
   host_work& w = *work;
+  op::memory_ranges used;
+  owned->ranges(used);
+  for (const auto& [p, n] : used) {
+    const void* owner = allocations().find(p, n).owner;
+    if (owner != nullptr) w.memory.push_back({p, n, owner});
+  }
   w.task = take_host_task(*owned);
   if (w.task)
     owned.reset();
@@ -119,6 +126,16 @@ void forget_event(event_state* e) noexcept {
   }
   std::lock_guard<std::mutex> lock(link->m);
   link->target = nullptr;
+}
+
+void check_memory_alive(const graph_program& p, const char* api) {
+  for (const vertex& v : p.vertices) {
+    if (!v.work) continue;
+    for (const used_memory& m : static_cast<const host_work&>(*v.work).memory)
+      if (allocations().find(m.ptr, m.bytes).owner != m.owner)
+        fail(errc::invalid_handle, api, "a buffer that the graph's ", to_string(v.kind),
+             " uses was destroyed (buffers must outlive the graph_exec); nothing was enqueued");
+  }
 }
 
 void refuse_if_capturing(const stream_state& s, const char* api, const char* why) {

@@ -233,6 +233,7 @@ void graph_exec::launch(stream_ref s) const {
   auto& st = detail::checked(s, api);
   detail::refuse_if_capturing(st, api, "a graph cannot be launched onto a capturing stream");
   const auto& p = *plan.program;
+  detail::check_memory_alive(p, api);
   bool known = st.dev->id == p.device;
   for (const auto& v : p.vertices) known = known || v.device == st.dev->id;
   if (!known)
@@ -267,6 +268,7 @@ update_status graph_exec::update(const graph& g) {
   const auto& plan = detail::checked_plan(state_.get(), api);
   const auto& next = detail::graph_access::program(g);
   if (!next) detail::fail(errc::invalid_handle, api, "the graph is empty (moved from)");
+  detail::check_memory_alive(*plan.program, api);
   const update_status status = detail::compare_programs(*plan.program, *next);
   if (status != update_status::ok) return status;
   if (detail::mutation::is(detail::mutation::kind::graph_update_ignored)) return status;

@@ -75,6 +75,10 @@ struct op {
   //! Whether the thread that resumes the stream may run it there (flag ops:
   //! a store or a check, never user code; see resume_inline).
   virtual bool runs_inline() const noexcept { return false; }
+  //! The memory it reads or writes (a graph's launch checks that the sluice
+  //! allocations among them are still alive).
+  using memory_ranges = std::vector<std::pair<const void*, std::size_t>>;
+  virtual void ranges(memory_ranges& out) const { (void)out; }
 };
 
 //! Host priority range: three levels, like HIP's.

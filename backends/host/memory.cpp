@@ -72,6 +72,10 @@ struct copy_op final : op {
     std::memcpy(dst, snapshot ? snapshot.get() : src, bytes);
     return step::done;
   }
+  void ranges(memory_ranges& out) const override {
+    out.emplace_back(dst, bytes);
+    out.emplace_back(src, bytes);
+  }
   void* dst;
   const void* src;
   std::size_t bytes;
@@ -89,6 +93,7 @@ struct fill_op final : op {
     std::memset(dst, value, bytes);
     return step::done;
   }
+  void ranges(memory_ranges& out) const override { out.emplace_back(dst, bytes); }
   void* dst;
   unsigned char value;
   std::size_t bytes;

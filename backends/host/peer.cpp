@@ -39,6 +39,10 @@ struct staged_copy_op final : op {
     bounce_buffer().move(dst, src, bytes);
     return step::done;
   }
+  void ranges(memory_ranges& out) const override {
+    out.emplace_back(dst, bytes);
+    out.emplace_back(src, bytes);
+  }
   void* dst;
   const void* src;
   std::size_t bytes;
@@ -63,6 +67,12 @@ struct batch_copy_op final : op {
         std::memcpy(p.dst, p.src, p.bytes);
     }
     return step::done;
+  }
+  void ranges(memory_ranges& out) const override {
+    for (const peer_piece& p : pieces) {
+      out.emplace_back(p.dst, p.bytes);
+      out.emplace_back(p.src, p.bytes);
+    }
   }
   std::vector<peer_piece> pieces;
   copy_path path;

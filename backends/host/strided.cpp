@@ -64,6 +64,19 @@ struct strided_copy_op final : op {
     }
     return step::done;
   }
+  void ranges(memory_ranges& out) const override {
+    for (const strided_plan& p : pieces) {  // each end's footprint
+      if (p.rows == 0 || p.planes == 0) continue;
+      const unsigned char* first_dst = p.dst_at(0, 0);
+      const unsigned char* first_src = p.src_at(0, 0);
+      out.emplace_back(
+          first_dst,
+          static_cast<std::size_t>(p.dst_at(p.rows - 1, p.planes - 1) - first_dst) + p.width);
+      out.emplace_back(
+          first_src,
+          static_cast<std::size_t>(p.src_at(p.rows - 1, p.planes - 1) - first_src) + p.width);
+    }
+  }
   std::vector<strided_plan> pieces;
   const char* kind;
   const char* path;  // copy_peer's path for the trace; null for copy()

@@ -243,6 +243,34 @@ TEST(Graph, GRAPH_9__update_takes_new_arguments_or_changes_nothing) {
   EXPECT_EQ(count_not(b.data(), n, 1), 0U);
 }
 
+TEST(Graph, GRAPH_9__a_destroyed_buffer_makes_launch_and_update_throw_invalid_handle) {
+  const sluice::device dev{0};
+  sluice::stream s{dev};
+  sluice::pinned_buffer<byte> p{64};
+  auto d = std::make_unique<sluice::device_buffer<byte>>(dev, 64);
+  sluice::capture cap{s};
+  sluice::fill(s, d->data(), 1, 64);
+  sluice::copy(s, p.data(), d->data(), 64);
+  const sluice::graph g = cap.end();
+  sluice::graph_exec exec = g.instantiate();
+  exec.launch(s);
+  d.reset();  // the launch already enqueued completes first
+  s.synchronize();
+  EXPECT_EQ(count_not(p.data(), 64, 1), 0U);
+  for (int call = 0; call < 2; ++call) {
+    try {
+      if (call == 0)
+        exec.launch(s);
+      else
+        (void)exec.update(g);
+      ADD_FAILURE() << (call == 0 ? "launch()" : "update()") << " used a destroyed buffer";
+    } catch (const sluice::error& e) {
+      EXPECT_EQ(e.code(), errc::invalid_handle) << e.what();
+    }
+  }
+  EXPECT_TRUE(s.ready()) << "something was enqueued";
+}
+
 TEST(Graph, GRAPH_10__a_peer_copy_moves_the_right_bytes_by_its_path_on_every_launch) {
   const sluice::device a{0};
   const sluice::device b{sluice::device_count() > 1 ? 1 : 0};
