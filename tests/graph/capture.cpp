@@ -75,6 +75,26 @@ TEST(Graph, GRAPH_4__a_stream_not_joined_back_makes_end_throw) {
   }
 }
 
+TEST(Graph, GRAPH_4__a_member_stream_destroyed_makes_end_throw) {
+  const sluice::device dev{0};
+  sluice::stream s{dev};
+  auto joined = std::make_unique<sluice::stream>(dev);
+  sluice::pinned_buffer<byte> p{64};
+  std::memset(p.data(), 0, 64);
+  sluice::event fork{dev}, join{dev};
+  sluice::capture cap{s};
+  fork.record(s);
+  joined->wait(fork);
+  sluice::fill(*joined, p.data(), 1, 64);
+  join.record(*joined);
+  s.wait(join);
+  joined.reset();
+  EXPECT_TRUE(violates([&] { (void)cap.end(); }));
+  EXPECT_FALSE(sluice::is_capturing(s));
+  s.synchronize();
+  EXPECT_EQ(count_not(p.data(), 64, 0), 0U) << "something recorded ran";
+}
+
 TEST(Graph, GRAPH_5__rejected_calls_record_nothing_and_keep_the_capture) {
   const sluice::device dev{0};
   sluice::stream s{dev}, other{dev}, before{dev};
