@@ -8,6 +8,7 @@
 # up to 1 GiB; then the same against sluice::hip on HIP's NVIDIA platform where
 # the hipnv step built it (HIP 5.2 has no 3-D peer copy: one hipMemcpyPeerAsync
 # per row there). Each run fails the step on a failed test; one line each.
+# Between them the strided SM kernel's own unit tests (unit.sm_strided.cuda).
 # Knobs: SLUICE_HIPNV_DIR  (verify/hipnv.sh)
 filter='*MEM_7*:*MEM_8*:*PEER_5*'
 strided_runs() {  # strided_runs LABEL PROGRAM [ENV...]
@@ -28,6 +29,12 @@ strided_runs() {  # strided_runs LABEL PROGRAM [ENV...]
 step "strided: MEM-7, MEM-8, PEER-5 on the SM kernel's and the copy engine's paths (sluice::cuda)"
 extra_env=()
 strided_runs cuda "$bin/tests/sluice-conformance-cuda"
+# The strided SM kernel itself: every unit, shape and batch size (tests/unit/sm_strided_test.cpp).
+if built "$bin/tests/unit/sluice-sm-strided-tests-cuda"; then
+  run timeout 120 "$bin/tests/unit/sluice-sm-strided-tests-cuda" --gtest_brief=1 \
+    > "$out/strided-kernel.log" 2>&1 || status=1
+  echo "strided SM kernel unit tests: $(grep -hE '^\[  (PASSED|FAILED|SKIPPED) ' "$out/strided-kernel.log" | tr '\n' ' ')"
+fi
 hipnv=${SLUICE_HIPNV_DIR:-$root/.hipnv}
 [[ $hipnv == /* ]] || hipnv=$root/$hipnv
 if built "$hipnv/bin/sluice-conformance-hip"; then
