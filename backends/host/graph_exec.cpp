@@ -112,18 +112,31 @@ struct vertex_op final : op {
   std::size_t index;
 };
 
-struct record_vertex_op final : op {
-  record_vertex_op(std::shared_ptr<launch_state> l, std::size_t v)
-      : launch(std::move(l)), index(v) {}
-  void describe(trace::record& r) const override { r.kind = "record"; }
-  step run(stream_state&) override {
-    if (const auto& latch = launch->latches[index]) latch->open();
-    finished(launch, index);
-    return step::done;
+//! Fires when a record vertex's marker stream has completed its latch: the
+//! event is complete before the vertex counts as finished, so a launch
+//! never completes ahead of the records it made (GRAPH-7).
+struct record_done final : listener {
+  record_done(std::shared_ptr<launch_state> l, std::size_t v) : launch(std::move(l)), index(v) {}
+  void on_complete() noexcept override {
+    finished(std::move(launch), index);
+    delete this;
   }
   std::shared_ptr<launch_state> launch;
   std::size_t index;
 };
+
+//! A record vertex: opens its launch's latch (no lane needed).
+void run_record(const std::shared_ptr<launch_state>& l, std::size_t v) noexcept {
+  const auto& latch = l->latches[v];
+  if (latch == nullptr) {  // the event is gone (or the mutation): nothing to record
+    finished(l, v);
+    return;
+  }
+  latch->open();
+  // Out of memory here ends the process (this runs where no error can be reported).
+  auto* done = new record_done(l, v);  // NOLINT(bugprone-unhandled-exception-at-new)
+  if (!when_reached(*latch->stream, latch->rec->seq, done)) done->on_complete();
+}
 
 //! A recorded host function run by a launch: its exception goes to the
 //! launch's stream (HOST-4 there).
@@ -150,11 +163,13 @@ void dispatch(const std::shared_ptr<launch_state>& l, std::vector<std::size_t> r
   for (std::size_t v : ready) {
     const vertex& x = p.vertices[v];
     auto& work = static_cast<const host_work&>(*x.work);
+    if (x.kind == vertex_kind::record) {
+      run_record(l, v);
+      continue;
+    }
     op* o = nullptr;
     if (work.task)
       o = make_host_function_op(std::make_unique<vertex_task>(*work.task, l, v));
-    else if (x.kind == vertex_kind::record)
-      o = new record_vertex_op(l, v);
     else
       o = new vertex_op(*work.action, l, v);
     stream_state* lane = engine().new_stream(engine().dev(x.device), l->stream->native_priority);
