@@ -47,6 +47,10 @@ struct host_work final : vertex_work {
 //! enqueue (the same one, or an equal one when a capture ended meanwhile).
 bool record_if_capturing(stream_state& s, op*& o);
 
+//! Makes the calling host-function thread count as running an op of s at
+//! seq (HOST-3's self-wait checks); returns what it counted as before.
+std::pair<stream_state*, seq_t> exchange_host_function_stream(stream_state* s, seq_t seq) noexcept;
+
 //! The task of a host-function op (scheduler.cpp), taken out of it; null for
 //! other ops.
 std::unique_ptr<host_task> take_host_task(op& o);

@@ -75,6 +75,7 @@ struct launch_state {
   std::unique_ptr<std::atomic<std::size_t>[]> waiting;  // unfinished deps per vertex
   std::atomic<std::size_t> left{0};                     // unfinished vertices
   std::vector<std::shared_ptr<record_latch>> latches;   // per vertex; records only
+  seq_t seq = 0;                                        // the launch's op on `stream`
   bool skip_actions = false;                            // (test-only mutations)
   bool detached = false;
 };
@@ -144,7 +145,11 @@ struct vertex_task final : host_task {
   vertex_task(host_task& t, std::shared_ptr<launch_state> l, std::size_t v)
       : inner(t), launch(std::move(l)), index(v) {}
   void run() override {
+    // Waiting for the launch from inside it would deadlock: HOST-3's checks
+    // see the launch's stream as this function's own.
+    const auto own = exchange_host_function_stream(launch->stream, launch->seq);
     std::optional<std::string> failure = run_host_task(inner);
+    (void)exchange_host_function_stream(own.first, own.second);
     if (failure && !mutation::is(mutation::kind::lose_host_function_exceptions))
       launch->stream->failures.add(errc::host_function_failed, std::move(*failure));
     finished(launch, index);
@@ -182,6 +187,7 @@ struct launch_op final : op {
   explicit launch_op(std::shared_ptr<launch_state> l) : launch(std::move(l)) {}
   void describe(trace::record& r) const override { r.kind = "graph_launch"; }
   step run(stream_state&) override {
+    launch->seq = seq;
     const auto& plan = *launch->plan;
     if (plan.program->vertices.empty()) return step::done;
     // After this the launch may complete (and this op be gone) at any time.

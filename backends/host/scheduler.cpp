@@ -59,6 +59,13 @@ std::int64_t now_ns() noexcept {
 
 stream_state* current_host_function_stream() noexcept { return tls_host_stream; }
 
+std::pair<stream_state*, seq_t> exchange_host_function_stream(stream_state* s, seq_t seq) noexcept {
+  const std::pair<stream_state*, seq_t> previous{tls_host_stream, tls_host_seq};
+  tls_host_stream = s;
+  tls_host_seq = seq;
+  return previous;
+}
+
 // --- stream lifetime -----------------------------------------------------
 
 void stream_state::on_complete() noexcept { dev->make_runnable(this); }

@@ -97,6 +97,7 @@ TEST(Graph, GRAPH_6__host_functions_run_once_per_launch_and_report_their_excepti
   std::atomic<int> runs{0};
   std::atomic<bool> on_caller{false};
   std::atomic<int> saw_fill{0};
+  std::atomic<int> self_wait_refused{0};
   const auto caller = std::this_thread::get_id();
   sluice::flag after{0};
   sluice::capture cap{s};
@@ -107,6 +108,11 @@ TEST(Graph, GRAPH_6__host_functions_run_once_per_launch_and_report_their_excepti
     if (p[7] == 6) saw_fill.fetch_add(1);
     sluice::fill(t, q.data(), 9, 8);  // it may call sluice
     t.synchronize();
+    try {
+      s.synchronize();  // its launch's stream: waiting for itself
+    } catch (const sluice::error& e) {
+      if (e.code() == errc::invalid_argument) self_wait_refused.fetch_add(1);
+    }
   });
   s.write_value(after, 1);
   const sluice::graph_exec exec = cap.end().instantiate();
@@ -120,18 +126,23 @@ TEST(Graph, GRAPH_6__host_functions_run_once_per_launch_and_report_their_excepti
     after.store(0);
   }
   EXPECT_FALSE(on_caller.load());
+  EXPECT_EQ(self_wait_refused.load(), 3) << "synchronizing its launch's stream was not refused";
   EXPECT_EQ(count_not(q.data(), 8, 9), 0U);
 
   // A blocked one holds only its own graph's launch.
   sluice::stream s2{dev};
+  std::atomic<int> other_runs{0};
+  sluice::capture other_capture{s2};
+  s2.host_func([&] { other_runs.fetch_add(1); });
+  const sluice::graph_exec other = other_capture.end().instantiate();
   host_latch latch;
   sluice::capture blocked_capture{s};
   s.host_func(latch.waiter());
   const sluice::graph_exec blocked = blocked_capture.end().instantiate();
   blocked.launch(s);
   ASSERT_TRUE(eventually([&] { return latch.entered() == 1; }));
-  exec.launch(s2);
-  EXPECT_TRUE(eventually([&] { return s2.ready(); })) << "another graph was held";
+  other.launch(s2);
+  EXPECT_TRUE(eventually([&] { return other_runs.load() == 1; })) << "another graph was held";
   latch.open();
   s.synchronize();
 
