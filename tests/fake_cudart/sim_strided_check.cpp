@@ -128,5 +128,7 @@ int main() {
   cudaPointerGetAttributes(&a, mine.data() + 100);
   expect(a.type == cudaMemoryTypeUnregistered, "an unregistered range is pageable again");
   (void)cudaGetLastError();
+  cudaFree(dev);
+  cudaStreamDestroy(s);
   return failures == 0 ? 0 : 1;
 }
