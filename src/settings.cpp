@@ -124,9 +124,10 @@ constexpr declaration declarations[] = {
                     "`errc::invalid_argument`."),
     integer_setting(setting::peer_sm_strided_max_kib, "SLUICE_PEER_SM_STRIDED_MAX_KIB", 0,
                     1024 * 1024, 256, gpu_backends,
-                    "The largest strided `copy_peer` over the link (more than one run, aligned) "
-                    "that the strided SM copy kernel moves; 0: never. A bad value makes the "
-                    "first strided `copy_peer` throw `errc::invalid_argument`.",
+                    "The largest strided `copy_peer` over the link, or strided `copy` within one "
+                    "device (more than one run, aligned), that the strided SM copy kernel "
+                    "moves; 0: never. A bad value makes the first such copy throw "
+                    "`errc::invalid_argument`.",
                     "CUDA 256, HIP 256"),
     integer_setting(setting::staging_chunk_kib, "SLUICE_STAGING_CHUNK_KIB", 4, 256 * 1024, 8 * 1024,
                     gpu_backends,

@@ -169,6 +169,18 @@ void sm_strided(const std::vector<strided_plan>& pieces, const peer_limits& limi
   if (!group.empty()) launch();
 }
 
+//! A strided copy() that the strided SM kernel moves: both ends memory of the stream's device,
+//! at most SLUICE_PEER_SM_STRIDED_MAX_KIB, every address and step 16-byte aligned, on a device
+//! where the kernel runs (the copy engine moves narrow rows one by one).
+bool small_device_face(const strided_plan& p, const device_state& dev, int dst_device,
+                       int src_device) {
+  const auto aligned = [](const strided_end& e) {
+    return (e.address | e.row_step | e.plane_step) % sm_copy::alignment == 0;
+  };
+  return dev.sm_blocks > 0 && dst_device == dev.id && src_device == dev.id &&
+         p.bytes <= sm_strided_limit() && aligned(p.dst) && aligned(p.src);
+}
+
 //! Without peer access: sluice's staged pipeline, bands of rows by 2-D copies (staging.cpp).
 void staged_strided(stream_state& st, int dst_dev, int src_dev,
                     const std::vector<strided_plan>& pieces, const char* api_name) {
@@ -246,7 +258,16 @@ void copy(stream_ref s, pitched_ptr dst, const_pitched_ptr src, extent e) {
   }
   auto& dev = engine().devices[static_cast<std::size_t>(st.device)];
   detail::enqueue_scope<detail::device_current> scope(st, "copy", p.bytes);
-  const char* how = detail::vendor_strided(p, dev, st.native, api, SLUICE_CALL_SITE());
+  const char* how = nullptr;
+  if (detail::small_device_face(p, dev, device_of(p.dst), device_of(p.src))) {
+    // A small face between buffers of the stream's device: the strided SM kernel, as a local
+    // strided copy_peer batch would run it.
+    auto limits = detail::peer_limits_of(dev, false);
+    detail::sm_strided({p}, limits, st.native, api, st.device, st.device, copy_path::local_sm);
+    how = "local_sm";
+  } else {
+    how = detail::vendor_strided(p, dev, st.native, api, SLUICE_CALL_SITE());
+  }
   if (detail::trace::enabled()) [[unlikely]]
     scope.path(how);
   scope.done();
