@@ -8,7 +8,9 @@
 # cudaMemcpy3DPeerAsync for faces of 256 KiB or less, the six-face batch >= 3x
 # six raw calls); they are printed, not the step's status, which fails only on
 # a data check or a crash. Then the same on the copy engine only (the strided
-# SM kernel off), to see which path makes the figures.
+# SM kernel off), to see which path makes the figures, and a short traced run
+# whose trace names each copy's path as the backend ran it (direct_sm, the SM
+# kernel, or direct; the bench's path column has copy_path's three values).
 step "p2p-strided: strided faces between two GPUs, sluice next to raw CUDA (sluice bench p2p --strided)"
 if built "$bin/tools/sluice-bench-p2p-strided-cuda"; then
   for how in default engine; do
@@ -25,6 +27,11 @@ if built "$bin/tools/sluice-bench-p2p-strided-cuda"; then
     fi
     [[ $rc -ne 0 ]] && status=1
   done
+  if [[ $rc -ne 77 ]]; then
+    SLUICE_TRACE="$out/p2p-strided.trace.json" run timeout 120 "$bin/tools/sluice-bench-p2p-strided-cuda" \
+      --max-side="${SLUICE_P2P_STRIDED_MAX_SIDE:-512}" --trials=1 --reps=2 > "$out/p2p-strided-traced.txt" 2>&1 ||
+      status=1
+  fi
 else
   echo "p2p-strided: $bin/tools/sluice-bench-p2p-strided-cuda was not built"; status=1
 fi
