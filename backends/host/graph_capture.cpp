@@ -81,9 +81,17 @@ bool record_if_capturing(stream_state& s, op*& o) {
   host_work& w = *work;
   op::memory_ranges used;
   owned->ranges(used);
+  // update() needs each end's memory kind equal (device and which, pinned,
+  // other host memory): that fixes the direction too.
   for (const auto& [p, n] : used) {
     const void* owner = allocations().find(p, n).owner;
-    if (owner != nullptr) w.memory.push_back({p, n, owner});
+    if (owner == nullptr) {
+      v.signature += "h ";
+      continue;
+    }
+    w.memory.push_back({p, n, owner});
+    const auto* a = static_cast<const allocation*>(owner);
+    v.signature += a->kind == memory_kind::device ? "d" + std::to_string(a->device) + " " : "p ";
   }
   w.task = take_host_task(*owned);
   if (w.task)

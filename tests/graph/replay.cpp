@@ -248,6 +248,10 @@ TEST(Graph, GRAPH_9__update_takes_new_arguments_or_changes_nothing) {
   sluice::fill(s, a.data(), 3, n);
   sluice::fill(s, b.data(), 3, n);
   EXPECT_EQ(exec.update(other_kind.end()), update_status::kind_changed);
+  sluice::device_buffer<byte> on_device{dev, n};
+  EXPECT_EQ(exec.update(fill_then_copy(s, on_device.data(), d.data(), 4, n)),
+            update_status::not_updatable)
+      << "another memory kind (and direction) was accepted";
   std::memset(d.data(), 0, n);
   exec.launch(s);
   s.synchronize();
