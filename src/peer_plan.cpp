@@ -61,12 +61,15 @@ copy_path checked_path(int own, void* dst, device dst_dev, const void* src, devi
   return path;
 }
 
-//! A strided shape's ends (addresses and steps) suit the SM kernel's alignment.
+//! A strided shape's ends (addresses and steps) and width suit the strided SM kernel's units.
 bool aligned(const strided_plan& p, const peer_limits& l) noexcept {
-  const std::size_t a = l.sm_alignment;
+  const std::size_t a = l.sm_strided_alignment;
   return p.dst.address % a == 0 && p.src.address % a == 0 && p.dst.row_step % a == 0 &&
-         p.src.row_step % a == 0 && p.dst.plane_step % a == 0 && p.src.plane_step % a == 0;
+         p.src.row_step % a == 0 && p.dst.plane_step % a == 0 && p.src.plane_step % a == 0 &&
+         p.width % a == 0;
 }
+
+
 
 //! The strided checks of one copy_peer (or piece) and its path, no SM choice.
 copy_path checked_strided(int own, pitched_ptr dst, device dst_dev, const_pitched_ptr src,
@@ -87,20 +90,37 @@ copy_path checked_strided(int own, pitched_ptr dst, device dst_dev, const_pitche
 
 }  // namespace
 
+bool sm_strided_takes(const strided_plan& p, std::size_t max_bytes, const peer_limits& l) noexcept {
+  if (l.sm_blocks == 0 || !aligned(p, l)) return false;
+  const bool narrow = l.sm_strided_narrow_row > 0 && p.width <= l.sm_strided_narrow_row &&
+                      p.bytes / l.sm_strided_alignment < (std::size_t{1} << 32);
+  return p.bytes <= max_bytes || narrow;
+}
+
 strided_peer_plan plan_copy_peer(int own, pitched_ptr dst, device dst_dev, const_pitched_ptr src,
                                  device src_dev, extent e, const peer_limits& limits) {
   strided_peer_plan plan;
   plan.copy.path = checked_strided(own, dst, dst_dev, src, src_dev, e, limits, &plan.shape);
   const strided_plan& shape = plan.shape;
   plan.copy.bytes = shape.bytes;
-  if (plan.copy.path != copy_path::direct || shape.empty()) return plan;
+  const bool local = plan.copy.path == copy_path::local;
+  if ((plan.copy.path != copy_path::direct && !local) || shape.empty()) return plan;
+  if (local) {
+    // One device: the copy engine moves narrow rows one by one, the SM kernel does not.
+    if (!shape.contiguous() && sm_strided_takes(shape, limits.sm_strided_max, limits)) {
+      plan.copy.path = copy_path::local_sm;
+      plan.copy.sm_blocks = static_cast<unsigned>(
+          std::min<std::size_t>(limits.sm_blocks, blocks_for(shape.bytes, limits)));
+    }
+    return plan;
+  }
   if (shape.contiguous()) {
     // One run: exactly the contiguous copy's choice.
     plan.copy = plan_copy_peer(own, shape.dst_at(0, 0), dst_dev, shape.src_at(0, 0), src_dev,
                                shape.bytes, limits);
     return plan;
   }
-  if (shape.bytes <= limits.sm_strided_max && limits.sm_blocks > 0 && aligned(shape, limits)) {
+  if (sm_strided_takes(shape, limits.sm_strided_max, limits)) {
     plan.copy.path = copy_path::direct_sm;
     plan.copy.sm_blocks = static_cast<unsigned>(
         std::min<std::size_t>(limits.sm_blocks, blocks_for(shape.bytes, limits)));
@@ -139,7 +159,7 @@ strided_batch_plan plan_copy_peer_batch(int own, device dst_dev, device src_dev,
     if (total > SIZE_MAX - shape.bytes)
       fail(errc::invalid_argument, api, "the pieces' sizes overflow std::size_t");
     total += shape.bytes;
-    small = small && shape.bytes <= limits.sm_batch_max && aligned(shape, limits);
+    small = small && sm_strided_takes(shape, limits.sm_batch_max, limits);
     plan.pieces.push_back(shape);
     index.push_back(i);
   }

@@ -35,6 +35,12 @@ struct peer_limits {
   //! copy kernel (0: never). A strided copy that is one run follows the
   //! contiguous limits; strided batch pieces follow sm_batch_max, aligned so.
   std::size_t sm_strided_max = 0;
+  //! Strided SM copies: the kernel moves units of 16, 8 or 4 bytes, the largest
+  //! that the ends, the steps and the width allow, so they need only this alignment.
+  std::size_t sm_strided_alignment = 4;
+  //! Strided copies whose rows are at most this many bytes wide go to the SM
+  //! kernel at any size (the copy engine moves such rows one by one); 0: by size only.
+  std::size_t sm_strided_narrow_row = 0;
 };
 
 //! What to enqueue.
@@ -83,6 +89,11 @@ struct strided_batch_plan {
 strided_batch_plan plan_copy_peer_batch(int own, device dst_dev, device src_dev,
                                         const strided_piece* pieces, std::size_t count,
                                         const peer_limits& limits);
+
+//! The strided SM kernel takes this shape: on a device where it runs, the ends, steps and width
+//! aligned to sm_strided_alignment, and at most max_bytes or of rows at most
+//! sm_strided_narrow_row wide (its units counted in 32 bits).
+bool sm_strided_takes(const strided_plan& p, std::size_t max_bytes, const peer_limits& l) noexcept;
 
 //! Blocks per piece of one batch launch of `pieces` pieces whose largest is
 //! `largest` bytes: what the largest needs, the device's blocks shared out.

@@ -5,6 +5,7 @@
 // that override some of them are read where the values are used.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace sluice::gpu {
@@ -63,6 +64,12 @@ struct cuda_tuning {
   // batch value, not measured for strided copies.
   // No run record.
   static constexpr int peer_sm_strided_default_kib = 256;
+  //! Strided copies (copy, copy_peer, batch pieces) whose rows are at most these many bytes wide
+  //! go to the strided SM kernel whatever their size (peer_plan.hpp sm_strided_narrow_row).
+  // An x face of doubles is one 8-byte row per cell of the face: the copy engine moves it row by
+  // row, a kernel as fast as it moves wide rows. Not measured at this width.
+  // No run record.
+  static constexpr std::size_t peer_sm_strided_narrow_row_bytes = 256;
 };
 
 }  // namespace sluice::gpu

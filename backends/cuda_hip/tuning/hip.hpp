@@ -9,6 +9,7 @@
 
 #include <hip/hip_common.h>  // __HIP_PLATFORM_NVIDIA__ where the build is for HIP's NVIDIA platform
 
+#include <cstddef>
 #include <cstdint>
 
 namespace sluice::gpu {
@@ -75,6 +76,12 @@ struct hip_tuning {
   // As the batch value: the alternative is a vendor call per row. Not measured on either platform.
   // No run record.
   static constexpr int peer_sm_strided_default_kib = 256;
+  //! Strided copies (copy, copy_peer, batch pieces) whose rows are at most these many bytes wide
+  //! go to the strided SM kernel whatever their size (peer_plan.hpp sm_strided_narrow_row).
+  // An x face of doubles is one 8-byte row per cell of the face: HIP 5.2's alternative across devices
+  // is one hipMemcpyPeerAsync per row. Not measured on either platform.
+  // No run record.
+  static constexpr std::size_t peer_sm_strided_narrow_row_bytes = 4096;
 };
 
 }  // namespace sluice::gpu
