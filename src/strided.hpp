@@ -102,4 +102,13 @@ inline bool inside_registration(const void* p, std::size_t bytes) noexcept {
   return l.owner != nullptr && !l.overrun;
 }
 
+//! How many bytes of [p, p + bytes) (bytes > 0) lie in the registration p starts in, when the
+//! range runs past its end; else bytes (wholly inside one, or starting outside every one). The
+//! vendor takes a pointer inside a registration as that registration and refuses a range past
+//! its end (CUDA: cudaErrorInvalidValue, on an H200), so a backend splits a copy there.
+inline std::size_t registered_run(const void* p, std::size_t bytes) noexcept {
+  const range_lookup l = registrations().find(p, bytes);
+  return l.owner != nullptr && l.overrun ? static_cast<std::size_t>(l.size - l.offset) : bytes;
+}
+
 }  // namespace sluice::detail

@@ -10,6 +10,7 @@
 #include "trace/gpu_trace.hpp"
 #include "when_streams_pass.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -275,6 +276,23 @@ void copy_on_host(stream_state& st, void* dst, const void* src, std::size_t byte
   enqueue_host(st, std::move(task), api_name);
 }
 
+void copy_split_at_registrations(stream_state& st, void* dst, const void* src, std::size_t bytes,
+                                 const char* api_name) {
+  auto* to = static_cast<unsigned char*>(dst);
+  const auto* from = static_cast<const unsigned char*>(src);
+  while (bytes > 0) {
+    // Each piece ends where the registration either end starts in ends: inside one it is a
+    // pinned copy, from memory outside every registration a pageable one.
+    const std::size_t n = std::min(registered_run(to, bytes), registered_run(from, bytes));
+    check(gpu::api::memcpy_async(to, from, n, st.native), api_name, ": ", n,
+          " bytes on a stream of device ", st.device, " (a piece of a copy partly inside "
+          "registered host memory)");
+    to += n;
+    from += n;
+    bytes -= n;
+  }
+}
+
 }  // namespace detail
 
 void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
@@ -319,9 +337,10 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
     gpu::api::clear_last_error();
     if (pageable) detail::check_not_self_wait(st, UINT32_MAX, api);
   }
-  // An end only partly inside a registration is pageable for sluice (MEM-8), but the vendor may
-  // take it as pinned (it starts in pinned pages): the call waits for the copy, as for pageable
-  // memory (MEM-3).
+  // An end only partly inside a registration is pageable for sluice (MEM-8). The vendor takes a
+  // range that starts in registered pages as that registration and refuses it past its end: the
+  // copy goes in pieces split at the registration's end, and the call waits for them all, as
+  // for pageable memory (MEM-3).
   const bool partly_registered =
       (d_reg.owner != nullptr && d_reg.overrun) || (from_reg.owner != nullptr && from_reg.overrun);
   if (partly_registered) [[unlikely]]
@@ -340,8 +359,11 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
   // The stream's device is made current for the call when it is not (pool
   // memory of device 1 with device 0 current: cudaErrorInvalidValue).
   detail::enqueue_scope<detail::device_current> scope(st, "copy", bytes);
-  detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes,
-                " bytes on a stream of device ", st.device);
+  if (partly_registered) [[unlikely]]
+    detail::copy_split_at_registrations(st, dst, src, bytes, api);
+  else
+    detail::check(gpu::api::memcpy_async(dst, src, bytes, st.native), api, ": ", bytes,
+                  " bytes on a stream of device ", st.device);
   scope.done();
   if (partly_registered) [[unlikely]]
     detail::check(gpu::api::stream_synchronize(st.native), api, ": waiting for a copy of ", bytes,
@@ -359,6 +381,9 @@ void fill(stream_ref s, void* dst, unsigned char value, std::size_t bytes) {
   if (d.owner == nullptr) {  // not sluice memory: ask the vendor what it is
     (void)gpu::api::is_pageable(dst, &pageable);
     gpu::api::clear_last_error();
+    // Partly inside a registration: pageable for sluice (MEM-8), and the vendor refuses a fill
+    // that starts in registered pages and runs past their end.
+    if (!pageable && detail::registered_run(dst, bytes) < bytes) pageable = true;
   }
   if (pageable) {
     // The device cannot write pageable memory: wait for the stream, then fill on

@@ -31,4 +31,11 @@ struct allocation {
 //! holds one): what a free waits for (memory.cpp, registered.cpp).
 void add_live_streams(device_state& dev, std::vector<stream_state*>& out);
 
+//! Enqueues a copy of bytes from src to dst on st (its device current, inside the caller's
+//! enqueue_scope) as pieces split where the registration (registered_host_memory) either end
+//! starts in ends: the vendor refuses a range that starts inside one and runs past it. The
+//! caller waits for the stream afterwards (partly registered counts as pageable: MEM-8).
+void copy_split_at_registrations(stream_state& st, void* dst, const void* src, std::size_t bytes,
+                                 const char* api_name);
+
 }  // namespace sluice::detail

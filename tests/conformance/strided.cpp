@@ -292,6 +292,13 @@ TEST(Memory, MEM_8__a_copy_partly_inside_a_registration_counts_as_pageable) {
     sluice::copy(s, {out.data() + n / 2, n / 2, 0}, {d.data(), 64, 0}, {64, 3, 1});
   })) << "a strided copy partly inside";
   s.synchronize();
+  EXPECT_EQ(first_byte_not(out.data() + 3 * n / 2, 64, 0x5A), 64u)
+      << "the strided copy's last row, past the registration";
+  // A fill partly inside: pageable too (CUDA refuses one fill that starts in registered pages
+  // and runs past them).
+  sluice::fill(s, out.data() + n / 2, 0x33, n);
+  s.synchronize();
+  EXPECT_EQ(first_byte_not(out.data() + n / 2, n, 0x33), n) << "a fill partly inside";
 }
 
 TEST(Memory, MEM_8__bad_registrations_are_rejected) {
