@@ -13,6 +13,7 @@
 //   batch's pieces in launches of sm_copy::strided_pieces, no pack buffer;
 // - direct: the vendor's 3-D peer copy (CUDA), else (HIP 5.2 has none) one peer copy per row;
 // - staged: sluice's staged pipeline (staging.cpp), bands of rows by 2-D copies.
+// A footprint partly inside a registration goes run by run, each split at the registration's end.
 // A shape the vendor's strided copies cannot take (a pitch above the device's maximum, or, on
 // HIP, a size above 32 bits) goes row by row.
 #include "strided.hpp"
@@ -96,6 +97,22 @@ const char* vendor_strided(const strided_plan& p, const device_state& dev, api::
         api_name, ": ", v.depth, " planes of ", v.height, " rows of ", v.width,
         " bytes on a stream of device ", dev.id);
   return "3d";
+}
+
+//! A footprint partly inside a registration, which the vendor refuses when it starts in
+//! registered pages and runs past them: run by run, each split where the registration ends
+//! (memory.cpp). Traced with the path the vendor's strided copy would have had.
+const char* strided_split_at_registrations(stream_state& st, const strided_plan& p,
+                                           const device_state& dev, const char* api_name,
+                                           const void* site) {
+  for (std::size_t z = 0; z < p.planes; ++z)
+    for (std::size_t y = 0; y < p.rows; ++y)
+      copy_split_at_registrations(st, p.dst_at(y, z), p.src_at(y, z), p.width, api_name);
+  vendor_shape v;
+  if (as_vendor_shape(p, dev.max_pitch, &v)) return v.depth == 1 ? "2d" : "3d";
+  diagnose::note_strided_rows(site, p.bytes, p.rows * p.planes,
+                              "a pitch or size beyond what the vendor's strided copies take");
+  return "rows";
 }
 
 //! Between two devices with peer access: the vendor's 3-D peer copy, else a peer copy per row.
@@ -265,6 +282,8 @@ void copy(stream_ref s, pitched_ptr dst, const_pitched_ptr src, extent e) {
     auto limits = detail::peer_limits_of(dev, false);
     detail::sm_strided({p}, limits, st.native, api, st.device, st.device, copy_path::local_sm);
     how = "local_sm";
+  } else if (partly) [[unlikely]] {
+    how = detail::strided_split_at_registrations(st, p, dev, api, SLUICE_CALL_SITE());
   } else {
     how = detail::vendor_strided(p, dev, st.native, api, SLUICE_CALL_SITE());
   }
