@@ -367,6 +367,22 @@ bool host_memory(const void* p) {
   return b == nullptr || b->kind == memory_kind::host;
 }
 
+//! A host range that starts inside pinned memory the runtime knows (cudaHostRegister'ed or
+//! cudaMallocHost'ed) and runs past that block's end. Seen on an H200, CUDA 13.0, driver 580:
+//! the runtime takes such a pointer as the registration it starts in, and cudaMemcpyAsync of a
+//! range running past the registration's end returns cudaErrorInvalidValue. A range that starts
+//! in memory the runtime does not know is pageable, wherever it ends (staged).
+bool host_block_overrun(const void* p, std::size_t n) {
+  std::lock_guard<std::mutex> lock(mu());
+  const auto x = reinterpret_cast<std::uintptr_t>(p);
+  const auto& m = reg().memory;
+  auto it = m.upper_bound(x);
+  if (it == m.begin()) return false;
+  --it;
+  const auto& b = it->second;
+  return b.kind == memory_kind::host && x < it->first + b.n && n > it->first + b.n - x;
+}
+
 //! Memory from a pool of a device other than the current one that has not granted the current
 //! device access. Observed on 2x H200, CUDA 13.0, driver 580.159.04, 2026-11-23 (conformance
 //! PEER_2's read_back, on a stream of device 1 while device 0 was current): cudaMemcpyAsync
@@ -753,6 +769,9 @@ cudaError_t sim::copy(void* dst, const void* src, std::size_t bytes, std::functi
 }
 
 std::size_t sim::max_pitch() { return fake::max_pitch; }
+bool sim::host_overrun(const void* p, std::size_t footprint) {
+  return host_block_overrun(p, footprint);
+}
 cudaError_t sim::fail(cudaError_t e) { return failed(e); }
 bool sim::valid_device(int d) { return fake::valid_device(d); }
 
@@ -795,6 +814,8 @@ extern "C" {
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t n, cudaMemcpyKind, cudaStream_t h) {
   if (pool_memory_out_of_reach(dst) || pool_memory_out_of_reach(src))
     return failed(cudaErrorInvalidValue);
+  if (host_block_overrun(dst, n) || host_block_overrun(src, n))
+    return failed(cudaErrorInvalidValue);
   constexpr int cbid = sim_cupti::cbid::memcpy_async;
   if (host_memory(dst) && host_memory(src)) return copy_on_caller(dst, src, n, h, cbid);
   return copy(dst, src, n, h, cbid);
@@ -830,6 +851,8 @@ cudaError_t cudaMemcpyBatchAsync(void* const* dsts, const void* const* srcs, con
   return cudaSuccess;
 }
 cudaError_t cudaMemsetAsync(void* dst, int value, size_t n, cudaStream_t h) {
+  // As the copies: a host range running past the pinned block it starts in.
+  if (host_block_overrun(dst, n)) return failed(cudaErrorInvalidValue);
   const std::uint32_t c = sim_cupti::api_call(sim_cupti::cbid::memset_async);
   const auto on = stream_of(h);
   enqueue(h, [=, sid = on->id, device = on->device] {

@@ -30,6 +30,11 @@ cudaError_t register_host(void* p, std::size_t n);
 //! registered range's start: cudaErrorHostMemoryNotRegistered).
 cudaError_t unregister_host(void* p);
 
+//! Whether [p, p + footprint) starts inside pinned host memory the runtime knows (registered or
+//! cudaMallocHost'ed) and runs past its end: the model's copies and fills refuse such a range
+//! (cudaErrorInvalidValue), as CUDA did on an H200 (sim.cpp, host_block_overrun).
+bool host_overrun(const void* p, std::size_t footprint);
+
 //! The model's cudaDevAttrMaxPitch (common.hpp), a failing call's last
 //! error, and whether a device exists: common.hpp's, for files that cannot
 //! include it (it defines the runtime's calls once per library).

@@ -57,7 +57,15 @@ std::function<void()> rows(end d, end s, cudaExtent e) {
   };
 }
 
+//! Bytes from an end's first byte to one past the last byte the region touches (e non-empty).
+std::size_t footprint(const end& x, const cudaExtent& e) {
+  return (e.depth - 1) * x.plane + (e.height - 1) * x.pitch + e.width;
+}
+
 cudaError_t strided(end d, end s, cudaExtent e, cudaStream_t h, int cbid, bool peer) {
+  // A footprint that starts in pinned host memory and runs past its end (sim.cpp).
+  if (sim::host_overrun(d.base, footprint(d, e)) || sim::host_overrun(s.base, footprint(s, e)))
+    return sim::fail(cudaErrorInvalidValue);
   return sim::copy(d.base, s.base, e.width * e.height * e.depth, rows(d, s, e), h, cbid, peer);
 }
 

@@ -3,7 +3,9 @@
 // exact bytes moved and the bytes between rows and planes untouched (2-D, 3-D with positions,
 // 3-D peer), cudaErrorInvalidPitchValue for a width above a pitch or a pitch above the
 // maximum, cudaErrorInvalidValue for too few rows per plane and null pointers, a zero extent
-// as a success, registration overlaps and unregistering a pointer that starts no range.
+// as a success, registration overlaps and unregistering a pointer that starts no range; copies,
+// fills and 2-D footprints that start inside pinned host memory and run past its end refused
+// (cudaErrorInvalidValue), one that starts in pageable memory taken.
 // Exit 0: every check held; 1: one failed (each named on stderr); 2: not the simulated runtime.
 #include <cuda_runtime_api.h>
 
@@ -124,9 +126,38 @@ int main() {
   expect(cudaHostRegister(nullptr, 10, 0) == cudaErrorInvalidValue, "a null range");
   expect(cudaHostUnregister(mine.data() + 1) == cudaErrorHostMemoryNotRegistered,
          "unregistering a pointer that starts no range");
+  // A range that starts inside a registration must end in it (seen on an H200: sim.cpp).
+  expect(cudaMemcpyAsync(dev, mine.data() + 3000, 1096, cudaMemcpyDefault, s) == cudaSuccess,
+         "a copy wholly inside a registration");
+  expect(cudaMemcpyAsync(dev, mine.data() + 4000, 200, cudaMemcpyDefault, s) ==
+             cudaErrorInvalidValue,
+         "a copy from inside a registration past its end is cudaErrorInvalidValue");
+  expect(cudaMemcpyAsync(mine.data() + 4000, dev, 200, cudaMemcpyDefault, s) ==
+             cudaErrorInvalidValue,
+         "a copy into a registration past its end is cudaErrorInvalidValue");
+  expect(cudaMemsetAsync(mine.data() + 4000, 0, 200, s) == cudaErrorInvalidValue,
+         "a fill from inside a registration past its end is cudaErrorInvalidValue");
+  expect(cudaMemcpy2DAsync(dev, 64, mine.data() + 3968, 64, 32, 3, cudaMemcpyDefault, s) ==
+             cudaErrorInvalidValue,
+         "a 2-D footprint from inside a registration past its end is cudaErrorInvalidValue");
+  expect(cudaMemcpy2DAsync(dev, 64, mine.data() + 3840, 64, 32, 3, cudaMemcpyDefault, s) ==
+             cudaSuccess,
+         "a 2-D footprint wholly inside a registration");
+  void* pinned = nullptr;
+  cudaMallocHost(&pinned, 256);
+  expect(cudaMemcpyAsync(dev, pinned, 512, cudaMemcpyDefault, s) == cudaErrorInvalidValue,
+         "a copy past the end of cudaMallocHost memory is cudaErrorInvalidValue");
+  (void)cudaGetLastError();
+  cudaStreamSynchronize(s);
+  cudaFreeHost(pinned);
   expect(cudaHostUnregister(mine.data()) == cudaSuccess, "unregistering the range");
   cudaPointerGetAttributes(&a, mine.data() + 100);
   expect(a.type == cudaMemoryTypeUnregistered, "an unregistered range is pageable again");
+  // Starting in memory the runtime does not know: pageable wherever it ends.
+  cudaHostRegister(mine.data() + 4096, 4096, 0);
+  expect(cudaMemcpyAsync(dev, mine.data() + 3900, 1000, cudaMemcpyDefault, s) == cudaSuccess,
+         "a copy from pageable memory into a registration is pageable");
+  cudaHostUnregister(mine.data() + 4096);
   (void)cudaGetLastError();
   cudaFree(dev);
   cudaStreamDestroy(s);
