@@ -147,6 +147,15 @@ std::size_t sm_strided_limit() {
   return bytes;
 }
 
+//! The peer limits of a strided copy on `dev`: the contiguous ones, with the strided SM kernel's
+//! size limit and its narrow rows (none where SLUICE_PEER_SM_STRIDED_MAX_KIB is 0: never).
+peer_limits strided_limits(const device_state& dev, bool batch) {
+  peer_limits l = peer_limits_of(dev, batch);
+  l.sm_strided_max = sm_strided_limit();
+  l.sm_strided_narrow_row = l.sm_strided_max > 0 ? api::peer_sm_strided_narrow_row_bytes : 0;
+  return l;
+}
+
 sm_copy::strided_piece sm_piece(const strided_plan& p) {
   sm_copy::strided_piece k{p.dst_at(0, 0),
                            p.src_at(0, 0),
@@ -187,15 +196,12 @@ void sm_strided(const std::vector<strided_plan>& pieces, const peer_limits& limi
 }
 
 //! A strided copy() that the strided SM kernel moves: both ends memory of the stream's device,
-//! at most SLUICE_PEER_SM_STRIDED_MAX_KIB, every address and step 16-byte aligned, on a device
-//! where the kernel runs (the copy engine moves narrow rows one by one).
+//! and a shape the kernel takes (peer_plan.hpp sm_strided_takes: the copy engine moves narrow
+//! rows one by one).
 bool small_device_face(const strided_plan& p, const device_state& dev, int dst_device,
                        int src_device) {
-  const auto aligned = [](const strided_end& e) {
-    return (e.address | e.row_step | e.plane_step) % sm_copy::alignment == 0;
-  };
-  return dev.sm_blocks > 0 && dst_device == dev.id && src_device == dev.id &&
-         p.bytes <= sm_strided_limit() && aligned(p.dst) && aligned(p.src);
+  const peer_limits l = strided_limits(dev, false);
+  return dst_device == dev.id && src_device == dev.id && sm_strided_takes(p, l.sm_strided_max, l);
 }
 
 //! Without peer access: sluice's staged pipeline, bands of rows by 2-D copies (staging.cpp).
@@ -301,8 +307,7 @@ copy_path copy_peer(stream_ref s, pitched_ptr dst, sluice::device dst_dev, const
   auto& st = detail::checked(s, api);
   const int own = st.device;
   auto& dev = engine().devices[static_cast<std::size_t>(own)];
-  auto limits = detail::peer_limits_of(dev, false);
-  limits.sm_strided_max = detail::sm_strided_limit();
+  const auto limits = detail::strided_limits(dev, false);
   const auto plan = detail::plan_copy_peer(own, dst, dst_dev, src, src_dev, e, limits);
   const copy_path path = plan.copy.path;
   const detail::strided_plan& p = plan.shape;
@@ -334,7 +339,7 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
   auto& st = detail::checked(s, api);
   const int own = st.device;
   auto& dev = engine().devices[static_cast<std::size_t>(own)];
-  const auto limits = detail::peer_limits_of(dev, true);
+  const auto limits = detail::strided_limits(dev, true);
   const auto plan = detail::plan_copy_peer_batch(own, dst_dev, src_dev, pieces, count, limits);
   const copy_path path = plan.copy.path;
   if (plan.copy.bytes == 0) return path;

@@ -385,9 +385,33 @@ TEST(StridedPeerPlan, SmallAlignedStridedCopiesOverTheLinkUseTheKernel) {
   const auto big = sluice::detail::plan_copy_peer(
       1, pitched_ptr{pa, 64, 0}, d0, const_pitched_ptr{pb, 128, 0}, d1, extent{64, 32, 1}, limits);
   EXPECT_EQ(big.copy.path, sluice::copy_path::direct);
-  const auto unaligned = sluice::detail::plan_copy_peer(
+  // The kernel moves 4-byte units at the least: a pitch of 60 suits it, one of 62 does not.
+  const auto four = sluice::detail::plan_copy_peer(
       1, pitched_ptr{pa, 60, 0}, d0, const_pitched_ptr{pb, 128, 0}, d1, extent{16, 8, 1}, limits);
+  EXPECT_EQ(four.copy.path, sluice::copy_path::direct_sm);
+  const auto unaligned = sluice::detail::plan_copy_peer(
+      1, pitched_ptr{pa, 62, 0}, d0, const_pitched_ptr{pb, 128, 0}, d1, extent{16, 8, 1}, limits);
   EXPECT_EQ(unaligned.copy.path, sluice::copy_path::direct);
+  // Narrow rows go to the kernel whatever the size; without the rule, by size only.
+  const auto tall = [&](const sluice::detail::peer_limits& l) {
+    return sluice::detail::plan_copy_peer(1, pitched_ptr{pa, 16, 0}, d0,
+                                          const_pitched_ptr{pb, 32, 0}, d1, extent{8, 200, 1}, l)
+        .copy.path;
+  };
+  EXPECT_EQ(tall(limits), sluice::copy_path::direct);  // 1600 bytes, over sm_strided_max
+  auto narrow = limits;
+  narrow.sm_strided_narrow_row = 8;
+  EXPECT_EQ(tall(narrow), sluice::copy_path::direct_sm);
+  // One device: the same rule, as local_sm; without the kernel, local.
+  const auto one_device = [&](const sluice::detail::peer_limits& l) {
+    return sluice::detail::plan_copy_peer(0, pitched_ptr{pa, 64, 0}, d0,
+                                          const_pitched_ptr{pb, 128, 0}, d0, extent{16, 8, 1}, l)
+        .copy.path;
+  };
+  EXPECT_EQ(one_device(limits), sluice::copy_path::local_sm);
+  auto no_kernel = limits;
+  no_kernel.sm_blocks = 0;
+  EXPECT_EQ(one_device(no_kernel), sluice::copy_path::local);
 }
 
 }  // namespace
