@@ -114,11 +114,22 @@ communicator::communicator(MPI_Comm c, sluice::device d, engine e) {
     int present = 0;
     MPI_Comm_get_attr(state->mpi, MPI_TAG_UB, &value, &present);
     if (present && value != nullptr) state->tag_limit = *static_cast<int*>(value);
-    // Whether any rank traces: then all measure the trace clocks together.
-    int traced = sluice::tracing() ? 1 : 0;
-    if (MPI_Allreduce(MPI_IN_PLACE, &traced, 1, MPI_INT, MPI_MAX, state->mpi) != MPI_SUCCESS)
+    // Whether this rank's node holds every rank (one that cannot tell says
+    // no: the maximum below makes every rank agree).
+    int node_size = 0;
+    MPI_Comm node = MPI_COMM_NULL;
+    if (MPI_Comm_split_type(state->mpi, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+        MPI_SUCCESS) {
+      MPI_Comm_size(node, &node_size);
+      MPI_Comm_free(&node);
+    }
+    // Whether any rank traces (then all measure the trace clocks together),
+    // and whether any rank's node lacks a rank.
+    int any[2] = {sluice::tracing() ? 1 : 0, node_size == state->size ? 0 : 1};
+    if (MPI_Allreduce(MPI_IN_PLACE, any, 2, MPI_INT, MPI_MAX, state->mpi) != MPI_SUCCESS)
       detail::reject(errc::comm_failure, api, "MPI_Allreduce failed");
-    if (traced != 0) detail::measure_trace_clock(*state);
+    state->one_node = any[1] == 0;
+    if (any[0] != 0) detail::measure_trace_clock(*state);
     // Rank 0's piece size and pieces in flight, so that every rank cuts a
     // message the same way (mpi engine only: NCCL reads device memory,
     // nothing is staged).

@@ -36,6 +36,10 @@ struct communicator_state {
   std::size_t pieces_in_flight = 0;
   int rank = 0;
   int size = 0;
+  // Whether every rank is on this rank's node (MPI_COMM_TYPE_SHARED): then a
+  // large all_gather goes as sluice's messages, else MPI's collective
+  // (goes_small, small_collectives.cpp).
+  bool one_node = false;
   sluice::device device;
   engine kind = engine::mpi;
   int tag_limit = 32767;  // MPI_TAG_UB

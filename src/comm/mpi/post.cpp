@@ -40,9 +40,9 @@ int post(communicator_state& c, batch& b, message& m, bool piece) {
       return s.ring->start();
     }
   }
-  // all_gather at any size: libnbc's took 3-5x the blocking call's time at
-  // 1-4 MiB on 2 ranks (this VM, under load); every rank sends its block to
-  // every other, as many bytes per rank as a ring.
+  // all_gather at any size on one node: libnbc's took 3-5x the blocking
+  // call's time at 1-4 MiB on 2 ranks (this VM, under load); every rank
+  // sends its block to every other, as many bytes per rank as a ring.
   if (!piece && b.messages.size() == 1 && goes_small(c, m)) return post_small(c, b, m);
   switch (m.kind) {
     case op_kind::send: return MPI_Isend(m.in, count, MPI_BYTE, m.peer, m.tag, c.mpi, &s.request);

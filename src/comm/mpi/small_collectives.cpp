@@ -105,13 +105,16 @@ int post_small(communicator_state& c, batch& b, message& m) {
 }
 
 // Whether message m, its batch's only one and not a piece, goes by
-// post_small (when no ring all_reduce takes it first: post()): a broadcast
-// or all_reduce of at most small_bytes() per rank or an all_gather, on 2 to
-// small_ranks ranks with a ring communicator.
+// post_small (when no ring all_reduce takes it first: post()): a broadcast,
+// all_reduce or all_gather of at most small_bytes() per rank, or a larger
+// all_gather when every rank is on one node, on 2 to small_ranks ranks with
+// a ring communicator. A larger one across nodes goes through MPI's
+// MPI_Iallgather: over TCP, sluice's messages were slower than that there
+// (docs/comm.md, "Across nodes"), where on one node libnbc's was slower.
 bool goes_small(const communicator_state& c, const message& m) {
   return m.kind != op_kind::send && m.kind != op_kind::recv && c.size > 1 &&
          c.size <= small_ranks && c.ring != MPI_COMM_NULL && small_bytes() > 0 &&
-         (m.kind == op_kind::all_gather || bytes_of(m) <= small_bytes());
+         (bytes_of(m) <= small_bytes() || (m.kind == op_kind::all_gather && c.one_node));
 }
 
 // Whether b goes by post_small through b.scratch: a small all_reduce below
