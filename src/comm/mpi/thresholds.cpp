@@ -13,7 +13,7 @@ std::size_t ring_bytes() {
 }
 
 // A collective of at most this many bytes per rank (and an all_gather of any
-// size; 0: none of them), on at most small_ranks ranks, goes as
+// size on one node; 0: none of them), on at most small_ranks ranks, goes as
 // point-to-point messages (post_small).
 std::size_t small_bytes() {
   static const std::size_t bytes =

@@ -12,7 +12,7 @@ namespace sluice::comm::detail::mpi {
 //! from 1 MiB (docs/results/runs/2026-11-26-comm-host-vm.md).
 std::size_t ring_bytes();
 //! A collective of at most this many bytes per rank (and an all_gather of
-//! any size; 0: none of them), on at most small_ranks ranks, goes as
+//! any size on one node; 0: none of them), on at most small_ranks ranks, goes as
 //! point-to-point messages (small_collectives.cpp): Open MPI's non-blocking
 //! collectives build a schedule per call, several times the cost of the
 //! message at a few bytes.
