@@ -198,9 +198,8 @@ void sm_strided(const std::vector<strided_plan>& pieces, const peer_limits& limi
 //! A strided copy() that the strided SM kernel moves: both ends memory of the stream's device,
 //! and a shape the kernel takes (peer_plan.hpp sm_strided_takes: the copy engine moves narrow
 //! rows one by one).
-bool small_device_face(const strided_plan& p, const device_state& dev, int dst_device,
-                       int src_device) {
-  const peer_limits l = strided_limits(dev, false);
+bool small_device_face(const strided_plan& p, const device_state& dev, const peer_limits& l,
+                       int dst_device, int src_device) {
   return dst_device == dev.id && src_device == dev.id && sm_strided_takes(p, l.sm_strided_max, l);
 }
 
@@ -282,10 +281,10 @@ void copy(stream_ref s, pitched_ptr dst, const_pitched_ptr src, extent e) {
   auto& dev = engine().devices[static_cast<std::size_t>(st.device)];
   detail::enqueue_scope<detail::device_current> scope(st, "copy", p.bytes);
   const char* how = nullptr;
-  if (detail::small_device_face(p, dev, device_of(p.dst), device_of(p.src))) {
+  const auto limits = detail::strided_limits(dev, false);
+  if (detail::small_device_face(p, dev, limits, device_of(p.dst), device_of(p.src))) {
     // A small face between buffers of the stream's device: the strided SM kernel, as a local
     // strided copy_peer batch would run it.
-    auto limits = detail::peer_limits_of(dev, false);
     detail::sm_strided({p}, limits, st.native, api, st.device, st.device, copy_path::local_sm);
     how = "local_sm";
   } else if (partly) [[unlikely]] {
