@@ -318,6 +318,9 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
   const auto registered = [](const detail::range_lookup& r) {
     return r.owner != nullptr && !r.overrun;
   };
+  if (d.owner == nullptr && !registered(d_reg)) detail::wait_until_unregistered(dst, bytes, api);
+  if (from.owner == nullptr && !registered(from_reg))
+    detail::wait_until_unregistered(src, bytes, api);
   if (detail::diagnose::enabled()) [[unlikely]] {
     // Only sluice memory and registered ranges are known pinned; ask the vendor about the rest.
     bool dst_pageable = d_reg.owner != nullptr && d_reg.overrun;
@@ -379,6 +382,7 @@ void fill(stream_ref s, void* dst, unsigned char value, std::size_t bytes) {
   detail::check_no_overrun(d, bytes, api, "dst");
   bool pageable = false;
   if (d.owner == nullptr) {  // not sluice memory: ask the vendor what it is
+    if (!detail::inside_registration(dst, bytes)) detail::wait_until_unregistered(dst, bytes, api);
     (void)gpu::api::is_pageable(dst, &pageable);
     gpu::api::clear_last_error();
     // Partly inside a registration: pageable for sluice (MEM-8), and the vendor refuses a fill

@@ -31,6 +31,12 @@ struct allocation {
 //! holds one): what a free waits for (memory.cpp, registered.cpp).
 void add_live_streams(device_state& dev, std::vector<stream_state*>& out);
 
+//! Returns once no registered_host_memory that was destroyed, and whose vendor unregister has
+//! not yet run, meets [p, p + bytes): before a copy or fill hands the vendor host memory that
+//! sluice takes as pageable (registered.cpp says why). invalid_argument from a host function
+//! when it would wait.
+void wait_until_unregistered(const void* p, std::size_t bytes, const char* api_name);
+
 //! Enqueues a copy of bytes from src to dst on st (its device current, inside the caller's
 //! enqueue_scope) as pieces split where the registration (registered_host_memory) either end
 //! starts in ends: the vendor refuses a range that starts inside one and runs past it. The

@@ -8,13 +8,19 @@
 //
 // A registration of a range whose unregister is still pending waits for that unregister (the
 // vendor would refuse the range as registered): destroying and re-registering the same memory
-// works, and waits for the streams that were busy when it was destroyed.
+// works, and waits for the streams that were busy when it was destroyed. So does a copy or fill
+// that sluice takes as pageable and that touches such a range (wait_until_unregistered): the
+// vendor still takes the range as pinned, returns from a copy into it before the data is there
+// (against MEM-3), and its unregister can unmap the range under the copy. Seen on an H200: a
+// copy into a std::vector whose memory had just been registered and released failed with
+// cudaErrorLaunchFailure in some runs of the conformance suite.
 #include "engine.hpp"
 #include "memory_state.hpp"
 #include "stream_state.hpp"
 #include "strided.hpp"
 #include "when_streams_pass.hpp"
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -37,6 +43,7 @@ struct pending_unregisters {
   std::mutex m;
   std::condition_variable finished;
   std::vector<std::pair<std::uintptr_t, std::size_t>> ranges;  // start, bytes
+  std::atomic<std::size_t> count{0};  //!< ranges.size(), read without the lock by copies
 };
 
 pending_unregisters& pending() {
@@ -56,6 +63,7 @@ void finish_pending(std::uintptr_t a) noexcept {
   for (auto it = p.ranges.begin(); it != p.ranges.end(); ++it)
     if (it->first == a) {
       p.ranges.erase(it);
+      p.count.store(p.ranges.size(), std::memory_order_release);
       break;
     }
   p.finished.notify_all();
@@ -70,6 +78,21 @@ void unregister_now(void* ptr) noexcept {
 }
 
 }  // namespace
+
+void wait_until_unregistered(const void* p, std::size_t bytes, const char* api_name) {
+  auto& q = pending();
+  if (bytes == 0 || q.count.load(std::memory_order_acquire) == 0) [[likely]]
+    return;
+  const auto a = reinterpret_cast<std::uintptr_t>(p);
+  std::unique_lock<std::mutex> lock(q.m);
+  if (!meets_pending(a, bytes)) return;
+  // The unregister waits for streams that were live when the registration was destroyed; from a
+  // host function, one of them may be the stream this function holds.
+  if (current_host_function_stream() != nullptr)
+    fail(errc::invalid_argument, api_name, "called from a host function on host memory whose ",
+         "registered_host_memory was destroyed while streams were busy: it would wait for them");
+  q.finished.wait(lock, [&] { return !meets_pending(a, bytes); });
+}
 
 registration* register_host_memory(void* p, std::size_t bytes) {
   constexpr const char* api_name = "sluice::registered_host_memory";
@@ -106,6 +129,7 @@ void release_registration(registration* r) noexcept {
       auto& q = pending();
       std::lock_guard<std::mutex> lock(q.m);
       q.ranges.emplace_back(start, r->bytes);
+      q.count.store(q.ranges.size(), std::memory_order_release);
     }
     auto& e = engine();
     for (int d = 0; d < e.count; ++d)

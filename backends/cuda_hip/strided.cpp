@@ -251,6 +251,8 @@ void copy(stream_ref s, pitched_ptr dst, const_pitched_ptr src, extent e) {
     return a != nullptr ? a->device : -1;
   };
   detail::check_copy_devices(st.device, device_of(p.dst), device_of(p.src), api);
+  if (p.dst.pageable()) detail::wait_until_unregistered(p.dst.first, p.dst.footprint, api);
+  if (p.src.pageable()) detail::wait_until_unregistered(p.src.first, p.src.footprint, api);
   if (detail::diagnose::enabled()) [[unlikely]]
     detail::diagnose::note_pageable_copy(SLUICE_CALL_SITE(), p.bytes,
                                          detail::diagnosed_pageable(p.dst),

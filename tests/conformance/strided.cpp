@@ -8,6 +8,7 @@
 #include "support.hpp"
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -343,6 +344,49 @@ TEST(Memory, MEM_8__destroying_a_registration_returns_at_once) {
   g.release();
   s.synchronize();
   EXPECT_EQ(first_pattern_mismatch(read_back(d).data(), n, 23), n);
+}
+
+// A registration destroyed while its stream is held is unregistered by the vendor only once the
+// stream has passed; its memory is pageable again at once for sluice. Copies and fills into it
+// then follow MEM-3 (they return only once the data is there), never the vendor's pinned path.
+TEST(Memory, MEM_8__memory_whose_registration_is_gone_is_pageable_for_the_next_copy) {
+  const sluice::device dev{0};
+  sluice::stream s{dev};
+  constexpr std::size_t n = 64 * kib, rows = 16;
+  sluice::device_buffer<byte> d = patterned_device_bytes(dev, n, 31);
+  struct use {
+    const char* what;
+    std::function<void(sluice::stream&, byte*)> run;
+    std::function<bool(const byte*)> arrived;
+  };
+  const use uses[] = {
+      {"a copy",
+       [&](sluice::stream& on, byte* h) { sluice::copy(on, h, d.data(), n); },
+       [&](const byte* h) { return first_pattern_mismatch(h, n, 31) == n; }},
+      {"a strided copy",
+       [&](sluice::stream& on, byte* h) {
+         sluice::copy(on, {h, n / rows, 0}, {d.data(), n / rows, 0}, {n / rows / 2, rows, 1});
+       },
+       [&](const byte* h) {
+         std::vector<byte> want = read_back(d);
+         for (std::size_t y = 0; y < rows; ++y)
+           for (std::size_t x = n / rows / 2; x < n / rows; ++x) want[y * (n / rows) + x] = 0;
+         return std::equal(want.begin(), want.end(), h);
+       }},
+      {"a fill",
+       [&](sluice::stream& on, byte* h) { sluice::fill(on, h, 0x5a, n); },
+       [&](const byte* h) { return first_byte_not(h, n, 0x5a) == n; }},
+  };
+  for (const use& u : uses) {
+    std::vector<byte> host(n, 0);
+    auto r = std::make_optional<sluice::registered_host_memory>(host.data(), n);
+    gate g{s};
+    r.reset();
+    EXPECT_TRUE(blocks_until_released(g, [&] { u.run(s, host.data()); }))
+        << u.what << " into memory whose registration was destroyed";
+    EXPECT_TRUE(u.arrived(host.data())) << u.what << ": the data was not there on return";
+    s.synchronize();
+  }
 }
 
 // --- PEER-5: strided peer copies ---------------------------------------------
