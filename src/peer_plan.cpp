@@ -69,8 +69,6 @@ bool aligned(const strided_plan& p, const peer_limits& l) noexcept {
          p.width % a == 0;
 }
 
-
-
 //! The strided checks of one copy_peer (or piece) and its path, no SM choice.
 copy_path checked_strided(int own, pitched_ptr dst, device dst_dev, const_pitched_ptr src,
                           device src_dev, extent e, const peer_limits& limits,
@@ -137,7 +135,8 @@ strided_batch_plan plan_copy_peer_batch(int own, device dst_dev, device src_dev,
   strided_batch_plan plan;
   copy_path path =
       checked_path(own, nullptr, dst_dev, nullptr, src_dev, 0, limits.only_sluice_memory);
-  bool small = limits.sm_batch_max > 0 && limits.sm_blocks > 0;
+  const bool sm = limits.sm_batch_max > 0 && limits.sm_blocks > 0;
+  std::vector<bool> small;  // of each kept piece: the strided SM kernel takes it
   struct end_ref {
     const strided_end* end;
     extent shape;
@@ -159,7 +158,7 @@ strided_batch_plan plan_copy_peer_batch(int own, device dst_dev, device src_dev,
     if (total > SIZE_MAX - shape.bytes)
       fail(errc::invalid_argument, api, "the pieces' sizes overflow std::size_t");
     total += shape.bytes;
-    small = small && sm_strided_takes(shape, limits.sm_batch_max, limits);
+    small.push_back(sm && sm_strided_takes(shape, limits.sm_batch_max, limits));
     plan.pieces.push_back(shape);
     index.push_back(i);
   }
@@ -195,11 +194,22 @@ strided_batch_plan plan_copy_peer_batch(int own, device dst_dev, device src_dev,
   }
   plan.copy.bytes = total;
   plan.copy.path = path;
-  if (small && total > 0) {
-    if (path == copy_path::local) plan.copy.path = copy_path::local_sm;
-    if (path == copy_path::direct) plan.copy.path = copy_path::direct_sm;
-    if (plan.copy.path != path) plan.copy.sm_blocks = limits.sm_blocks;
+  if (total == 0 || (path != copy_path::local && path != copy_path::direct)) return plan;
+  // The pieces run in no particular order: those the kernel takes go first, in one group.
+  std::vector<strided_plan> ordered;
+  ordered.reserve(plan.pieces.size());
+  for (std::size_t k = 0; k < plan.pieces.size(); ++k)
+    if (small[k]) ordered.push_back(plan.pieces[k]);
+  plan.sm_pieces = ordered.size();
+  if (plan.sm_pieces == 0) return plan;
+  plan.copy.sm_blocks = limits.sm_blocks;
+  if (plan.sm_pieces == plan.pieces.size()) {
+    plan.copy.path = path == copy_path::local ? copy_path::local_sm : copy_path::direct_sm;
+    return plan;
   }
+  for (std::size_t k = 0; k < plan.pieces.size(); ++k)
+    if (!small[k]) ordered.push_back(plan.pieces[k]);
+  plan.pieces = std::move(ordered);
   return plan;
 }
 

@@ -81,10 +81,14 @@ strided_peer_plan plan_copy_peer(int own, pitched_ptr dst, device dst_dev, const
 //! copy_peer_batch of strided pieces: each piece as the strided plan_copy_peer
 //! checks it; no piece writes a byte another piece reads or writes (exactly:
 //! two y faces of one array share a footprint, not a byte). `pieces` holds the non-empty
-//! pieces in their order; copy.bytes is the bytes they move.
+//! pieces; copy.bytes is the bytes they move. Where the strided SM kernel takes some pieces
+//! but not all, those come first (sm_pieces of them) and go by the kernel, the rest by the copy
+//! engine, and copy.path is the copy engine's (local or direct); where it takes all, the path
+//! is local_sm or direct_sm and sm_pieces is every piece.
 struct strided_batch_plan {
   copy_plan copy;
   std::vector<strided_plan> pieces;
+  std::size_t sm_pieces = 0;
 };
 strided_batch_plan plan_copy_peer_batch(int own, device dst_dev, device src_dev,
                                         const strided_piece* pieces, std::size_t count,

@@ -285,7 +285,8 @@ void copy_split_at_registrations(stream_state& st, void* dst, const void* src, s
     // pinned copy, from memory outside every registration a pageable one.
     const std::size_t n = std::min(registered_run(to, bytes), registered_run(from, bytes));
     check(gpu::api::memcpy_async(to, from, n, st.native), api_name, ": ", n,
-          " bytes on a stream of device ", st.device, " (a piece of a copy partly inside "
+          " bytes on a stream of device ", st.device,
+          " (a piece of a copy partly inside "
           "registered host memory)");
     to += n;
     from += n;

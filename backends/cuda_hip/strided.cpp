@@ -173,10 +173,10 @@ sm_copy::strided_piece sm_piece(const strided_plan& p) {
 
 //! The pieces in launches of at most sm_copy::strided_pieces (the plan chose the SM kernel:
 //! each piece small, so its units fit 32 bits).
-void sm_strided(const std::vector<strided_plan>& pieces, const peer_limits& limits, api::stream_t s,
-                const char* api_name, int dst_dev, int src_dev, copy_path path) {
+void sm_strided(const strided_plan* pieces, std::size_t count, const peer_limits& limits,
+                api::stream_t s, const char* api_name, int dst_dev, int src_dev, copy_path path) {
   std::vector<sm_copy::strided_piece> group;
-  group.reserve(std::min<std::size_t>(pieces.size(), sm_copy::strided_pieces));
+  group.reserve(std::min<std::size_t>(count, sm_copy::strided_pieces));
   std::size_t largest = 0;
   const auto launch = [&] {
     const auto n = static_cast<unsigned>(group.size());
@@ -187,9 +187,9 @@ void sm_strided(const std::vector<strided_plan>& pieces, const peer_limits& limi
     group.clear();
     largest = 0;
   };
-  for (const strided_plan& p : pieces) {
-    group.push_back(sm_piece(p));
-    largest = std::max(largest, p.bytes);
+  for (std::size_t i = 0; i < count; ++i) {
+    group.push_back(sm_piece(pieces[i]));
+    largest = std::max(largest, pieces[i].bytes);
     if (group.size() == sm_copy::strided_pieces) launch();
   }
   if (!group.empty()) launch();
@@ -287,7 +287,7 @@ void copy(stream_ref s, pitched_ptr dst, const_pitched_ptr src, extent e) {
   if (detail::small_device_face(p, dev, limits, device_of(p.dst), device_of(p.src))) {
     // A small face between buffers of the stream's device: the strided SM kernel, as a local
     // strided copy_peer batch would run it.
-    detail::sm_strided({p}, limits, st.native, api, st.device, st.device, copy_path::local_sm);
+    detail::sm_strided(&p, 1, limits, st.native, api, st.device, st.device, copy_path::local_sm);
     how = "local_sm";
   } else if (partly) [[unlikely]] {
     how = detail::strided_split_at_registrations(st, p, dev, api, SLUICE_CALL_SITE());
@@ -321,7 +321,7 @@ copy_path copy_peer(stream_ref s, pitched_ptr dst, sluice::device dst_dev, const
   if (detail::trace::enabled()) [[unlikely]]
     scope.path(to_string(path));
   if (path == copy_path::direct_sm || path == copy_path::local_sm) {
-    detail::sm_strided({p}, limits, st.native, api, dst_dev.id(), src_dev.id(), path);
+    detail::sm_strided(&p, 1, limits, st.native, api, dst_dev.id(), src_dev.id(), path);
   } else if (path == copy_path::local) {
     (void)detail::vendor_strided(p, dev, st.native, api, SLUICE_CALL_SITE());
   } else if (path == copy_path::staged) {
@@ -348,13 +348,23 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
                                    plan.copy.bytes, to_string(path), gpu::api::peer_push_preferred,
                                    st.trace.id);
   detail::enqueue_scope<detail::device_current> scope(st, "copy_peer_batch", plan.copy.bytes);
-  scope.path(to_string(path));
+  const std::size_t sm = plan.sm_pieces;
+  const bool mixed = sm > 0 && sm < plan.pieces.size();
+  // A mixed batch reports the copy engine's path; the trace names both.
+  scope.path(!mixed                     ? to_string(path)
+             : path == copy_path::local ? "local_sm+local"
+                                        : "direct_sm+direct");
   if (path == copy_path::direct_sm || path == copy_path::local_sm) {
-    detail::sm_strided(plan.pieces, limits, st.native, api, dst_dev.id(), src_dev.id(), path);
+    detail::sm_strided(plan.pieces.data(), sm, limits, st.native, api, dst_dev.id(), src_dev.id(),
+                       path);
   } else if (path == copy_path::staged) {
     detail::staged_strided(st, dst_dev.id(), src_dev.id(), plan.pieces, api);
   } else {
-    for (const detail::strided_plan& p : plan.pieces) {
+    if (mixed)
+      detail::sm_strided(plan.pieces.data(), sm, limits, st.native, api, dst_dev.id(), src_dev.id(),
+                         path == copy_path::local ? copy_path::local_sm : copy_path::direct_sm);
+    for (std::size_t k = sm; k < plan.pieces.size(); ++k) {
+      const detail::strided_plan& p = plan.pieces[k];
       if (path == copy_path::local)
         (void)detail::vendor_strided(p, dev, st.native, api, SLUICE_CALL_SITE());
       else if (p.contiguous())

@@ -360,8 +360,7 @@ TEST(Memory, MEM_8__memory_whose_registration_is_gone_is_pageable_for_the_next_c
     std::function<bool(const byte*)> arrived;
   };
   const use uses[] = {
-      {"a copy",
-       [&](sluice::stream& on, byte* h) { sluice::copy(on, h, d.data(), n); },
+      {"a copy", [&](sluice::stream& on, byte* h) { sluice::copy(on, h, d.data(), n); },
        [&](const byte* h) { return first_pattern_mismatch(h, n, 31) == n; }},
       {"a strided copy",
        [&](sluice::stream& on, byte* h) {
@@ -373,8 +372,7 @@ TEST(Memory, MEM_8__memory_whose_registration_is_gone_is_pageable_for_the_next_c
            for (std::size_t x = n / rows / 2; x < n / rows; ++x) want[y * (n / rows) + x] = 0;
          return std::equal(want.begin(), want.end(), h);
        }},
-      {"a fill",
-       [&](sluice::stream& on, byte* h) { sluice::fill(on, h, 0x5a, n); },
+      {"a fill", [&](sluice::stream& on, byte* h) { sluice::fill(on, h, 0x5a, n); },
        [&](const byte* h) { return first_byte_not(h, n, 0x5a) == n; }},
   };
   for (const use& u : uses) {

@@ -338,6 +338,38 @@ TEST(StridedPeerPlan, BatchPiecesMayShareAnArrayByColumns) {
       "piece 2: "));
 }
 
+// Pieces the strided SM kernel takes go by it, the rest by the copy engine, in one batch.
+TEST(StridedPeerPlan, BatchOfFacesSomeSmallGoesPartlyByTheSmKernel) {
+  const sluice::device d0(0);
+  alignas(16) static unsigned char dst[64 * 1024], src[64 * 1024];
+  sluice::detail::peer_limits l = any_memory();
+  l.sm_blocks = 132;
+  l.sm_batch_max = 1024;
+  l.sm_strided_narrow_row = 16;
+  // An x face (narrow rows: any size), a y face of 4 KiB rows (too big), a small y face.
+  const std::vector<sluice::strided_piece> pieces = {
+      {{dst + 16384, 1024, 0}, {src + 16392, 1024, 0}, {8, 8, 1}},
+      {{dst, 4096, 2}, {src, 4096, 2}, {4096, 1, 2}},
+      {{dst + 32768, 64, 0}, {src + 32768, 64, 0}, {32, 8, 1}}};
+  auto plan = sluice::detail::plan_copy_peer_batch(0, d0, d0, pieces.data(), pieces.size(), l);
+  EXPECT_EQ(plan.copy.path, sluice::copy_path::local);
+  ASSERT_EQ(plan.pieces.size(), 3U);
+  ASSERT_EQ(plan.sm_pieces, 2U);
+  EXPECT_EQ(plan.pieces[0].width, 8U);   // the x face
+  EXPECT_EQ(plan.pieces[1].width, 32U);  // the small y face
+  EXPECT_EQ(plan.pieces[2].width, 4096U);
+  EXPECT_EQ(plan.copy.bytes, 64U + 8192U + 256U);
+  // Every piece small: the whole batch by the kernel.
+  plan = sluice::detail::plan_copy_peer_batch(0, d0, d0, pieces.data() + 2, 1, l);
+  EXPECT_EQ(plan.copy.path, sluice::copy_path::local_sm);
+  EXPECT_EQ(plan.sm_pieces, 1U);
+  // No kernel: none by it.
+  l.sm_blocks = 0;
+  plan = sluice::detail::plan_copy_peer_batch(0, d0, d0, pieces.data(), pieces.size(), l);
+  EXPECT_EQ(plan.copy.path, sluice::copy_path::local);
+  EXPECT_EQ(plan.sm_pieces, 0U);
+}
+
 TEST(StridedPeerPlan, BatchPiecesMayInterleaveRowsOfOneArray) {
   const sluice::device d0(0);
   std::vector<unsigned char> dst(8192), src(8192);
