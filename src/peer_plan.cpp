@@ -195,20 +195,19 @@ strided_batch_plan plan_copy_peer_batch(int own, device dst_dev, device src_dev,
   plan.copy.bytes = total;
   plan.copy.path = path;
   if (total == 0 || (path != copy_path::local && path != copy_path::direct)) return plan;
-  // The pieces run in no particular order: those the kernel takes go first, in one group.
-  std::vector<strided_plan> ordered;
-  ordered.reserve(plan.pieces.size());
-  for (std::size_t k = 0; k < plan.pieces.size(); ++k)
-    if (small[k]) ordered.push_back(plan.pieces[k]);
-  plan.sm_pieces = ordered.size();
+  plan.sm_pieces = static_cast<std::size_t>(std::count(small.begin(), small.end(), true));
   if (plan.sm_pieces == 0) return plan;
   plan.copy.sm_blocks = limits.sm_blocks;
   if (plan.sm_pieces == plan.pieces.size()) {
     plan.copy.path = path == copy_path::local ? copy_path::local_sm : copy_path::direct_sm;
     return plan;
   }
-  for (std::size_t k = 0; k < plan.pieces.size(); ++k)
-    if (!small[k]) ordered.push_back(plan.pieces[k]);
+  // The pieces run in no particular order: those the kernel takes go first, in one group.
+  std::vector<strided_plan> ordered;
+  ordered.reserve(plan.pieces.size());
+  for (const bool by_kernel : {true, false})
+    for (std::size_t k = 0; k < plan.pieces.size(); ++k)
+      if (small[k] == by_kernel) ordered.push_back(plan.pieces[k]);
   plan.pieces = std::move(ordered);
   return plan;
 }

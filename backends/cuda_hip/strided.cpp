@@ -354,15 +354,16 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
   scope.path(!mixed                     ? to_string(path)
              : path == copy_path::local ? "local_sm+local"
                                         : "direct_sm+direct");
-  if (path == copy_path::direct_sm || path == copy_path::local_sm) {
-    detail::sm_strided(plan.pieces.data(), sm, limits, st.native, api, dst_dev.id(), src_dev.id(),
-                       path);
-  } else if (path == copy_path::staged) {
+  if (path == copy_path::staged) {
     detail::staged_strided(st, dst_dev.id(), src_dev.id(), plan.pieces, api);
   } else {
-    if (mixed)
+    // The first sm pieces by the kernel (every piece when the path is local_sm or direct_sm),
+    // the rest by the copy engine.
+    if (sm > 0)
       detail::sm_strided(plan.pieces.data(), sm, limits, st.native, api, dst_dev.id(), src_dev.id(),
-                         path == copy_path::local ? copy_path::local_sm : copy_path::direct_sm);
+                         path == copy_path::local || path == copy_path::local_sm
+                             ? copy_path::local_sm
+                             : copy_path::direct_sm);
     for (std::size_t k = sm; k < plan.pieces.size(); ++k) {
       const detail::strided_plan& p = plan.pieces[k];
       if (path == copy_path::local)
