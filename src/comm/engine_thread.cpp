@@ -515,6 +515,7 @@ void engine_thread::fail_lost() {
 }
 
 void engine_thread::finish(batch* b) noexcept {
+  if (b->comm->kind == engine::nccl) nccl::closed(*b);  // an abort from now on leaves it alone
   if (b->failure.empty()) mpi::finish_small_collectives(*b);
   report_failure(*b);
   for (const flag_lease& d : b->piece_done) d.flag->store(d.value);  // every piece's copy out

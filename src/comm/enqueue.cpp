@@ -172,7 +172,10 @@ void enqueue(batch_ptr b) {
       finish_on(b->streams[k], k, b->messages, b->failed, span_of(k), pieces - 1);
     }
     if (nccl) {
+      nccl::opened(*b);  // (no memory: nothing of NCCL's enqueued yet)
       nccl::enqueue(*b);
+      // No NCCL call was made: the staging slots hold nothing to copy out.
+      if (!b->failure.empty()) b->failed->store(true);
       for (; done_on < b->streams.size(); ++done_on) {
         b->done_events[done_on]->record(b->streams[done_on]);
         if (b->gated) b->streams[done_on].wait_value(*b->lease.flag, b->lease.value);

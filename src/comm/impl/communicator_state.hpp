@@ -51,6 +51,13 @@ struct communicator_state {
   std::uint64_t nccl_set = 0;                   // nccl: its lanes' id (kept for reuse)
   std::vector<int> nccl_members;                // nccl: MPI_COMM_WORLD ranks, in rank order
   std::string nccl_failure;
+  // nccl: the batches whose NCCL calls were made and that the engine has not
+  // finished (pushed by the enqueue, under m; erased and read by the engine
+  // thread). An abort marks them failed before it lets their kernels end: a
+  // kernel that ended by the abort wrote nothing, and no host task may copy
+  // its staging slot out as a result (nccl/poll.cpp).
+  std::mutex open_m;
+  std::vector<batch*> nccl_open;
   // Enqueue order (any thread, under m).
   std::mutex m;
   std::vector<std::uint64_t> sent;      // per peer: sends enqueued so far

@@ -97,6 +97,7 @@ void abort_lanes(communicator_state& c, const std::string& why) noexcept {
   } catch (...) {
     return;  // No lock: nothing to do but leave the communicator as it is.
   }
+  fail_open(c);  // before the abort ends their kernels
   off_thread(std::move(lanes), ncclCommAbort);
 }
 

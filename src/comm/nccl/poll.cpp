@@ -9,9 +9,31 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <mutex>
 #include <string>
 
 namespace sluice::comm::detail::nccl {
+
+void opened(batch& b) {
+  auto& c = *b.comm;
+  std::lock_guard<std::mutex> lock(c.open_m);
+  c.nccl_open.push_back(&b);
+}
+
+void closed(batch& b) noexcept {
+  auto& c = *b.comm;
+  std::lock_guard<std::mutex> lock(c.open_m);
+  // Batches finish about in the order they opened: found near the front.
+  const auto at = std::find(c.nccl_open.begin(), c.nccl_open.end(), &b);
+  if (at != c.nccl_open.end()) c.nccl_open.erase(at);
+}
+
+void fail_open(communicator_state& c) noexcept {
+  std::lock_guard<std::mutex> lock(c.open_m);
+  for (batch* b : c.nccl_open)
+    if (b->failed) b->failed->store(true);
+}
 
 void fail_batch(batch& b, const std::string& why) noexcept {
   report_failure(b);  // before the abort lets its streams go on

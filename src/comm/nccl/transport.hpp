@@ -65,6 +65,13 @@ bool poll(batch& b);
 //! b failed: reported on its streams, then its NCCL communicator aborted
 //! (which ends the kernels that wait for a peer) saying `why`.
 void fail_batch(batch& b, const std::string& why) noexcept;
+//! b's NCCL calls are about to be made (under c.m): b is open until closed()
+//! (the engine's finish). Throws std::bad_alloc.
+void opened(batch& b);
+void closed(batch& b) noexcept;
+//! Every open batch of c marked failed (abort_lanes, before ncclCommAbort):
+//! its host tasks copy nothing out of staging.
+void fail_open(communicator_state& c) noexcept;
 //! m's size exchange given up (b timed out or MPI_Finalize came).
 void cancel(message& m, cancelled_requests& cancelled);
 
