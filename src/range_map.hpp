@@ -34,6 +34,9 @@ class range_map {
   //! Whether [p, p + bytes) meets any range in the map (bytes > 0, no overflow).
   bool meets(const void* p, std::size_t bytes) const;
   void remove(const void* p) noexcept;
+  //! Changes with every add() and remove(): an answer found at one generation
+  //! holds while the generation is unchanged.
+  std::uint64_t generation() const noexcept { return generation_.load(std::memory_order_acquire); }
   range_lookup find(const void* p, std::size_t bytes) const noexcept;
   //! Both ends of a copy under one lock (the enqueue hot path).
   std::pair<range_lookup, range_lookup> find(const void* a, const void* b,

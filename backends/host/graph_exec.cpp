@@ -9,6 +9,7 @@
 #include "graph.hpp"
 #include "host_functions.hpp"
 #include "mutation.hpp"
+#include "range_map.hpp"
 
 #include <algorithm>
 
@@ -30,6 +31,9 @@ struct exec_state {
   std::shared_ptr<const exec_plan> plan;
   stream_state* last_stream = nullptr;  // the previous launch's stream (a reference) and seq
   seq_t last_seq = 0;
+  // The allocation map's generation at which every buffer the plan uses was
+  // last found alive (0: never): unchanged, a launch needs no lookup.
+  std::atomic<std::uint64_t> memory_checked{0};
   ~exec_state() {
     if (last_stream != nullptr) last_stream->release();
   }
@@ -80,17 +84,18 @@ struct launch_state {
   bool detached = false;
 };
 
-void dispatch(const std::shared_ptr<launch_state>& l, std::vector<std::size_t> ready);
+void dispatch(const std::shared_ptr<launch_state>& l, std::vector<std::size_t> ready,
+              stream_state* lane);
 
-//! Vertex v of launch l has finished: start what it unblocks; the last one
-//! completes the launch's operation.
-void finished(std::shared_ptr<launch_state> l, std::size_t v) noexcept {
+//! Vertex v of launch l has finished (on `lane`, or null off a lane): start
+//! what it unblocks; the last one completes the launch's operation.
+void finished(std::shared_ptr<launch_state> l, std::size_t v, stream_state* lane) noexcept {
   std::vector<std::size_t> ready;
   if (!mutation::is(mutation::kind::graph_ignores_dependencies)) {
     for (std::size_t w : l->plan->next[v])
       if (l->waiting[w].fetch_sub(1) == 1) ready.push_back(w);
   }
-  if (!ready.empty()) dispatch(l, std::move(ready));
+  if (!ready.empty()) dispatch(l, std::move(ready), lane);
   if (l->left.fetch_sub(1) == 1 && !l->detached) {
     stream_state* s = l->stream;
     if (complete_head(*s)) s->dev->make_runnable(s);
@@ -105,7 +110,7 @@ struct vertex_op final : op {
   bool runs_inline() const noexcept override { return inner.runs_inline(); }
   step run(stream_state& s) override {
     const step r = launch->skip_actions ? step::done : inner.run(s);
-    if (r == step::done) finished(launch, index);
+    if (r == step::done) finished(launch, index, &s);
     return r;
   }
   op& inner;
@@ -119,7 +124,7 @@ struct vertex_op final : op {
 struct record_done final : listener {
   record_done(std::shared_ptr<launch_state> l, std::size_t v) : launch(std::move(l)), index(v) {}
   void on_complete() noexcept override {
-    finished(std::move(launch), index);
+    finished(std::move(launch), index, nullptr);
     delete this;
   }
   std::shared_ptr<launch_state> launch;
@@ -130,7 +135,7 @@ struct record_done final : listener {
 void run_record(const std::shared_ptr<launch_state>& l, std::size_t v) noexcept {
   const auto& latch = l->latches[v];
   if (latch == nullptr) {  // the event is gone (or the mutation): nothing to record
-    finished(l, v);
+    finished(l, v, nullptr);
     return;
   }
   latch->open();
@@ -152,14 +157,19 @@ struct vertex_task final : host_task {
     (void)exchange_host_function_stream(own.first, own.second);
     if (failure && !mutation::is(mutation::kind::lose_host_function_exceptions))
       launch->stream->failures.add(errc::host_function_failed, std::move(*failure));
-    finished(launch, index);
+    finished(launch, index, nullptr);
   }
   host_task& inner;
   std::shared_ptr<launch_state> launch;
   std::size_t index;
 };
 
-void dispatch(const std::shared_ptr<launch_state>& l, std::vector<std::size_t> ready) {
+// The first ready vertex goes on `lane` (the one whose vertex just finished,
+// still running it): its worker goes on with it without a wake-up, so a chain
+// runs on one worker as the same operations enqueued on one stream would.
+// The others each get a new lane: independent branches run at once.
+void dispatch(const std::shared_ptr<launch_state>& l, std::vector<std::size_t> ready,
+              stream_state* lane) {
   if (chaos::seed.load(std::memory_order_relaxed) != 0) [[unlikely]] {
     for (std::size_t i = ready.size(); i > 1; --i)
       std::swap(ready[i - 1], ready[chaos::draw() % i]);
@@ -177,9 +187,14 @@ void dispatch(const std::shared_ptr<launch_state>& l, std::vector<std::size_t> r
       o = make_host_function_op(std::make_unique<vertex_task>(*work.task, l, v));
     else
       o = new vertex_op(*work.action, l, v);
-    stream_state* lane = engine().new_stream(engine().dev(x.device), l->stream->native_priority);
-    enqueue(*lane, o);
-    lane->release();  // the lane's queue keeps it until its op completes
+    if (lane != nullptr && lane->dev->id == x.device) {
+      enqueue(*lane, o);  // behind the vertex it runs now
+      lane = nullptr;
+      continue;
+    }
+    stream_state* fresh = engine().new_stream(engine().dev(x.device), l->stream->native_priority);
+    enqueue(*fresh, o);
+    fresh->release();  // the lane's queue keeps it until its op completes
   }
 }
 
@@ -198,10 +213,10 @@ struct launch_op final : op {
     }
     if (mutation::is(mutation::kind::graph_launch_returns_early)) {
       launch->detached = true;
-      dispatch(std::shared_ptr<launch_state>(launch), std::move(roots));
+      dispatch(std::shared_ptr<launch_state>(launch), std::move(roots), nullptr);
       return step::done;
     }
-    dispatch(std::shared_ptr<launch_state>(launch), std::move(roots));
+    dispatch(std::shared_ptr<launch_state>(launch), std::move(roots), nullptr);
     return step::handed_off;
   }
   std::shared_ptr<launch_state> launch;
@@ -254,14 +269,18 @@ void graph_exec::launch(stream_ref s) const {
   auto& st = detail::checked(s, api);
   detail::refuse_if_capturing(st, api, "a graph cannot be launched onto a capturing stream");
   const auto& p = *plan.program;
-  detail::check_memory_alive(p, api);
+  auto& e = *state_;
+  const std::uint64_t now = detail::allocations().generation();
+  if (e.memory_checked.load(std::memory_order_relaxed) != now) {
+    detail::check_memory_alive(p, api);
+    e.memory_checked.store(now, std::memory_order_relaxed);
+  }
   bool known = st.dev->id == p.device;
   for (const auto& v : p.vertices) known = known || v.device == st.dev->id;
   if (!known)
     detail::fail(errc::invalid_argument, api, "the stream belongs to device ", st.dev->id,
                  ", which is neither the graph's device (", p.device,
                  ") nor a device of its streams");
-  auto& e = *state_;
   std::lock_guard<std::mutex> lock(e.m);
   auto l = std::make_shared<detail::launch_state>();
   l->plan = e.plan;
@@ -296,6 +315,7 @@ update_status graph_exec::update(const graph& g) {
   auto fresh = detail::make_plan(next);
   std::lock_guard<std::mutex> lock(state_->m);
   state_->plan = std::move(fresh);
+  state_->memory_checked.store(0, std::memory_order_relaxed);  // another program's buffers
   return status;
 }
 

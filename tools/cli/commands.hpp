@@ -115,8 +115,9 @@ inline const command_info commands[] = {
      "Exit status 0 when the report was printed, 1 for an unreadable or\n"
      "malformed file or a gnuplot failure, 2 for a usage error.\n",
      false},
-    {"bench", "bench p2p|comm [options]",
-     "peer copies (CUDA, 2+ GPUs) or communication (under mpirun), sluice next to the raw calls",
+    {"bench", "bench p2p|comm|graph [options]",
+     "peer copies (CUDA, 2+ GPUs), communication (under mpirun) or graph launches, sluice next "
+     "to the raw calls",
      "usage: sluice [--backend NAME] bench p2p [--max-mib=N] [--trials=N] [--json=FILE] "
      "[--csv=FILE]\n"
      "       sluice [--backend NAME] bench p2p --strided [--max-side=N] [--trials=N] [--reps=N]\n"
@@ -125,6 +126,8 @@ inline const command_info commands[] = {
      "              [--iters=N] [--warmup=N] [--trials=N] [--ops=LIST]\n"
      "              [--engine=mpi|nccl|automatic] [--buffers=device|pinned|host]\n"
      "              [--json=FILE] [--csv=FILE] [--png=FILE]\n"
+     "       sluice [--backend NAME] bench graph [--batches=N] [--launches=M] [--json=FILE]\n"
+     "              [--csv=FILE]\n"
      "\n"
      "bench comm runs sluice-bench-comm-<backend> (built with sluice::comm, when\n"
      "MPI was found) on every rank, each on device (node-local rank % devices):\n"
@@ -160,7 +163,18 @@ inline const command_info commands[] = {
      "  --max-side=N   largest cube side (default 512 on a GPU, 128 on the host backend)\n"
      "  --trials=N     trials per method and row (default 5)\n"
      "  --reps=N       copies per trial (default 20)\n"
-     "  --same-device  both ends on device 0 (the raw 3-D copy: cudaMemcpy3DAsync)\n",
+     "  --same-device  both ends on device 0 (the raw 3-D copy: cudaMemcpy3DAsync)\n"
+     "\n"
+     "bench graph:\n"
+     "Runs sluice-bench-graph-<backend> (built for the backends with graphs: the\n"
+     "host backend): a 64-operation chain and a 4-branch diamond of small fills\n"
+     "and copies, each launched as a graph next to the same operations enqueued\n"
+     "one by one, in the same run: the calling thread's cost per iteration, the\n"
+     "end-to-end time, the launch's fraction of the eager enqueues against the\n"
+     "target, the data checked. docs/graphs.md.\n"
+     "\n"
+     "  --batches=N    timed batches per side (default 50)\n"
+     "  --launches=M   iterations per batch (default 20)\n",
      false},
 };
 

@@ -105,11 +105,11 @@ int dispatch(const std::string& directory, std::vector<std::string> args,
       explicit_choice ? *explicit_choice : default_backend(directory);
   std::string program = program_of(directory, chosen.backend);
   if (name == "bench") {
-    // `sluice bench p2p|comm`: its own program, sluice-bench-<name>-<backend>,
+    // `sluice bench p2p|comm|graph`: its own program, sluice-bench-<name>-<backend>,
     // next to this one. Its options through CLI11 like every command's
     // (arguments.hpp); the bench program gets them back in its own
     // --name=value form.
-    if (rest.empty()) throw usage_error("no bench named (p2p or comm)");
+    if (rest.empty()) throw usage_error("no bench named (p2p, comm or graph)");
     std::string bench = rest[0];
     std::vector<std::pair<const char*, std::string>> options;
     // `bench p2p --strided`: the strided bench, sluice-bench-p2p-strided-<backend>.
@@ -119,8 +119,8 @@ int dispatch(const std::string& directory, std::vector<std::string> args,
     if (bench == "p2p" && strided != rest.end()) {
       rest.erase(strided);
       bench = "p2p-strided";
-      options = {{"--max-side", ""}, {"--trials", ""}, {"--reps", ""}, {"--json", ""},
-                 {"--csv", ""}};
+      options = {
+          {"--max-side", ""}, {"--trials", ""}, {"--reps", ""}, {"--json", ""}, {"--csv", ""}};
       flags = {{"--same-device", &same_device}};
     } else if (bench == "p2p")
       options = {{"--max-mib", ""}, {"--trials", ""}, {"--json", ""}, {"--csv", ""}};
@@ -128,8 +128,10 @@ int dispatch(const std::string& directory, std::vector<std::string> args,
       options = {{"--min-bytes", ""}, {"--max-bytes", ""}, {"--iters", ""},  {"--warmup", ""},
                  {"--trials", ""},    {"--ops", ""},       {"--engine", ""}, {"--buffers", ""},
                  {"--json", ""},      {"--csv", ""},       {"--png", ""}};
+    else if (bench == "graph")
+      options = {{"--batches", ""}, {"--launches", ""}, {"--json", ""}, {"--csv", ""}};
     else
-      throw usage_error("unknown bench '" + bench + "' (p2p or comm)");
+      throw usage_error("unknown bench '" + bench + "' (p2p, comm or graph)");
     std::vector<std::pair<const char*, std::string*>> bound;
     for (auto& [option, value] : options) bound.push_back({option, &value});
     sluice::tool::parse_arguments(*command, std::vector<std::string>(rest.begin() + 1, rest.end()),
@@ -137,15 +139,19 @@ int dispatch(const std::string& directory, std::vector<std::string> args,
     program = directory + "/sluice-bench-" + bench + "-" + chosen.backend;
     if (access(program.c_str(), X_OK) != 0)
       throw dispatch_error(
-          bench == "p2p-strided"
-              ? "no strided P2P bench for the " + chosen.backend + " backend (" + program +
-                    " was not built; it is built with the benches)"
-          : bench == "p2p" ? "no P2P bench for the " + chosen.backend + " backend (" + program +
-                               " was not built; it exists for cuda and hip, built with "
-                               "-DSLUICE_ENABLE_CUDA=ON or -DSLUICE_ENABLE_HIP=ON and the benches)"
-                         : "no comm bench for the " + chosen.backend + " backend (" + program +
-                               " was not built; it exists where sluice::comm was built: MPI found, "
-                               "and the benches)");
+          bench == "p2p-strided" ? "no strided P2P bench for the " + chosen.backend + " backend (" +
+                                       program + " was not built; it is built with the benches)"
+          : bench == "p2p"
+              ? "no P2P bench for the " + chosen.backend + " backend (" + program +
+                    " was not built; it exists for cuda and hip, built with "
+                    "-DSLUICE_ENABLE_CUDA=ON or -DSLUICE_ENABLE_HIP=ON and the benches)"
+          : bench == "graph"
+              ? "no graph bench for the " + chosen.backend + " backend (" + program +
+                    " was not built; it exists for the backends with graphs, the host backend "
+                    "in this version, built with the benches)"
+              : "no comm bench for the " + chosen.backend + " backend (" + program +
+                    " was not built; it exists where sluice::comm was built: MPI found, "
+                    "and the benches)");
     args.clear();
     for (const auto& [option, value] : options)
       if (!value.empty()) args.push_back(std::string(option) + "=" + value);
