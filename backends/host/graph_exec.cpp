@@ -12,6 +12,7 @@
 #include "range_map.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace sluice {
 
@@ -24,6 +25,9 @@ struct exec_plan {
   std::shared_ptr<const graph_program> program;
   std::vector<std::vector<std::size_t>> next;  // successors
   std::vector<std::size_t> roots;
+  std::vector<std::size_t> deps;     // per vertex: how many it waits for
+  std::vector<std::size_t> records;  // the record vertices
+  std::vector<int> devices;          // the graph's device and its streams', once each
 };
 
 struct exec_state {
@@ -34,8 +38,15 @@ struct exec_state {
   // The allocation map's generation at which every buffer the plan uses was
   // last found alive (0: never): unchanged, a launch needs no lookup.
   std::atomic<std::uint64_t> memory_checked{0};
+  // Per record vertex (exec_plan::records), the marker stream its launches'
+  // latches park on, made at the first launch and kept (a reference each):
+  // launches of one exec run one after another, so each latch queues behind
+  // the previous launch's, already open.
+  std::vector<stream_state*> markers;
   ~exec_state() {
     if (last_stream != nullptr) last_stream->release();
+    for (stream_state* marker : markers)
+      if (marker != nullptr) marker->release();
   }
 };
 
@@ -44,8 +55,15 @@ namespace {
 std::shared_ptr<const exec_plan> make_plan(std::shared_ptr<const graph_program> p) {
   auto plan = std::make_shared<exec_plan>();
   plan->next = successors(*p);
-  for (std::size_t v = 0; v < p->vertices.size(); ++v)
-    if (p->vertices[v].deps.empty()) plan->roots.push_back(v);
+  plan->devices.push_back(p->device);
+  for (std::size_t v = 0; v < p->vertices.size(); ++v) {
+    const vertex& x = p->vertices[v];
+    if (x.deps.empty()) plan->roots.push_back(v);
+    plan->deps.push_back(x.deps.size());
+    if (x.kind == vertex_kind::record) plan->records.push_back(v);
+    if (std::find(plan->devices.begin(), plan->devices.end(), x.device) == plan->devices.end())
+      plan->devices.push_back(x.device);
+  }
   plan->program = std::move(p);
   return plan;
 }
@@ -57,15 +75,19 @@ struct record_latch {
   std::atomic<int> state{0};  // 0 idle, 1 parked, 2 open
   stream_state* stream = nullptr;
   std::shared_ptr<record_state> rec;
+  // A parked latch resumes on the opening thread (its op is a check, never
+  // user code): no worker wake-up per record.
   void open() noexcept {
     rec->timestamp_ns.store(now_ns(), std::memory_order_relaxed);
-    if (state.exchange(2) == 1) stream->on_complete();
+    if (state.exchange(2) == 1) resume_inline(*stream);
   }
 };
 
 struct latch_op final : op {
   explicit latch_op(std::shared_ptr<record_latch> l) : latch(std::move(l)) {}
   void describe(trace::record& r) const override { r.kind = "record"; }
+  // A compare-and-swap: it parks its marker stream on the launching thread.
+  bool runs_inline() const noexcept override { return true; }
   step run(stream_state&) override {
     int idle = 0;
     return latch->state.compare_exchange_strong(idle, 1) ? step::parked : step::done;
@@ -78,7 +100,7 @@ struct launch_state {
   stream_state* stream = nullptr;  // the launch's stream: its queue holds it meanwhile
   std::unique_ptr<std::atomic<std::size_t>[]> waiting;  // unfinished deps per vertex
   std::atomic<std::size_t> left{0};                     // unfinished vertices
-  std::vector<std::shared_ptr<record_latch>> latches;   // per vertex; records only
+  std::vector<std::shared_ptr<record_latch>> latches;   // per record vertex (plan.records)
   seq_t seq = 0;                                        // the launch's op on `stream`
   bool skip_actions = false;                            // (test-only mutations)
   bool detached = false;
@@ -133,7 +155,9 @@ struct record_done final : listener {
 
 //! A record vertex: opens its launch's latch (no lane needed).
 void run_record(const std::shared_ptr<launch_state>& l, std::size_t v) noexcept {
-  const auto& latch = l->latches[v];
+  const auto& records = l->plan->records;
+  const auto slot = std::lower_bound(records.begin(), records.end(), v) - records.begin();
+  const auto& latch = l->latches[static_cast<std::size_t>(slot)];
   if (latch == nullptr) {  // the event is gone (or the mutation): nothing to record
     finished(l, v, nullptr);
     return;
@@ -228,26 +252,37 @@ const exec_plan& checked_plan(const exec_state* e, const char* api) {
 }
 
 //! Makes the record latches of a launch and points each event at its latch.
-void record_events_at_launch(launch_state& l) {
+void record_events_at_launch(exec_state& x, launch_state& l) {
   const graph_program& p = *l.plan->program;
-  l.latches.resize(p.vertices.size());
+  const auto& records = l.plan->records;
+  if (records.empty()) return;
+  l.latches.resize(records.size());
+  if (x.markers.size() != records.size()) {  // the first launch, or after update()
+    for (stream_state*& marker : x.markers)
+      if (marker != nullptr) std::exchange(marker, nullptr)->release();
+    x.markers.resize(records.size(), nullptr);
+  }
   if (mutation::is(mutation::kind::graph_events_not_recorded)) return;
-  for (std::size_t v = 0; v < p.vertices.size(); ++v) {
-    if (p.vertices[v].kind != vertex_kind::record) continue;
+  for (std::size_t slot = 0; slot < records.size(); ++slot) {
+    const std::size_t v = records[slot];
     const auto& link = static_cast<const host_work&>(*p.vertices[v].work).event;
     std::lock_guard<std::mutex> lock(link->m);
     event_state* e = link->target;
     if (e == nullptr) continue;  // destroyed: nobody can wait on it
+    stream_state*& marker = x.markers[slot];
+    if (marker != nullptr && marker->dev->id != e->device)
+      std::exchange(marker, nullptr)->release();
+    if (marker == nullptr)
+      marker = engine().new_stream(engine().dev(e->device), host_default_priority);
     auto latch = std::make_shared<record_latch>();
-    latch->stream = engine().new_stream(engine().dev(e->device), host_default_priority);
+    latch->stream = marker;
     latch->rec = std::make_shared<record_state>(latch->stream);
     {
       std::lock_guard<std::mutex> event_lock(e->m);
       latch->rec->seq = enqueue(*latch->stream, new latch_op(latch));
       e->last = latch->rec;
     }
-    latch->stream->release();
-    l.latches[v] = std::move(latch);
+    l.latches[slot] = std::move(latch);
   }
 }
 
@@ -275,9 +310,7 @@ void graph_exec::launch(stream_ref s) const {
     detail::check_memory_alive(p, api);
     e.memory_checked.store(now, std::memory_order_relaxed);
   }
-  bool known = st.dev->id == p.device;
-  for (const auto& v : p.vertices) known = known || v.device == st.dev->id;
-  if (!known)
+  if (std::find(plan.devices.begin(), plan.devices.end(), st.dev->id) == plan.devices.end())
     detail::fail(errc::invalid_argument, api, "the stream belongs to device ", st.dev->id,
                  ", which is neither the graph's device (", p.device,
                  ") nor a device of its streams");
@@ -285,9 +318,10 @@ void graph_exec::launch(stream_ref s) const {
   auto l = std::make_shared<detail::launch_state>();
   l->plan = e.plan;
   l->stream = &st;
-  const std::size_t n = p.vertices.size();
-  l->waiting = std::make_unique<std::atomic<std::size_t>[]>(n);
-  for (std::size_t v = 0; v < n; ++v) l->waiting[v].store(p.vertices[v].deps.size());
+  const auto& deps = l->plan->deps;
+  const std::size_t n = deps.size();
+  l->waiting.reset(new std::atomic<std::size_t>[n]);  // (not value-initialized: set below)
+  for (std::size_t v = 0; v < n; ++v) l->waiting[v].store(deps[v], std::memory_order_relaxed);
   l->left.store(n);
   if (detail::mutation::is(detail::mutation::kind::graph_replays_once))
     l->skip_actions = e.last_stream != nullptr;
@@ -295,7 +329,7 @@ void graph_exec::launch(stream_ref s) const {
   if (e.last_stream != nullptr && e.last_stream != &st &&
       !detail::mutation::is(detail::mutation::kind::graph_launches_overlap))
     detail::enqueue_wait(st, *e.last_stream, e.last_seq);
-  detail::record_events_at_launch(*l);
+  detail::record_events_at_launch(e, *l);
   const detail::seq_t seq = detail::enqueue(st, new detail::launch_op(std::move(l)));
   st.add_ref();
   if (e.last_stream != nullptr) e.last_stream->release();
