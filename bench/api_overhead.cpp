@@ -25,6 +25,8 @@
 //   and cudaHostAlloc(portable|mapped) memory: nothing raw goes through sluice.
 // - Raw calls check their return code, as real callers (and sluice) do.
 // - Targets are reported, not asserted: a MISS exits 0; only errors exit non-zero.
+#include "bench_common.hpp"
+
 #include <sluice/detail/interop.hpp>
 #include <sluice/native.hpp>
 #include <sluice/sluice.hpp>
@@ -43,13 +45,15 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <exception>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace {
+
+using sluice_bench::median;
+using sluice_bench::now_utc;
 
 //! Objects this bench keeps alive on purpose until exit (see run_all): not
 //! leaks to LeakSanitizer, which CI runs over this bench (stub runtime).
@@ -102,12 +106,6 @@ struct row {
   bool met() const { return diff() <= 20.0 || sluice_median <= 1.05 * raw_median; }
   const char* verdict() const { return !what.targeted ? "-" : met() ? "PASS" : "MISS"; }
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
-}
 
 //! ns per call of one batch; `settle` runs after the clock stops.
 template <class Call, class Settle>
@@ -492,15 +490,6 @@ std::vector<row> run_all(const run_info& info, sluice::device dev) {
       },
       nothing));
   return rows;
-}
-
-std::string now_utc() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 std::FILE* open_output(const std::string& path) {

@@ -23,6 +23,8 @@
 // operations did not run fails (exit 1). No device: exit 77.
 //
 //   sluice-bench-graph-<backend> [--batches=N] [--launches=M] [--json=FILE] [--csv=FILE]
+#include "bench_common.hpp"
+
 #include <sluice/graph.hpp>
 #include <sluice/sluice.hpp>
 
@@ -34,7 +36,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <exception>
 #include <fstream>
 #include <functional>
@@ -43,6 +44,10 @@
 #include <vector>
 
 namespace {
+
+using sluice_bench::build_kind;
+using sluice_bench::median;
+using sluice_bench::now_utc;
 
 using clock_type = std::chrono::steady_clock;
 using byte = unsigned char;
@@ -56,12 +61,6 @@ constexpr double target_fraction = 1.0 / 5;
 #else
 constexpr double target_fraction = 1.0 / 10;
 #endif
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
-}
 
 double minimum(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
 
@@ -213,23 +212,6 @@ bool measure(const options& o, resources& r, std::vector<row>& rows) {
     rows.push_back(std::move(w));
   }
   return ok;
-}
-
-std::string now_utc() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-const char* build_kind() {
-#ifdef NDEBUG
-  return "NDEBUG (release)";
-#else
-  return "NDEBUG not defined: not a Release build, numbers are not representative";
-#endif
 }
 
 // The vendor's own graph launch beside sluice's: only where the backend

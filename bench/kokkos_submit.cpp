@@ -24,6 +24,8 @@
 // Both sides pay the Kokkos Tools callbacks sluice::kokkos registers for the
 // whole process (tracing off: they return at once outside a submit).
 // Targets are reported, not asserted: a MISS exits 0; errors exit 1, no device 77.
+#include "bench_common.hpp"
+
 #include <sluice/kokkos.hpp>
 #include <sluice/sluice.hpp>
 
@@ -34,13 +36,16 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <exception>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace {
+
+using sluice_bench::build_kind;
+using sluice_bench::median;
+using sluice_bench::now_utc;
 
 using clock_type = std::chrono::steady_clock;
 using exec_t = sluice::kokkos::execution_space;
@@ -59,12 +64,6 @@ void add_one(const exec_t& exec, const view_t& v, std::size_t n) {
   Kokkos::parallel_for(
       "sluice_bench_add_one", Kokkos::RangePolicy<exec_t>(exec, 0, n),
       KOKKOS_LAMBDA(const std::size_t i) { v(i) += 1; });
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
 struct options {
@@ -163,23 +162,6 @@ bool check(const options& o, sluice::stream_ref s, const sluice::device_buffer<i
     }
   }
   return true;
-}
-
-std::string now_utc() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-const char* build_kind() {
-#ifdef NDEBUG
-  return "NDEBUG (release)";
-#else
-  return "NDEBUG not defined: not a Release build, numbers are not representative";
-#endif
 }
 
 void write_json(std::FILE* f, const options& o, const std::string& date,

@@ -17,6 +17,8 @@
 // CUPTI-based trace. With the event source they are not traced (about 1.0).
 //
 //   sluice-bench-trace-cost-<backend> [--batches=N] [--mib=M] [--json=<file>]
+#include "bench_common.hpp"
+
 #include <sluice/sluice.hpp>
 #if defined(SLUICE_TRACE_COST_RAW_CUDA)
 #include "raw/cuda.hpp"
@@ -39,13 +41,9 @@
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
+using sluice_bench::median;
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
-}
+using clock_type = std::chrono::steady_clock;
 
 struct row {
   std::string id, unit;
