@@ -14,7 +14,7 @@
 // (the same operations in the same order). Prints both times.
 //
 //   sluice-example-graph-timestep-<backend> [--steps=N] [--cells=N]
-// Exit status: 0 the results agree, 1 otherwise (bad arguments included).
+// Exit status: 0 the results agree, 1 otherwise (bad arguments included), 77 no device.
 #include <sluice/graph.hpp>
 #include <sluice/sluice.hpp>
 
@@ -146,6 +146,10 @@ int main(int argc, char** argv) {
     }
   }
   try {
+    if (sluice::device_count() == 0) {
+      std::printf("graph_timestep: no %s device: nothing ran\n", sluice::backend_name());
+      return 77;
+    }
     return run(steps, static_cast<std::size_t>(cells));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "graph_timestep: error: %s\n", e.what());

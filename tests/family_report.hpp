@@ -59,23 +59,28 @@ inline int report_family(const std::string& title, const std::vector<family_rule
     }
   }
   int failing = 0;
+  std::size_t passing = 0, skipping = 0;
   std::string md = "| rule | verdict | tests | what it checks |\n|---|---|---|---|\n";
   std::printf("\n%s: one verdict per rule\n", title.c_str());
   for (std::size_t r = 0; r < rules.size(); ++r) {
     const family_verdict& v = verdicts[r];
     const std::string text = v.text();
     if (text == "FAIL" || text == "NO TEST") ++failing;
+    if (text == "PASS") ++passing;
+    if (text == "SKIP") ++skipping;
+    // A MAY rule's summary says so; a skipped MAY is an effect not observed.
+    const char* level = std::strncmp(rules[r].summary, "(MAY)", 5) == 0 ? "MAY " : "MUST";
     const std::string counts = std::to_string(v.passed) + " passed" +
                                (v.failed ? ", " + std::to_string(v.failed) + " failed" : "") +
                                (v.skipped ? ", " + std::to_string(v.skipped) + " skipped" : "");
-    std::printf("  %-7s MUST  %-7s %-22s %s%s%s\n", rules[r].id, text.c_str(), counts.c_str(),
+    std::printf("  %-7s %s  %-7s %-22s %s%s%s\n", rules[r].id, level, text.c_str(), counts.c_str(),
                 rules[r].summary, v.first_failure.empty() ? "" : ": first failure ",
                 v.first_failure.c_str());
     md += std::string("| ") + rules[r].id + " | " + text + " | " + counts + " | " +
           rules[r].summary + " |\n";
   }
-  std::printf("%zu rules: %zu pass, %d fail or without a test\n", rules.size(),
-              rules.size() - static_cast<std::size_t>(failing), failing);
+  std::printf("%zu rules: %zu pass, %zu skip, %d fail or without a test\n", rules.size(), passing,
+              skipping, failing);
   if (markdown_path != nullptr) {
     std::ofstream out(markdown_path);
     out << md;

@@ -4,6 +4,7 @@
 #include "backend_rules.hpp"
 #include "diagnose.hpp"
 #include "engine.hpp"
+#include "graph.hpp"
 #include "stream_state.hpp"
 #include "vendor.hpp"
 
@@ -35,6 +36,7 @@ std::string device::name() const { return engine().dev(id_).name; }
 
 void device::synchronize() const {
   auto& d = engine().dev(id_, "sluice::device::synchronize");
+  detail::refuse_if_device_captures(d.id, "sluice::device::synchronize");
   const auto* self = detail::current_host_function_stream();
   detail::refuse_device_self_wait(self != nullptr && self->device == d.id, id_);
   const detail::diagnose::synchronize_scope diagnosed(SLUICE_CALL_SITE(), "device::synchronize");

@@ -4,6 +4,7 @@
 #include "engine.hpp"
 #include "enqueue_scope.hpp"
 #include "event_state.hpp"
+#include "graph.hpp"
 #include "stream_names.hpp"
 #include "stream_state.hpp"
 #include "trace/gpu_trace.hpp"
@@ -41,6 +42,7 @@ event::event(sluice::device d, event_options o) {
 event::~event() {
   if (state_ == nullptr) return;
   state_->usage.destroyed(state_->device);
+  detail::forget_event(state_);  // graphs that record it keep what they need
   if (state_->trace.mark != nullptr) detail::trace_forget_event(state_->trace);
   // Returns at once with a record pending; waits already issued keep waiting (EVT-7).
   (void)gpu::api::event_destroy(state_->native);
@@ -63,19 +65,27 @@ void event::record(stream_ref s) {
     detail::fail(errc::invalid_argument, api, "the event belongs to device ", e.device,
                  " but the stream to device ", st.device);
   st.failures.rethrow_comm(st.device);  // a failed communication surfaces here too (COMM-7)
-  detail::enqueue_scope<detail::keep_device> scope(st, "record", 0, /*instant=*/true);
-  detail::check(gpu::api::event_record(e.native, st.native), api, ": event of device ", e.device);
+  if (detail::any_capture() && detail::record_event_if_capturing(st, e)) [[unlikely]]
+    return;
+  detail::enqueue_record(e, st, api);
+  e.usage.recorded(SLUICE_CALL_SITE());
+}
+
+void detail::enqueue_record(event_state& e, stream_state& st, const char* api_name) {
+  clear_event_mark(&e);  // recorded outside every capture now
+  enqueue_scope<keep_device> scope(st, "record", 0, /*instant=*/true);
+  check(gpu::api::event_record(e.native, st.native), api_name, ": event of device ", e.device);
   scope.marks(e.trace);
   scope.done();
   e.record_stream.store(&st, std::memory_order_relaxed);
   e.record_tickets.store(st.host_functions_published.load(std::memory_order_acquire),
                          std::memory_order_relaxed);
   e.recorded.store(true, std::memory_order_release);
-  e.usage.recorded(SLUICE_CALL_SITE());
 }
 
 bool event::ready() const {
   auto& e = checked_event(*this, "sluice::event::ready");
+  detail::refuse_if_recorded_in_capture(&e, "sluice::event::ready");
   e.usage.use();
   const auto q = gpu::api::event_query(e.native);
   if (q.code == gpu::api::not_ready) return false;
@@ -86,6 +96,7 @@ bool event::ready() const {
 void event::synchronize() const {
   constexpr const char* api = "sluice::event::synchronize";
   auto& e = checked_event(*this, api);
+  detail::refuse_if_recorded_in_capture(&e, api);
   e.usage.use();
   if (auto* self = detail::current_host_function_stream();
       self != nullptr && self == e.record_stream.load(std::memory_order_relaxed))
@@ -98,6 +109,9 @@ void stream_ref::wait(const event& e) const {
   auto& s = detail::checked(*this, api);
   auto& ev = checked_event(e, api);
   ev.usage.use();
+  if (detail::record_event_wait_if_capturing(s, &ev, ev.recorded.load(std::memory_order_acquire),
+                                             api)) [[unlikely]]
+    return;
   if (detail::diagnose::enabled() && !ev.recorded.load(std::memory_order_acquire))
     detail::diagnose::warn(detail::diagnose::kind::unrecorded_event_wait, SLUICE_CALL_SITE(),
                            detail::stream_names::phrase(s.trace.id, s.device) +
@@ -117,6 +131,8 @@ std::chrono::duration<double, std::milli> elapsed(const event& start, const even
   constexpr const char* api = "sluice::elapsed";
   auto& a = checked_event(start, api);
   auto& b = checked_event(stop, api);
+  detail::refuse_if_recorded_in_capture(&a, api);
+  detail::refuse_if_recorded_in_capture(&b, api);
   a.usage.use();
   b.usage.use();
   detail::check_elapsed_arguments(a.options.timing, b.options.timing, a.device, b.device,

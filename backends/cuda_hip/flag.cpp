@@ -4,6 +4,7 @@
 #include "checks.hpp"
 #include "engine.hpp"
 #include "flag_state.hpp"
+#include "graph.hpp"
 #include "mapped_word.hpp"
 #include "stream_state.hpp"
 #include "when_streams_pass.hpp"
@@ -37,6 +38,7 @@ flag::flag(std::uint32_t initial) : state_(new (std::nothrow) detail::flag_state
 }
 
 flag::~flag() {
+  detail::forget_flag(state_);  // a graph_exec's next launch refuses instead
   std::unique_ptr<detail::flag_state> f(state_);
   if (f->users.empty()) {
     detail::free_word(f->w);

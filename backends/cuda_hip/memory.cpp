@@ -3,6 +3,7 @@
 #include "backend_rules.hpp"
 #include "engine.hpp"
 #include "enqueue_scope.hpp"
+#include "graph.hpp"
 #include "memory_state.hpp"
 #include "range_map.hpp"
 #include "stream_state.hpp"
@@ -59,6 +60,8 @@ void* allocate_device(sluice::device d, std::size_t bytes, allocation** out) {
 
 void* allocate_device_async(stream_ref s, std::size_t bytes, allocation** out) {
   auto& st = checked(s, "sluice::device_buffer");
+  refuse_if_capturing(st, "sluice::device_buffer",
+                      "a stream-ordered allocation on a capturing stream (not in this version)");
   auto& dev = engine().dev(st.device);
   auto a = std::make_unique<allocation>();
   a->bytes = bytes;
@@ -83,6 +86,8 @@ int allocation_device(const allocation* a) noexcept { return a->device; }
 
 void record_stream(allocation* a, stream_ref s) {
   auto& st = checked(s, "sluice::device_buffer::record_stream");
+  refuse_if_capturing(st, "sluice::device_buffer::record_stream",
+                      "record_stream on a capturing stream (recorded operations are not work)");
   add_recorded_stream(a->m, a->stream, a->recorded, st);
 }
 
@@ -322,6 +327,8 @@ void copy(stream_ref s, void* dst, const void* src, std::size_t bytes) {
   if (d.owner == nullptr && !registered(d_reg)) detail::wait_until_unregistered(dst, bytes, api);
   if (from.owner == nullptr && !registered(from_reg))
     detail::wait_until_unregistered(src, bytes, api);
+  if (detail::any_capture() && detail::record_copy_if_capturing(st, dst, src, bytes)) [[unlikely]]
+    return;
   if (detail::diagnose::enabled()) [[unlikely]] {
     // Only sluice memory and registered ranges are known pinned; ask the vendor about the rest.
     bool dst_pageable = d_reg.owner != nullptr && d_reg.overrun;
@@ -382,8 +389,11 @@ void fill(stream_ref s, void* dst, unsigned char value, std::size_t bytes) {
   const detail::range_lookup d = detail::allocations().find(dst, bytes);
   detail::check_no_overrun(d, bytes, api, "dst");
   bool pageable = false;
+  if (d.owner == nullptr && !detail::inside_registration(dst, bytes))
+    detail::wait_until_unregistered(dst, bytes, api);
+  if (detail::any_capture() && detail::record_fill_if_capturing(st, dst, value, bytes)) [[unlikely]]
+    return;
   if (d.owner == nullptr) {  // not sluice memory: ask the vendor what it is
-    if (!detail::inside_registration(dst, bytes)) detail::wait_until_unregistered(dst, bytes, api);
     (void)gpu::api::is_pageable(dst, &pageable);
     gpu::api::clear_last_error();
     // Partly inside a registration: pageable for sluice (MEM-8), and the vendor refuses a fill

@@ -3,6 +3,7 @@
 #include "diagnose.hpp"
 #include "engine.hpp"
 #include "enqueue_scope.hpp"
+#include "graph.hpp"
 #include "peer_access.hpp"
 #include "peer_copy.hpp"
 #include "peer_plan.hpp"
@@ -133,6 +134,9 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
       detail::peer_limits_of(engine().devices[static_cast<std::size_t>(own)], false));
   const copy_path path = plan.path;
   if (bytes == 0) return path;
+  if (detail::any_capture() && detail::record_copy_peer_if_capturing(st, dst, dst_dev, src, src_dev,
+                                                                     bytes, path)) [[unlikely]]
+    return path;
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), bytes,
                                    to_string(path), gpu::api::peer_push_preferred, st.trace.id);
   // As in copy: pool memory of another device.
@@ -171,6 +175,9 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
   const copy_path path = plan.path;
   const std::size_t total = plan.bytes;
   if (total == 0) return path;
+  if (detail::any_capture() && detail::record_peer_batch_if_capturing(
+                                   st, dst_dev, src_dev, pieces, count, total, path)) [[unlikely]]
+    return path;
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), total,
                                    to_string(path), gpu::api::peer_push_preferred, st.trace.id);
   if (path == copy_path::direct_sm || path == copy_path::local_sm) {

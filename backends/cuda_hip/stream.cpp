@@ -4,6 +4,7 @@
 #include "engine.hpp"
 #include "enqueue_scope.hpp"
 #include "flag_state.hpp"
+#include "graph.hpp"
 #include "host_func/host_holds.hpp"
 #include "priority.hpp"
 #include "stream_names.hpp"
@@ -50,6 +51,7 @@ stream::stream(sluice::device d, stream_options o)
 void reserve_streams(sluice::device d, int count, stream_options o) {
   constexpr const char* api = "sluice::reserve_streams";
   auto& dev = detail::engine().dev(d.id(), api);
+  detail::refuse_if_device_captures(dev.id, api);
   if (count < 0 || count > 4096)
     detail::fail(errc::invalid_argument, api, "count ", count, " is outside [0, 4096]");
   const int native = detail::effective_native_priority(o, dev.range, gpu::api::default_priority);
@@ -120,6 +122,8 @@ void stream_ref::set_name(std::string new_name) const {
 
 bool stream_ref::ready() const {
   auto& s = checked(*this, "sluice::stream_ref::ready");
+  detail::refuse_if_capturing(s, "sluice::stream_ref::ready",
+                              "ready() of a capturing stream (its recorded work never runs there)");
   // Query first: a host function's error is recorded before its gate opens,
   // so once the query sees the stream complete, every error is there to throw
   // (HOST-4). Checking the errors first let a stream that completed in between
@@ -134,6 +138,9 @@ bool stream_ref::ready() const {
 
 void stream_ref::synchronize() const {
   auto& s = checked(*this, "sluice::stream_ref::synchronize");
+  detail::refuse_if_capturing(s, "sluice::stream_ref::synchronize",
+                              "synchronize() of a capturing stream (its recorded work never runs "
+                              "there)");
   detail::refuse_stream_self_wait(detail::current_host_function_stream() == &s,
                                   "sluice::stream_ref::synchronize");
   const detail::diagnose::synchronize_scope diagnosed(SLUICE_CALL_SITE(), "stream::synchronize");
@@ -145,50 +152,94 @@ void stream_ref::synchronize() const {
 void stream_ref::wait(stream_ref other) const {
   auto& s = checked(*this, "sluice::stream_ref::wait");
   auto& o = checked(other, "sluice::stream_ref::wait");
+  if (detail::record_stream_wait_if_capturing(s, o, "sluice::stream_ref::wait")) [[unlikely]]
+    return;
   detail::wait_for_stream(s, o, "sluice::stream_ref::wait");
 }
+
+namespace detail {
+namespace {
+
+//! A flag operation on a capturing stream: recorded, replayed with its value.
+bool record_flag_op(stream_state& s, flag_state& f, std::uint32_t v, bool write) {
+  recorded_call c;
+  c.kind = write ? vertex_kind::write_value : vertex_kind::wait_value;
+  c.flag = &f;
+  c.call = [&f, v, write](const replay_site& at) {
+    auto& lane = *access::state(at.lane);
+    if (write)
+      enqueue_write_value(lane, f, v, "sluice::graph_exec::launch");
+    else
+      enqueue_wait_value(lane, f, v, "sluice::graph_exec::launch");
+  };
+  return record_if_capturing(s, std::move(c));
+}
+
+}  // namespace
+}  // namespace detail
+
 void stream_ref::write_value(flag& f, std::uint32_t v) const {
-  auto& s = checked(*this, "sluice::stream_ref::write_value");
-  detail::add_flag_user(*detail::access::state(f), s);
-  detail::enqueue_scope<detail::keep_device> scope(s, "write_value");
-  detail::check(gpu::api::stream_write_value(s.native, detail::access::state(f)->w.device, v),
-                "sluice::stream_ref::write_value: stream on device ", s.device);
-  scope.done();
+  constexpr const char* api = "sluice::stream_ref::write_value";
+  auto& s = checked(*this, api);
+  if (detail::any_capture() && detail::record_flag_op(s, *detail::access::state(f), v, true))
+      [[unlikely]]
+    return;
+  detail::enqueue_write_value(s, *detail::access::state(f), v, api);
 }
 
 void stream_ref::wait_value(const flag& f, std::uint32_t v) const {
-  auto& s = checked(*this, "sluice::stream_ref::wait_value");
-  detail::add_flag_user(*detail::access::state(f), s);
-  detail::enqueue_scope<detail::keep_device> scope(s, "wait_value");
+  constexpr const char* api = "sluice::stream_ref::wait_value";
+  auto& s = checked(*this, api);
+  if (detail::any_capture() && detail::record_flag_op(s, *detail::access::state(f), v, false))
+      [[unlikely]]
+    return;
+  detail::enqueue_wait_value(s, *detail::access::state(f), v, api);
+}
+
+void detail::enqueue_write_value(stream_state& s, flag_state& f, std::uint32_t v,
+                                 const char* api_name) {
+  add_flag_user(f, s);
+  enqueue_scope<keep_device> scope(s, "write_value");
+  check(gpu::api::stream_write_value(s.native, f.w.device, v), api_name, ": stream on device ",
+        s.device);
+  scope.done();
+}
+
+void detail::enqueue_wait_value(stream_state& s, flag_state& f, std::uint32_t v,
+                                const char* api_name) {
+  add_flag_user(f, s);
+  enqueue_scope<keep_device> scope(s, "wait_value");
   {
     // Holds the stream until the host stores the flag: no stream pool makes
     // vendor streams meanwhile (IND-4). Only around the vendor call: the tracer
     // above may take the tracer's stream from the pool.
-    auto& dev = detail::engine().devices[static_cast<std::size_t>(s.device)];
+    auto& dev = engine().devices[static_cast<std::size_t>(s.device)];
     // A hold for the host: no host function of another stream takes the signal
     // meanwhile (host_holds.hpp); counted until the flag reaches v. Before the
     // hold scope: waiting for a signal enqueue inside one could deadlock with
     // the pool's making of streams.
     // (A flag that has the value already holds nothing.)
-    const detail::word& w = detail::access::state(f)->w;
+    const word& w = f.w;
     if (w.host->load(std::memory_order_acquire) < v) {
       try {
         dev.holds.flag_wait(s.native, w.host, v);
       } catch (const std::bad_alloc&) {
-        detail::fail(errc::out_of_memory, "sluice::stream_ref::wait_value",
-                     "no memory to note the wait");
+        fail(errc::out_of_memory, api_name, "no memory to note the wait");
       }
       dev.holds.before_hold();
     }
-    const detail::stream_pool::hold_scope hold(dev.natives);
-    detail::check(gpu::api::stream_wait_value(s.native, detail::access::state(f)->w.device, v),
-                  "sluice::stream_ref::wait_value: stream on device ", s.device);
+    const stream_pool::hold_scope hold(dev.natives);
+    check(gpu::api::stream_wait_value(s.native, f.w.device, v), api_name, ": stream on device ",
+          s.device);
   }
   scope.done();
 }
 
 native_stream_t native_handle(stream_ref s) {
   auto& st = checked(s, "sluice::native_handle");
+  // A replayed graph cannot hold native work: end() refuses the capture.
+  if (detail::any_capture()) [[unlikely]]
+    detail::mark_native_work(detail::key_of(st));
   // Work enqueued through the handle is invisible to sluice: from now on no
   // host function joins a batch that could run before such work.
   if (!st.native_escaped.load(std::memory_order_relaxed)) {

@@ -118,6 +118,9 @@ struct access {
   static std::uint32_t generation(stream_ref s) noexcept { return s.generation_; }
   static event_state* state(const event& e) noexcept { return e.state_; }
   static flag_state* state(const flag& f) noexcept { return f.state_; }
+  static stream_ref make_ref(stream_state* s) noexcept {
+    return stream_ref(s, s->generation.load(std::memory_order_relaxed));
+  }
   static stream make_stream(stream_state* s) noexcept {
     return stream(s, s->generation.load(std::memory_order_relaxed));
   }

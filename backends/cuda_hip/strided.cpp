@@ -20,6 +20,7 @@
 
 #include "engine.hpp"
 #include "enqueue_scope.hpp"
+#include "graph.hpp"
 #include "memory_state.hpp"
 #include "peer_copy.hpp"
 #include "peer_plan.hpp"
@@ -253,6 +254,11 @@ void copy(stream_ref s, pitched_ptr dst, const_pitched_ptr src, extent e) {
   detail::check_copy_devices(st.device, device_of(p.dst), device_of(p.src), api);
   if (p.dst.pageable()) detail::wait_until_unregistered(p.dst.first, p.dst.footprint, api);
   if (p.src.pageable()) detail::wait_until_unregistered(p.src.first, p.src.footprint, api);
+  if (detail::any_capture() &&
+      detail::record_strided_copy_if_capturing(
+          st, dst, src, e, p,
+          detail::diagnosed_pageable(p.dst) || detail::diagnosed_pageable(p.src))) [[unlikely]]
+    return;
   if (detail::diagnose::enabled()) [[unlikely]]
     detail::diagnose::note_pageable_copy(SLUICE_CALL_SITE(), p.bytes,
                                          detail::diagnosed_pageable(p.dst),
@@ -315,6 +321,9 @@ copy_path copy_peer(stream_ref s, pitched_ptr dst, sluice::device dst_dev, const
   if (p.empty()) return path;
   if (p.contiguous())  // one run: the contiguous copy_peer and its choice of path
     return copy_peer(s, p.dst_at(0, 0), dst_dev, p.src_at(0, 0), src_dev, p.bytes);
+  if (detail::any_capture() && detail::record_copy_peer_if_capturing(st, dst, dst_dev, src, src_dev,
+                                                                     e, p, path)) [[unlikely]]
+    return path;
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), p.bytes,
                                    to_string(path), gpu::api::peer_push_preferred, st.trace.id);
   detail::enqueue_scope<detail::device_current> scope(st, "copy_peer", p.bytes);
@@ -344,6 +353,10 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
   const auto plan = detail::plan_copy_peer_batch(own, dst_dev, src_dev, pieces, count, limits);
   const copy_path path = plan.copy.path;
   if (plan.copy.bytes == 0) return path;
+  if (detail::any_capture() &&
+      detail::record_peer_batch_if_capturing(st, dst_dev, src_dev, pieces, count, plan.pieces,
+                                             plan.copy.bytes, path)) [[unlikely]]
+    return path;
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(),
                                    plan.copy.bytes, to_string(path), gpu::api::peer_push_preferred,
                                    st.trace.id);

@@ -116,14 +116,13 @@ void submit(stream_ref s, F&& f) {
     return;
   }
 #endif
-#if defined(SLUICE_BACKEND_HOST)
-  // Not in a graph's capture in this version (docs/graphs.md); the GPU
-  // backends have no graphs yet.
+  // Not in a graph's capture in this version (docs/graphs.md).
   if (sluice::is_capturing(s))
     throw error(errc::capture_violation,
                 "sluice::kokkos::submit: the stream captures a graph (not in this version); "
                 "nothing was recorded and the capture stays valid",
                 0, "sluice::kokkos::submit");
+#if defined(SLUICE_BACKEND_HOST)
   s.host_func([s, fn = fn_t(std::forward<F>(f))]() mutable {
     detail::run_on_host(
         s, [](void* p) { (*static_cast<fn_t*>(p))(execution_space{}); }, &fn);

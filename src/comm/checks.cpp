@@ -30,14 +30,11 @@ communicator_state& checked(const std::shared_ptr<communicator_state>& state, co
 
 void check_stream(stream_ref s, const communicator_state& c, const char* api) {
   const sluice::device d = s.device();  // errc::invalid_handle for a destroyed stream
-#if defined(SLUICE_BACKEND_HOST)
-  // Not in a graph's capture in this version (docs/graphs.md); the GPU
-  // backends have no graphs yet.
+  // Not in a graph's capture in this version (docs/graphs.md).
   if (sluice::is_capturing(s))
     reject(errc::capture_violation, api,
            "the stream captures a graph (not in this version); nothing was recorded and the "
            "capture stays valid");
-#endif
   if (d != c.device)
     reject(errc::invalid_argument, api,
            "the stream is on device " + std::to_string(d.id()) +

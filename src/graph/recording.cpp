@@ -20,6 +20,7 @@ struct recording {
     std::size_t last = 0;  // its last recorded vertex
   };
   bool open = true;
+  bool native_work = false;  // a member's native handle was taken (mark_native_work)
   std::thread::id creator = std::this_thread::get_id();
   graph_program program;
   std::vector<member> members;  // [0] is the origin
@@ -117,6 +118,14 @@ bool device_captures(int device) noexcept {
   return false;
 }
 
+void mark_native_work(stream_key s) noexcept {
+  if (!any_capture()) return;
+  auto& md = the_model();
+  std::lock_guard<std::mutex> lock(md.m);
+  const auto it = md.streams.find(s);
+  if (it != md.streams.end()) it->second->native_work = true;
+}
+
 std::optional<std::size_t> record_vertex(recording& r, stream_key s, vertex&& v) {
   auto& md = the_model();
   std::lock_guard<std::mutex> lock(md.m);
@@ -209,6 +218,10 @@ std::shared_ptr<const graph_program> end_capture(recording& r, bool (*alive)(str
   if (!r.open) fail(errc::invalid_handle, api, "the capture is already over");
   const std::vector<recording::member> members = r.members;
   leave_all(md, r);
+  if (r.native_work)
+    fail(errc::capture_violation, api,
+         "a capturing stream's native handle was taken: this backend runs graphs as sluice's "
+         "own replay and cannot capture native work; nothing recorded will run");
   for (const auto& m : members)
     if (!alive(m.key))
       fail(errc::capture_violation, api,

@@ -63,6 +63,11 @@ bool began_on_this_thread(const recording& r) noexcept;
 //! Whether a stream of `device` captures now (device::synchronize, reserve_streams).
 bool device_captures(int device) noexcept;
 
+//! The native handle of s was taken while s captures: end() of its capture
+//! throws errc::capture_violation (a backend that replays graphs cannot
+//! capture native work). Nothing when s does not capture.
+void mark_native_work(stream_key s) noexcept;
+
 //! Records a vertex on member s: it depends on s's frontier, and becomes it.
 //! Returns its index, or nothing when the capture has ended meanwhile (the
 //! caller then runs the operation as usual; v is left as it was).

@@ -1,6 +1,9 @@
 // GRAPH: what a capture records and rejects (GRAPH-4, 5, 11, 12, 13, 14).
 #include "graph_test.hpp"
 
+#include <sluice/backend.hpp>
+#include <sluice/native.hpp>
+
 #include <set>
 #include <sstream>
 #include <vector>
@@ -170,6 +173,31 @@ TEST(Graph, GRAPH_5__rejected_calls_record_nothing_and_keep_the_capture) {
   launcher.synchronize();
   EXPECT_EQ(count_not(back.data(), n, 1), 0U) << "the replay after rejected calls is wrong";
   EXPECT_GE(sluice::elapsed(t0, t1).count(), 0.0);
+}
+
+// A GPU backend that replays graphs cannot capture work given to a capturing
+// stream's native handle: end() throws, nothing recorded runs, and the stream
+// works normally. The host backend has no native work: its end() succeeds.
+TEST(Graph, GRAPH_5__native_work_on_a_capturing_stream_is_refused_where_it_is_not_captured) {
+  const sluice::device dev{0};
+  sluice::stream s{dev};
+  sluice::pinned_buffer<byte> p{64};
+  std::memset(p.data(), 0, 64);
+  {
+    sluice::capture cap{s};
+    sluice::fill(s, p.data(), 3, 64);
+    (void)sluice::native_handle(s);
+    if (sluice::backend() == sluice::backend_kind::host) {
+      EXPECT_EQ(cap.end().size(), 1U);
+    } else {
+      EXPECT_TRUE(violates([&] { (void)cap.end(); })) << "native work in a replayed capture";
+      EXPECT_FALSE(sluice::is_capturing(s));
+    }
+  }
+  EXPECT_EQ(count_not(p.data(), 64, 0), 0U) << "a recorded fill ran";
+  sluice::fill(s, p.data(), 4, 64);
+  s.synchronize();
+  EXPECT_EQ(count_not(p.data(), 64, 4), 0U);
 }
 
 TEST(Graph, GRAPH_11__other_streams_threads_and_allocations_work_during_a_capture) {

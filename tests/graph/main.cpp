@@ -1,11 +1,12 @@
 // main() of sluice-conformance-graph-<backend>: the GRAPH family of the
 // conformance suite (docs/semantics.md GRAPH-1..16), one verdict per rule as
 // the other families that run as their own program report them. Built for
-// the backends that have graphs (today the host backend: docs/graphs.md).
+// every backend; a GPU backend's run without its GPU exits 77 (skipped).
 #include "../conformance/watchdog.hpp"
 #include "../family_report.hpp"
 
 #include <sluice/backend.hpp>
+#include <sluice/device.hpp>
 
 #include <gtest/gtest.h>
 
@@ -44,6 +45,12 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   ::testing::InitGoogleTest(&argc, argv);
   const char* markdown = sluice::conformance::markdown_argument(argc, argv);
+  if (sluice::backend() != sluice::backend_kind::host && sluice::device_count() == 0) {
+    std::printf("sluice-conformance-graph-%s: no %s device: every GRAPH test needs one; none ran\n",
+                sluice::backend_name(),
+                sluice::backend() == sluice::backend_kind::cuda ? "CUDA" : "HIP");
+    return 77;
+  }
   sluice::conformance::install_watchdog();  // a hanging test is named, then exit 124
   int result = RUN_ALL_TESTS();
   if (::testing::UnitTest::GetInstance()->test_to_run_count() == 0) {

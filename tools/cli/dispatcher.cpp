@@ -147,8 +147,7 @@ int dispatch(const std::string& directory, std::vector<std::string> args,
                     "-DSLUICE_ENABLE_CUDA=ON or -DSLUICE_ENABLE_HIP=ON and the benches)"
           : bench == "graph"
               ? "no graph bench for the " + chosen.backend + " backend (" + program +
-                    " was not built; it exists for the backends with graphs, the host backend "
-                    "in this version, built with the benches)"
+                    " was not built; it is built with the benches for every backend)"
               : "no comm bench for the " + chosen.backend + " backend (" + program +
                     " was not built; it exists where sluice::comm was built: MPI found, "
                     "and the benches)");

@@ -6,6 +6,7 @@
 
 #include "backend_rules.hpp"
 #include "engine.hpp"
+#include "graph.hpp"
 #include "host_func/host_holds.hpp"
 #include "host_func/joins.hpp"
 #include "host_functions.hpp"
@@ -92,6 +93,13 @@ void hand_over(void* data) {
 }
 
 stream_state* current_host_function_stream() noexcept { return tls_host_stream; }
+std::pair<stream_state*, std::uint32_t> exchange_host_function_stream(
+    stream_state* s, std::uint32_t ticket) noexcept {
+  const std::pair<stream_state*, std::uint32_t> before{tls_host_stream, tls_host_ticket};
+  tls_host_stream = s;
+  tls_host_ticket = ticket;
+  return before;
+}
 std::uint32_t current_host_function_ticket() noexcept { return tls_host_ticket; }
 
 void check_not_self_wait(const stream_state& s, std::uint32_t tickets, const char* api_name) {

@@ -9,6 +9,7 @@
 // runs on a runner thread (batch.hpp).
 #include "engine.hpp"
 #include "enqueue_scope.hpp"
+#include "graph.hpp"
 #include "host_func/batch.hpp"
 #include "host_func/chosen_path.hpp"
 #include "host_func/host_holds.hpp"
@@ -32,6 +33,8 @@ using detail::checked;
 void stream_ref::enqueue_host_task(std::unique_ptr<detail::host_task> task) const {
   constexpr const char* api = "sluice::stream_ref::host_func";
   auto& s = checked(*this, api);
+  if (detail::any_capture()) [[unlikely]]
+    if (detail::record_host_task_if_capturing(s, task)) return;
   if (detail::trace::enabled()) [[unlikely]]
     task = detail::traced_host_task(s, std::move(task));
   detail::enqueue_host(s, std::move(task), api);

@@ -1,0 +1,207 @@
+// The GPU backends' graph executor: sluice's own replay (graph.hpp). An exec
+// lays its program out on lanes once: a vertex goes on the lane of a
+// dependency that ended there, else on a new lane of its device, so a chain
+// is one lane and independent branches are different lanes (GRAPH-15). A
+// launch, under the exec's lock (launches in call order, GRAPH-3):
+//   the launch stream waits for the exec's previous launch;
+//   every lane that starts a branch waits for the launch stream's earlier work;
+//   each vertex, in recording order, waits for its dependencies on other lanes
+//   (an event each records after its call) and makes its call on its lane;
+//   the launch stream waits for every lane, and records the launch's end.
+// Host functions run through the lanes' own host-function path, on sluice's
+// host threads; while one runs it counts as a host function of the launch
+// stream, which reports its exception (GRAPH-6).
+#include "graph.hpp"
+#include "host_functions.hpp"
+#include "range_map.hpp"
+#include "strided.hpp"
+
+#include <sluice/event.hpp>
+#include <sluice/graph.hpp>
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+namespace sluice {
+
+namespace detail {
+
+//! A program and its layout on lanes.
+struct exec_plan {
+  std::shared_ptr<const graph_program> program;
+  std::vector<std::size_t> lane_of;  // per vertex
+  std::vector<int> lane_device;      // per lane
+  std::vector<char> starts;          // per lane: it holds a root (waits for the launch stream)
+  std::vector<char> signals;         // per vertex: a dependant on another lane waits for it
+  std::vector<int> devices;          // the graph's device and its streams', once each
+};
+
+struct exec_state {
+  std::mutex m;  // launches in call order; update()
+  std::shared_ptr<const exec_plan> plan;
+  std::vector<sluice::stream> lanes;
+  std::vector<std::optional<sluice::event>> points;  // per vertex that signals
+  std::map<int, sluice::event> ends;                 // per launch device: a launch's end
+  int last_device = -1;                              // the previous launch's end, or none
+  // The allocation maps' generations at which every buffer was last found alive.
+  std::uint64_t checked_allocations = 0, checked_registrations = 0;
+};
+
+namespace {
+
+std::shared_ptr<const exec_plan> make_plan(std::shared_ptr<const graph_program> p) {
+  auto plan = std::make_shared<exec_plan>();
+  const std::size_t n = p->vertices.size();
+  plan->lane_of.resize(n);
+  plan->signals.assign(n, 0);
+  plan->devices.push_back(p->device);
+  std::vector<std::size_t> tail;  // per lane: its last vertex so far
+  for (std::size_t v = 0; v < n; ++v) {
+    const vertex& x = p->vertices[v];
+    std::optional<std::size_t> lane;
+    for (std::size_t d : x.deps) {
+      const std::size_t l = plan->lane_of[d];
+      if (tail[l] == d && plan->lane_device[l] == x.device) {
+        lane = l;
+        break;
+      }
+    }
+    if (!lane) {
+      lane = tail.size();
+      tail.push_back(v);
+      plan->lane_device.push_back(x.device);
+      plan->starts.push_back(x.deps.empty() ? 1 : 0);
+    } else if (x.deps.empty()) {
+      plan->starts[*lane] = 1;
+    }
+    plan->lane_of[v] = *lane;
+    tail[*lane] = v;
+    for (std::size_t d : x.deps)
+      if (plan->lane_of[d] != *lane) plan->signals[d] = 1;
+    if (std::find(plan->devices.begin(), plan->devices.end(), x.device) == plan->devices.end())
+      plan->devices.push_back(x.device);
+  }
+  plan->program = std::move(p);
+  return plan;
+}
+
+const exec_plan& checked_plan(const exec_state* e, const char* api_name) {
+  if (e == nullptr) fail(errc::invalid_handle, api_name, "the graph_exec is empty (moved from)");
+  return *e->plan;
+}
+
+void check_alive(exec_state& e, const graph_program& p, const char* api_name) {
+  const std::uint64_t a = allocations().generation(), r = registrations().generation();
+  bool has_flags = false;
+  for (const vertex& v : p.vertices)
+    has_flags = has_flags || (v.work && static_cast<const gpu_work&>(*v.work).flag);
+  if (a == e.checked_allocations && r == e.checked_registrations && !has_flags) return;
+  check_program_alive(p, api_name);
+  e.checked_allocations = a;
+  e.checked_registrations = r;
+}
+
+}  // namespace
+
+bool record_host_task_if_capturing(stream_state& s, std::unique_ptr<host_task>& task) {
+  recorded_call c;
+  c.kind = vertex_kind::host_func;
+  std::shared_ptr<host_task> fn(task.release());
+  c.call = [fn](const replay_site& at) {
+    stream_state* launch = at.launch;
+    // Counts as the launch stream's next host function: synchronizing that
+    // stream from it is a self-wait (HOST-3); its earlier events are not.
+    const std::uint32_t ticket =
+        launch->host_functions_published.load(std::memory_order_acquire) + 1;
+    launch->add_ref();
+    const std::shared_ptr<stream_state> held(launch, [](stream_state* l) { l->release(); });
+    enqueue_host(*access::state(at.lane), make_host_task([fn, held, ticket] {
+      const auto before = exchange_host_function_stream(held.get(), ticket);
+      std::optional<std::string> failure = run_host_task(*fn);
+      (void)exchange_host_function_stream(before.first, before.second);
+      if (failure) held->failures.add(errc::host_function_failed, std::move(*failure));
+    }),
+                 "sluice::graph_exec::launch");
+  };
+  if (record_if_capturing(s, std::move(c))) return true;
+  // The capture ended meanwhile: the task runs as usual, as given.
+  struct shared_task final : host_task {
+    explicit shared_task(std::shared_ptr<host_task> f) : t(std::move(f)) {}
+    void run() override { t->run(); }
+    std::shared_ptr<host_task> t;
+  };
+  task = std::make_unique<shared_task>(std::move(fn));
+  return false;
+}
+
+}  // namespace detail
+
+graph_exec graph::instantiate() const {
+  constexpr const char* api_name = "sluice::graph::instantiate";
+  if (!program_) detail::fail(errc::invalid_handle, api_name, "the graph is empty (moved from)");
+  auto e = std::make_shared<detail::exec_state>();
+  e->plan = detail::make_plan(program_);
+  const auto& plan = *e->plan;
+  for (int d : plan.lane_device) e->lanes.emplace_back(sluice::device(d));
+  e->points.resize(plan.signals.size());
+  for (std::size_t v = 0; v < plan.signals.size(); ++v)
+    if (plan.signals[v] != 0)
+      e->points[v].emplace(sluice::device(plan.lane_device[plan.lane_of[v]]));
+  return detail::graph_access::make_exec(std::move(e));
+}
+
+void graph_exec::launch(stream_ref s) const {
+  constexpr const char* api_name = "sluice::graph_exec::launch";
+  (void)detail::checked_plan(state_.get(), api_name);
+  auto& st = detail::checked(s, api_name);
+  detail::refuse_if_capturing(st, api_name, "a graph cannot be launched onto a capturing stream");
+  auto& e = *state_;
+  std::lock_guard<std::mutex> lock(e.m);
+  const auto plan = e.plan;
+  const auto& p = *plan->program;
+  if (std::find(plan->devices.begin(), plan->devices.end(), st.device) == plan->devices.end())
+    detail::fail(errc::invalid_argument, api_name, "the stream belongs to device ", st.device,
+                 ", which is neither the graph's device (", p.device,
+                 ") nor a device of its streams");
+  detail::check_alive(e, p, api_name);
+  auto end = e.ends.find(st.device);
+  if (end == e.ends.end())
+    end = e.ends.emplace(st.device, sluice::event(sluice::device(st.device))).first;
+  // One launch after another, whatever the streams (GRAPH-3).
+  if (e.last_device >= 0) s.wait(e.ends.at(e.last_device));
+  for (std::size_t l = 0; l < e.lanes.size(); ++l)
+    if (plan->starts[l] != 0)
+      detail::wait_for_stream(*detail::access::state(e.lanes[l]), st, api_name);
+  for (std::size_t v = 0; v < p.vertices.size(); ++v) {
+    const detail::vertex& x = p.vertices[v];
+    const stream_ref lane = e.lanes[plan->lane_of[v]];
+    for (std::size_t d : x.deps)
+      if (plan->lane_of[d] != plan->lane_of[v]) lane.wait(*e.points[d]);
+    static_cast<const detail::gpu_work&>(*x.work).call({lane, &st});
+    if (plan->signals[v] != 0) e.points[v]->record(lane);
+  }
+  for (const sluice::stream& lane : e.lanes)
+    detail::wait_for_stream(st, *detail::access::state(lane), api_name);
+  end->second.record(s);
+  e.last_device = st.device;
+}
+
+update_status graph_exec::update(const graph& g) {
+  constexpr const char* api_name = "sluice::graph_exec::update";
+  const auto& plan = detail::checked_plan(state_.get(), api_name);
+  const auto& next = detail::graph_access::program(g);
+  if (!next) detail::fail(errc::invalid_handle, api_name, "the graph is empty (moved from)");
+  detail::check_program_alive(*plan.program, api_name);
+  const update_status status = detail::compare_programs(*plan.program, *next);
+  if (status != update_status::ok) return status;
+  // The same shape: the same layout on the same lanes, with next's calls.
+  auto fresh = std::make_shared<detail::exec_plan>(plan);
+  fresh->program = next;
+  std::lock_guard<std::mutex> lock(state_->m);
+  state_->plan = std::move(fresh);
+  state_->checked_allocations = state_->checked_registrations = 0;
+  return status;
+}
+
+}  // namespace sluice

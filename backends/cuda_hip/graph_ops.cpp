@@ -1,0 +1,139 @@
+// The copies and fills of a capturing stream on the GPU backends (graph.hpp):
+// after their checks, each records a call that makes the same operation on a
+// lane at every launch, with the ranges it touches. Host memory that sluice
+// takes as pageable is refused here: such a copy or fill completes (or
+// snapshots its source) during the call, which a graph cannot do.
+#include "graph.hpp"
+#include "range_map.hpp"
+#include "strided.hpp"
+#include "vendor.hpp"
+
+#include <sluice/memory.hpp>
+#include <sluice/peer.hpp>
+
+namespace sluice::detail {
+
+namespace {
+
+//! Pageable for sluice: neither sluice memory nor wholly registered, and
+//! either partly registered (MEM-8) or pageable as the vendor says.
+bool pageable(const void* p, std::size_t n) {
+  if (allocations().find(p, n).owner != nullptr) return false;
+  const range_lookup reg = registrations().find(p, n);
+  if (reg.owner != nullptr) return reg.overrun;
+  bool yes = false;
+  (void)api::is_pageable(p, &yes);
+  api::clear_last_error();
+  return yes;
+}
+
+recorded_call call_of(vertex_kind kind, std::size_t bytes, replay_call f) {
+  recorded_call c;
+  c.kind = kind;
+  c.bytes = bytes;
+  c.call = std::move(f);
+  return c;
+}
+
+void add_footprints(recorded_call& c, const strided_plan& p) {
+  c.memory.emplace_back(p.dst.first, p.dst.footprint);
+  c.memory.emplace_back(p.src.first, p.src.footprint);
+}
+
+}  // namespace
+
+bool record_copy_if_capturing(stream_state& st, void* dst, const void* src, std::size_t bytes) {
+  if (!capturing(st)) return false;
+  constexpr const char* api_name = "sluice::copy";
+  if (pageable(dst, bytes) || pageable(src, bytes))
+    reject_in_capture(api_name, "a copy touching pageable host memory in a capture");
+  auto c = call_of(vertex_kind::copy, bytes, [dst, src, bytes](const replay_site& at) {
+    sluice::copy(at.lane, dst, src, bytes);
+  });
+  c.memory = {{dst, bytes}, {src, bytes}};
+  return record_if_capturing(st, std::move(c));
+}
+
+bool record_fill_if_capturing(stream_state& st, void* dst, unsigned char value, std::size_t bytes) {
+  if (!capturing(st)) return false;
+  if (pageable(dst, bytes))
+    reject_in_capture("sluice::fill", "a fill of pageable host memory in a capture");
+  auto c = call_of(vertex_kind::fill, bytes, [dst, value, bytes](const replay_site& at) {
+    sluice::fill(at.lane, dst, value, bytes);
+  });
+  c.memory = {{dst, bytes}};
+  return record_if_capturing(st, std::move(c));
+}
+
+bool record_strided_copy_if_capturing(stream_state& st, pitched_ptr dst, const_pitched_ptr src,
+                                      extent e, const strided_plan& p, bool touches_pageable) {
+  if (!capturing(st)) return false;
+  if (touches_pageable)
+    reject_in_capture("sluice::copy", "a copy touching pageable host memory in a capture");
+  auto c = call_of(vertex_kind::copy, p.bytes,
+                   [dst, src, e](const replay_site& at) { sluice::copy(at.lane, dst, src, e); });
+  add_footprints(c, p);
+  return record_if_capturing(st, std::move(c));
+}
+
+bool record_copy_peer_if_capturing(stream_state& st, void* dst, device dst_dev, const void* src,
+                                   device src_dev, std::size_t bytes, copy_path path) {
+  if (!capturing(st)) return false;
+  auto c = call_of(vertex_kind::copy_peer, bytes, [=](const replay_site& at) {
+    (void)sluice::copy_peer(at.lane, dst, dst_dev, src, src_dev, bytes);
+  });
+  c.path = to_string(path);
+  c.memory = {{dst, bytes}, {src, bytes}};
+  return record_if_capturing(st, std::move(c));
+}
+
+bool record_copy_peer_if_capturing(stream_state& st, pitched_ptr dst, device dst_dev,
+                                   const_pitched_ptr src, device src_dev, extent e,
+                                   const strided_plan& p, copy_path path) {
+  if (!capturing(st)) return false;
+  auto c = call_of(vertex_kind::copy_peer, p.bytes, [=](const replay_site& at) {
+    (void)sluice::copy_peer(at.lane, dst, dst_dev, src, src_dev, e);
+  });
+  c.path = to_string(path);
+  add_footprints(c, p);
+  return record_if_capturing(st, std::move(c));
+}
+
+bool record_peer_batch_if_capturing(stream_state& st, device dst_dev, device src_dev,
+                                    const peer_piece* pieces, std::size_t count, std::size_t total,
+                                    copy_path path) {
+  if (!capturing(st)) return false;
+  std::vector<peer_piece> kept(pieces, pieces + count);
+  recorded_call c;
+  c.kind = vertex_kind::copy_peer_batch;
+  c.bytes = total;
+  c.path = to_string(path);
+  for (const peer_piece& piece : kept)
+    if (piece.bytes > 0) {
+      c.memory.emplace_back(piece.dst, piece.bytes);
+      c.memory.emplace_back(piece.src, piece.bytes);
+    }
+  c.call = [kept = std::move(kept), dst_dev, src_dev](const replay_site& at) {
+    (void)sluice::copy_peer_batch(at.lane, dst_dev, src_dev, kept.data(), kept.size());
+  };
+  return record_if_capturing(st, std::move(c));
+}
+
+bool record_peer_batch_if_capturing(stream_state& st, device dst_dev, device src_dev,
+                                    const strided_piece* pieces, std::size_t count,
+                                    const std::vector<strided_plan>& plans, std::size_t total,
+                                    copy_path path) {
+  if (!capturing(st)) return false;
+  std::vector<strided_piece> kept(pieces, pieces + count);
+  recorded_call c;
+  c.kind = vertex_kind::copy_peer_batch;
+  c.bytes = total;
+  c.path = to_string(path);
+  for (const strided_plan& p : plans) add_footprints(c, p);
+  c.call = [kept = std::move(kept), dst_dev, src_dev](const replay_site& at) {
+    (void)sluice::copy_peer_batch(at.lane, dst_dev, src_dev, kept.data(), kept.size());
+  };
+  return record_if_capturing(st, std::move(c));
+}
+
+}  // namespace sluice::detail
