@@ -51,6 +51,13 @@ struct record {
   std::uint64_t from_stream = 0;  // a wait: the stream and position it waited for
   std::uint64_t from_seq = 0;
   std::uint64_t range = 0;  // a trace_range's markers: its id
+  // A graph launch's own record and those of the operations it runs: the
+  // launch's id (new_launch_id()); 0 for everything else.
+  std::uint64_t launch = 0;
+  // An operation run by a launch: its vertex (1-based) and the stream it was
+  // captured from, whose track shows it (`stream` is where it ran: a lane).
+  std::uint32_t vertex = 0;
+  std::uint64_t graph_stream = 0;
 };
 
 extern std::atomic<bool> on;
@@ -74,6 +81,25 @@ std::uint64_t new_stream_id() noexcept;
 
 //! A fresh trace_range id (1, 2, ...).
 std::uint64_t new_range_id() noexcept;
+
+//! A fresh graph launch id (1, 2, ...).
+std::uint64_t new_launch_id() noexcept;
+
+//! While a graph launch makes a vertex's operations (the GPU backends make
+//! them through the same calls as eager work), the records begun on this
+//! thread are that launch's: fill_graph() stamps them. Nests by restoring.
+struct graph_scope {
+  graph_scope(std::uint64_t launch, std::uint32_t vertex, std::uint64_t stream) noexcept;
+  ~graph_scope();
+  graph_scope(const graph_scope&) = delete;
+  graph_scope& operator=(const graph_scope&) = delete;
+
+ private:
+  std::uint64_t launch_, stream_;
+  std::uint32_t vertex_;
+};
+//! Stamps r with the calling thread's graph_scope, if any.
+void fill_graph(record& r) noexcept;
 
 //! Hands a completed record to the collection: appended to the calling
 //! thread's chunk (no shared lock); a full chunk goes to the trace's writer

@@ -15,6 +15,7 @@
 #include "host_functions.hpp"
 #include "range_map.hpp"
 #include "strided.hpp"
+#include "trace/gpu_trace.hpp"
 
 #include <sluice/event.hpp>
 #include <sluice/graph.hpp>
@@ -116,13 +117,16 @@ bool record_host_task_if_capturing(stream_state& s, std::unique_ptr<host_task>& 
         launch->host_functions_published.load(std::memory_order_acquire) + 1;
     launch->add_ref();
     const std::shared_ptr<stream_state> held(launch, [](stream_state* l) { l->release(); });
-    enqueue_host(*access::state(at.lane), make_host_task([fn, held, ticket] {
+    auto run = make_host_task([fn, held, ticket] {
       const auto before = exchange_host_function_stream(held.get(), ticket);
       std::optional<std::string> failure = run_host_task(*fn);
       (void)exchange_host_function_stream(before.first, before.second);
       if (failure) held->failures.add(errc::host_function_failed, std::move(*failure));
-    }),
-                 "sluice::graph_exec::launch");
+    });
+    stream_state& lane = *access::state(at.lane);
+    if (trace::enabled()) [[unlikely]]
+      run = traced_host_task(lane, std::move(run));
+    enqueue_host(lane, std::move(run), "sluice::graph_exec::launch");
   };
   if (record_if_capturing(s, std::move(c))) return true;
   // The capture ended meanwhile: the task runs as usual, as given.
@@ -143,7 +147,9 @@ graph_exec graph::instantiate() const {
   auto e = std::make_shared<detail::exec_state>();
   e->plan = detail::make_plan(program_);
   const auto& plan = *e->plan;
-  for (int d : plan.lane_device) e->lanes.emplace_back(sluice::device(d));
+  for (int d : plan.lane_device)
+    e->lanes.emplace_back(sluice::device(d),
+                          sluice::stream_options{priority::normal, std::nullopt, "graph lane"});
   e->points.resize(plan.signals.size());
   for (std::size_t v = 0; v < plan.signals.size(); ++v)
     if (plan.signals[v] != 0)
@@ -165,6 +171,13 @@ void graph_exec::launch(stream_ref s) const {
                  ", which is neither the graph's device (", p.device,
                  ") nor a device of its streams");
   detail::check_alive(e, p, api_name);
+  // While tracing, what the launch enqueues is the launch's (its joins on the
+  // lanes' tracks), each vertex's operations on the track of the stream it
+  // was captured from.
+  std::optional<detail::trace::graph_scope> traced;
+  const std::uint64_t trace_launch = detail::trace::enabled() ? detail::trace::new_launch_id() : 0;
+  if (trace_launch != 0) [[unlikely]]
+    traced.emplace(trace_launch, 0, 0);
   auto end = e.ends.find(st.device);
   if (end == e.ends.end())
     end = e.ends.emplace(st.device, sluice::event(sluice::device(st.device))).first;
@@ -178,11 +191,21 @@ void graph_exec::launch(stream_ref s) const {
     const stream_ref lane = e.lanes[plan->lane_of[v]];
     for (std::size_t d : x.deps)
       if (plan->lane_of[d] != plan->lane_of[v]) lane.wait(*e.points[d]);
-    static_cast<const detail::gpu_work&>(*x.work).call({lane, &st});
+    {
+      std::optional<detail::trace::graph_scope> vertex_traced;
+      if (trace_launch != 0) [[unlikely]]
+        vertex_traced.emplace(trace_launch, static_cast<std::uint32_t>(v + 1), x.stream);
+      static_cast<const detail::gpu_work&>(*x.work).call({lane, &st});
+    }
     if (plan->signals[v] != 0) e.points[v]->record(lane);
   }
   for (const sluice::stream& lane : e.lanes)
     detail::wait_for_stream(st, *detail::access::state(lane), api_name);
+  if (trace_launch != 0) [[unlikely]] {
+    // The launch on its stream's track: an instant where its last lane joined.
+    detail::traced_op launched(st, "graph_launch", 0, true);
+    launched.done();
+  }
   end->second.record(s);
   e.last_device = st.device;
 }

@@ -12,6 +12,7 @@
 #include "range_map.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 namespace sluice {
@@ -85,7 +86,8 @@ struct record_latch {
 
 struct latch_op final : op {
   explicit latch_op(std::shared_ptr<record_latch> l) : latch(std::move(l)) {}
-  void describe(trace::record& r) const override { r.kind = "record"; }
+  // The record vertex shows in traces where it opens this (run_record).
+  bool traced() const noexcept override { return false; }
   // A compare-and-swap: it parks its marker stream on the launching thread.
   bool runs_inline() const noexcept override { return true; }
   step run(stream_state&) override {
@@ -102,6 +104,7 @@ struct launch_state {
   std::atomic<std::size_t> left{0};                     // unfinished vertices
   std::vector<std::shared_ptr<record_latch>> latches;   // per record vertex (plan.records)
   seq_t seq = 0;                                        // the launch's op on `stream`
+  std::uint64_t trace_launch = 0;                       // its id in traces (0: not traced)
   bool skip_actions = false;                            // (test-only mutations)
   bool detached = false;
 };
@@ -153,6 +156,22 @@ struct record_done final : listener {
   std::size_t index;
 };
 
+//! A launch's record vertex in traces: an instant on the track of the stream
+//! it was captured from, when the event completes there.
+void trace_record_vertex(const launch_state& l, std::size_t v, const stream_state& marker) {
+  const vertex& x = l.plan->program->vertices[v];
+  trace::record r;
+  r.kind = "record";
+  r.device = x.device;
+  r.stream = marker.trace_id;
+  r.launch = l.trace_launch;
+  r.vertex = static_cast<std::uint32_t>(v + 1);
+  r.graph_stream = x.stream;
+  r.host_thread = trace::thread_id();
+  r.enqueue_ns = r.start_ns = r.end_ns = trace::now_ns();
+  trace::submit(std::move(r));
+}
+
 //! A record vertex: opens its launch's latch (no lane needed).
 void run_record(const std::shared_ptr<launch_state>& l, std::size_t v) noexcept {
   const auto& records = l->plan->records;
@@ -163,6 +182,8 @@ void run_record(const std::shared_ptr<launch_state>& l, std::size_t v) noexcept 
     return;
   }
   latch->open();
+  if (l->trace_launch != 0 && trace::enabled()) [[unlikely]]
+    trace_record_vertex(*l, v, *latch->stream);
   // Out of memory here ends the process (this runs where no error can be reported).
   auto* done = new record_done(l, v);  // NOLINT(bugprone-unhandled-exception-at-new)
   if (!when_reached(*latch->stream, latch->rec->seq, done)) done->on_complete();
@@ -206,6 +227,10 @@ void dispatch(const std::shared_ptr<launch_state>& l, std::vector<std::size_t> r
       run_record(l, v);
       continue;
     }
+    // While tracing, the op's record is the launch's, on x's stream's track.
+    std::optional<trace::graph_scope> traced;
+    if (l->trace_launch != 0) [[unlikely]]
+      traced.emplace(l->trace_launch, static_cast<std::uint32_t>(v + 1), x.stream);
     op* o = nullptr;
     if (work.task)
       o = make_host_function_op(std::make_unique<vertex_task>(*work.task, l, v));
@@ -330,6 +355,11 @@ void graph_exec::launch(stream_ref s) const {
       !detail::mutation::is(detail::mutation::kind::graph_launches_overlap))
     detail::enqueue_wait(st, *e.last_stream, e.last_seq);
   detail::record_events_at_launch(e, *l);
+  std::optional<detail::trace::graph_scope> traced;
+  if (detail::trace::enabled()) [[unlikely]] {
+    l->trace_launch = detail::trace::new_launch_id();
+    traced.emplace(l->trace_launch, 0, 0);  // the launch's own record
+  }
   const detail::seq_t seq = detail::enqueue(st, new detail::launch_op(std::move(l)));
   st.add_ref();
   if (e.last_stream != nullptr) e.last_stream->release();

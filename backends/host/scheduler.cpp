@@ -248,10 +248,11 @@ seq_t enqueue(stream_state& s, op* o) {
   }
   seq_t seq = 0;
   bool activate = false;
-  if (trace::enabled()) [[unlikely]] {
+  if (trace::enabled() && o->traced()) [[unlikely]] {
     try {
       auto r = std::make_unique<trace::record>();
       o->describe(*r);
+      trace::fill_graph(*r);
       r->device = s.dev->id;
       r->stream = s.trace_id;
       r->priority = s.native_priority;

@@ -47,19 +47,41 @@ void append_op_event(std::string& out, const record& r, std::int64_t origin) {
     out += r.kind;
   else
     append_escaped(out, r.label);
-  out += "\", \"cat\": \"op\", \"ph\": \"X\", ";
-  append_where(out, r.device, r.stream);
+  // An operation run by a graph launch: on the track of the stream it was
+  // captured from, in a category of its own (it is not a position of that
+  // stream: no seq, no waits drawn to it).
+  const bool in_graph = r.graph_stream != 0;
+  out +=
+      in_graph ? "\", \"cat\": \"graph\", \"ph\": \"X\", " : "\", \"cat\": \"op\", \"ph\": \"X\", ";
+  append_where(out, r.device, in_graph ? r.graph_stream : r.stream);
   out += ", \"ts\": ";
   append_us(out, r.start_ns, origin);
   out += ", \"dur\": ";
   append_us(out, r.end_ns, r.start_ns);
-  out += ", \"args\": {\"seq\": ";
-  append_int(out, r.seq);
-  if (r.host_thread == 0) {
+  if (in_graph) {
+    out += ", \"args\": {\"launch\": ";
+    append_int(out, r.launch);
+    out += ", \"vertex\": ";
+    append_int(out, r.vertex);
+    out += ", \"kind\": \"";
+    out += r.kind;
+    out += "\", \"lane\": ";
+    append_int(out, r.stream);
+  } else {
+    out += ", \"args\": {\"seq\": ";
+    append_int(out, r.seq);
+    if (r.launch != 0) {
+      out += ", \"launch\": ";
+      append_int(out, r.launch);
+    }
+  }
+  // (An operation run by a launch was enqueued by it: the launch's record
+  // has the host side.)
+  if (!in_graph && r.host_thread == 0) {
     // Work the user enqueued on the stream directly (a trace source that
     // sees it: CUPTI): no sluice call, no host track.
     out += ", \"through_sluice\": false";
-  } else {
+  } else if (!in_graph) {
     out += ", \"enqueued_us\": ";
     append_us(out, r.enqueue_ns, origin);
     out += ", \"host_thread\": ";
@@ -74,13 +96,13 @@ void append_op_event(std::string& out, const record& r, std::int64_t origin) {
     out += r.path;
     out += '"';
   }
-  if (r.from_stream != 0) {
+  if (r.from_stream != 0 && !in_graph) {
     out += ", \"waits_for_stream\": ";
     append_int(out, r.from_stream);
     out += ", \"waits_for_seq\": ";
     append_int(out, r.from_seq);
   }
-  if (!r.label.empty()) {
+  if (!r.label.empty() && !in_graph) {
     out += ", \"kind\": \"";
     out += r.kind;
     out += '"';

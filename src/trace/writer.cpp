@@ -201,10 +201,21 @@ void writer::flow(const position& from, const position& to) {
 void writer::write(const record& r) {
   // A record of an earlier trace, completed after it ended: not this trace's.
   if (r.enqueue_ns < origin_) return;
-  if (r.stream != last_stream_) {
-    streams_.emplace(r.stream, stream_track{r.device, r.priority});
+  // An operation run by a graph launch is drawn on the track of the stream it
+  // was captured from (chrome_json.cpp), not as a position of either stream.
+  const bool in_graph = r.graph_stream != 0;
+  const std::uint64_t track = in_graph ? r.graph_stream : r.stream;
+  if (track != last_stream_) {
+    streams_.emplace(track, stream_track{r.device, r.priority});
     devices_.insert(r.device);
-    last_stream_ = r.stream;
+    last_stream_ = track;
+  }
+  if (in_graph) {
+    ++operations_;
+    next_event();
+    append_op_event(out_, r, origin_);
+    if (out_.size() >= flush_bytes) flush();
+    return;
   }
   if (r.host_thread != last_host_thread_ && r.host_thread != 0) {
     host_threads_.insert(r.host_thread);

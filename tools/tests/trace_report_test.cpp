@@ -117,3 +117,39 @@ TEST(TraceReport, NamesStreamsAndListsRangesPerStreamAndName) {
 }
 
 }  // namespace
+
+// A graph's launches (operations "graph_launch") and the operations they ran
+// (category "graph", on the tracks of the streams they were captured from)
+// are counted per stream and kind; the graph's operations stay out of the
+// streams' own operations (not positions of those streams).
+TEST(TraceReport, CountsGraphLaunchesAndTheirOperationsPerStreamAndKind) {
+  const std::string json = R"json({"traceEvents": [
+{"ph": "M", "name": "thread_name", "pid": 0, "tid": 1, "args": {"name": "d0/s1 s (native priority 0)", "stream_name": "s", "native_priority": 0}},
+{"name": "graph_launch", "cat": "op", "ph": "X", "pid": 0, "tid": 1, "ts": 0, "dur": 30, "args": {"seq": 1, "launch": 1}},
+{"name": "copy", "cat": "graph", "ph": "X", "pid": 0, "tid": 1, "ts": 1, "dur": 4, "args": {"launch": 1, "vertex": 1, "kind": "copy", "lane": 5, "bytes": 8}},
+{"name": "copy", "cat": "graph", "ph": "X", "pid": 0, "tid": 2, "ts": 2, "dur": 2, "args": {"launch": 1, "vertex": 2, "kind": "copy", "lane": 6}},
+{"name": "host_func", "cat": "graph", "ph": "X", "pid": 0, "tid": 1, "ts": 6, "dur": 20, "args": {"launch": 1, "vertex": 3, "kind": "host_func", "lane": 5}},
+{"name": "graph_launch", "cat": "op", "ph": "X", "pid": 0, "tid": 1, "ts": 30, "dur": 30, "args": {"seq": 2, "launch": 2}},
+{"name": "copy", "cat": "graph", "ph": "X", "pid": 0, "tid": 1, "ts": 31, "dur": 6, "args": {"launch": 2, "vertex": 1, "kind": "copy", "lane": 5}}
+]})json";
+  sluice::tool::trace_analyzer analyzer;
+  sluice::tool::read_trace_string(json, analyzer);
+  const auto& a = analyzer.finish();
+  EXPECT_EQ(a.graph_launches, 2U);
+  EXPECT_EQ(a.graph_operations, 4U);
+  EXPECT_EQ(a.operations, 2U) << "a graph's operations counted as their streams' own";
+  const std::string report = format_report(a, "t.json");
+  EXPECT_NE(report.find("graphs: 2 launches, 4 operations run by them (on the tracks of the "
+                        "streams they were captured from; per stream and kind):\n"
+                        "  d0/s1 s: copy 2, 10.0 us\n"
+                        "  d0/s1 s: host_func 1, 20.0 us\n"
+                        "  d0/s2: copy 1, 2.0 us\n"),
+            std::string::npos)
+      << report;
+  sluice::tool::trace_analyzer another;
+  EXPECT_THROW(sluice::tool::read_trace_string(R"json({"traceEvents": [
+{"name": "copy", "cat": "graph", "ph": "X", "pid": 0, "tid": 1, "ts": 0, "dur": 1, "args": {"launch": "one"}}
+]})json",
+                                               another),
+               std::runtime_error);
+}

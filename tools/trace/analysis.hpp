@@ -75,8 +75,22 @@ struct kernel_summary {
   double total_us = 0;
 };
 
+//! The operations that graph launches ran of one kind, on the track of one
+//! stream they were captured from.
+struct graph_summary {
+  std::string stream_label;
+  std::string kind;
+  std::size_t count = 0;
+  double total_us = 0;
+};
+
 struct trace_analysis {
   std::vector<stream_summary> streams;
+  //! Graph launches (operations "graph_launch") and the operations they ran
+  //! (category "graph"), per stream (by id) and kind (by first seen).
+  std::size_t graph_launches = 0;
+  std::size_t graph_operations = 0;
+  std::vector<graph_summary> graph;
   //! Per stream (in the order of `streams`) and kernel name (by first seen).
   std::vector<kernel_summary> kernels;
   //! Per stream (in the order of `streams`, then streams with ranges only)

@@ -68,6 +68,7 @@ void trace_analyzer::op(const traced_op& o) {
     ++k.count;
     k.total_us += o.end_us - o.start_us;
   }
+  if (o.kind == "graph_launch") ++s.graph_launches;
   if (st.ops.size() > 0 && o.seq < st.last_seq) st.seq_sorted = false;
   st.last_seq = o.seq;
   st.ops.push(s.spill(), r);
@@ -75,6 +76,16 @@ void trace_analyzer::op(const traced_op& o) {
   s.first = s.any ? std::min(s.first, o.start_us) : o.start_us;
   s.last = s.any ? std::max(s.last, o.end_us) : o.end_us;
   s.any = true;
+}
+
+void trace_analyzer::graph_op(const traced_graph_op& g) {
+  state& s = *s_;
+  if (s.finished) throw std::logic_error("trace_analyzer::graph_op after finish()");
+  auto& acc = s.graph_ops[{{g.device, g.stream}, g.kind}];
+  if (acc.count == 0) acc.first = s.graph_order++;
+  ++acc.count;
+  acc.total_us += g.end_us - g.start_us;
+  ++s.graph_operations;
 }
 
 void trace_analyzer::source(const std::string& source_name, int rank) {
@@ -311,6 +322,25 @@ const trace_analysis& trace_analyzer::finish() {
     std::sort(listed.begin(), listed.end(),
               [](const auto& x, const auto& y) { return x.first < y.first; });
     for (auto& l : listed) a.kernels.push_back(std::move(l.second));
+  }
+  // Graph launches' operations per stream (by id) and kind (first seen first).
+  a.graph_launches = s.graph_launches;
+  a.graph_operations = s.graph_operations;
+  {
+    std::vector<std::pair<std::pair<std::uint64_t, std::size_t>, graph_summary>> listed;
+    for (const auto& [key, g] : s.graph_ops) {
+      graph_summary gs;
+      const auto t = s.tracks.find(key.first);
+      gs.stream_label = stream_label(key.first.first, key.first.second,
+                                     t != s.tracks.end() ? t->second.name : std::string());
+      gs.kind = key.second;
+      gs.count = g.count;
+      gs.total_us = g.total_us;
+      listed.push_back({{key.first.second, g.first}, std::move(gs)});
+    }
+    std::sort(listed.begin(), listed.end(),
+              [](const auto& x, const auto& y) { return x.first < y.first; });
+    for (auto& l : listed) a.graph.push_back(std::move(l.second));
   }
   // trace_ranges per stream (in the table's order; streams with ranges only
   // after them) and name (by first start).

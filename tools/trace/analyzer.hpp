@@ -30,6 +30,7 @@ class trace_analyzer : public trace_sink {
   void clock_error(int device, double us) override;
   void op(const traced_op& o) override;
   void range(const traced_range& r) override;
+  void graph_op(const traced_graph_op& g) override;
   void source(const std::string& source_name, int rank) override;
 
   //! Merged traces: how the files were aligned (shown by format_report).

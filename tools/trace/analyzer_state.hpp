@@ -81,6 +81,10 @@ struct trace_analyzer::state {
   };
   std::map<std::pair<std::size_t, std::uint32_t>, kernel_acc> kernels;
   std::size_t kernel_order = 0;
+  // Graph launches' operations per (device, stream, kind): count, time, order of first sight.
+  std::map<std::pair<std::pair<int, std::uint64_t>, std::string>, kernel_acc> graph_ops;
+  std::size_t graph_order = 0;
+  std::size_t graph_launches = 0, graph_operations = 0;
   std::uint64_t range_count = 0;
   bool timeline = true;
   std::vector<traced_range> drawn_ranges;  // the first max_drawn_ranges, for the timeline

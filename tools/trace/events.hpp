@@ -33,6 +33,19 @@ struct traced_op {
   bool on_host = false;
 };
 
+//! One operation run by a graph launch (a complete event of category
+//! "graph"), on the track of the stream it was captured from. Not a position
+//! of that stream: it stays out of the streams' busy times and critical path.
+struct traced_graph_op {
+  int device = 0;
+  std::uint64_t stream = 0;  // the track: the stream it was captured from
+  std::string kind;          // args "kind": "copy", "fill", "host_func", ...
+  double start_us = 0;
+  double end_us = 0;
+  std::uint64_t launch = 0;  // args "launch": the graph_launch operation's
+  std::uint64_t vertex = 0;  // args "vertex": its vertex in the graph (1-based)
+};
+
 //! A stream's track in the trace (its thread_name metadata).
 struct stream_track {
   std::string track;          // the track's name: "d0/s3 upload (native priority 0)"
@@ -82,6 +95,8 @@ class trace_sink {
   virtual void clock_error(int device, double us) = 0;
   virtual void op(const traced_op& o) = 0;
   virtual void range(const traced_range& r) = 0;
+  //! An operation run by a graph launch.
+  virtual void graph_op(const traced_graph_op& g) { (void)g; }
   //! The trace's "sluice_trace" metadata.
   virtual void metadata(const trace_metadata& m) { (void)m; }
   //! What timed the trace's operations (the host track's process_name

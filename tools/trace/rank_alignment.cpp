@@ -109,6 +109,13 @@ struct rank_sink : trace_sink {
     m.end_us += shift;
     to.range(m);
   }
+  void graph_op(const traced_graph_op& g) override {
+    traced_graph_op m = g;
+    m.stream = id(g.stream);
+    m.start_us += shift;
+    m.end_us += shift;
+    to.graph_op(m);
+  }
   void metadata(const trace_metadata& m) override { to.metadata(m); }
   void source(const std::string& source_name, int) override { to.source(source_name, rank); }
 };

@@ -214,10 +214,13 @@ class event_decoder : public framing_scanner::handler {
       }
       return;
     }
-    if (!is(ph, "X") || (!is(cat, "op") && !is(cat, "range") && !is(cat, "comm"))) return;
-    const char* what = is(cat, "op")     ? "an operation (\"cat\": \"op\")"
-                       : is(cat, "comm") ? "a communication span (\"cat\": \"comm\")"
-                                         : "a trace_range";
+    if (!is(ph, "X") ||
+        (!is(cat, "op") && !is(cat, "range") && !is(cat, "comm") && !is(cat, "graph")))
+      return;
+    const char* what = is(cat, "op")      ? "an operation (\"cat\": \"op\")"
+                       : is(cat, "comm")  ? "a communication span (\"cat\": \"comm\")"
+                       : is(cat, "graph") ? "a graph launch's operation (\"cat\": \"graph\")"
+                                          : "a trace_range";
     need(has_pid, "pid", what);
     need(has_tid, "tid", what);
     need(has_ts, "ts", what);
@@ -244,6 +247,26 @@ class event_decoder : public framing_scanner::handler {
             r.bytes = whole(field.value, "args.bytes", byte);
         }
       sink_.range(r);
+      return;
+    }
+    if (is(cat, "graph")) {
+      traced_graph_op g;
+      g.device = static_cast<int>(pid);
+      g.stream = tid;
+      g.start_us = ts;
+      g.end_us = ts + dur;
+      if (has_args)
+        for (const auto field : args) {
+          const std::string_view k = field.key;
+          if (is(k, "kind"))
+            g.kind = std::string(text(field.value, "args.kind", byte));
+          else if (is(k, "launch"))
+            g.launch = whole(field.value, "args.launch", byte);
+          else if (is(k, "vertex"))
+            g.vertex = whole(field.value, "args.vertex", byte);
+        }
+      if (g.kind.empty()) g.kind = has_name ? std::string(name) : std::string("op");
+      sink_.graph_op(g);
       return;
     }
     op_.device = static_cast<int>(pid);

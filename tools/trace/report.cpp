@@ -153,6 +153,15 @@ std::string format_report(const trace_analysis& a, const std::string& file) {
           << (k.count == 1 ? " kernel, " : " kernels, ") << us(k.total_us) << "\n";
     }
   }
+  if (a.graph_launches != 0 || a.graph_operations != 0) {
+    out << "graphs: " << a.graph_launches << (a.graph_launches == 1 ? " launch, " : " launches, ")
+        << a.graph_operations
+        << " operations run by them (on the tracks of the streams they were captured from; "
+           "per stream and kind):\n";
+    for (const graph_summary& g : a.graph)
+      out << "  " << g.stream_label << ": " << g.kind << " " << g.count << ", " << us(g.total_us)
+          << "\n";
+  }
   if (!a.comm.empty()) {
     out << "communication (sluice::comm: from the stream's arrival to the done flag; per stream "
            "and operation):\n";

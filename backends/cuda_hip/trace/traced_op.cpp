@@ -65,6 +65,10 @@ void fill_record(trace::record& r, stream_state& s, const char* kind, std::size_
   r.from_stream = 0;
   r.from_seq = 0;
   r.range = 0;
+  r.launch = 0;
+  r.vertex = 0;
+  r.graph_stream = 0;
+  trace::fill_graph(r);  // made by a graph launch: its operation (graph_exec.cpp)
 }
 
 trace::record new_record(stream_state& s, const char* kind, std::size_t bytes,
