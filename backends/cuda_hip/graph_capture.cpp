@@ -141,32 +141,13 @@ void refuse_if_capturing(const stream_state& s, const char* api_name, const char
   if (capturing(s)) reject_in_capture(api_name, why);
 }
 
-void refuse_if_recorded_in_capture(const event_state* e, const char* api_name) {
-  if (any_capture() && live_event_mark(e))
-    reject_in_capture(api_name, "the event was last recorded in a capture that is still open");
-}
-
-void refuse_if_device_captures(int device, const char* api_name) {
-  if (device_captures(device))
-    reject_in_capture(api_name,
-                      "a stream of the device captures (a graph's capture forbids "
-                      "synchronizing its device, from any thread)");
-}
-
 bool record_stream_wait_if_capturing(stream_state& s, stream_state& other, const char* api_name) {
   return any_capture() && record_stream_wait(key_of(s), s.device, key_of(other), api_name);
 }
 
 bool record_event_wait_if_capturing(stream_state& s, const event_state* e, bool recorded,
                                     const char* api_name) {
-  if (!any_capture()) return false;
-  if (auto mark = live_event_mark(e)) {
-    record_event_wait(key_of(s), s.device, *mark, api_name);
-    return true;
-  }
-  if (capture_of(key_of(s)) == nullptr) return false;
-  if (recorded) reject_outside_event_wait(api_name);
-  return true;  // never recorded: a no-op (EVT-3), in a capture as outside
+  return record_event_wait_if_capturing(key_of(s), s.device, e, recorded, api_name);
 }
 
 }  // namespace detail

@@ -68,11 +68,7 @@ void check_memory_alive(const graph_program& p, const char* api);
 //! errc::capture_violation when s captures (ready(), synchronize(), launch()...).
 void refuse_if_capturing(const stream_state& s, const char* api, const char* why);
 
-//! errc::capture_violation when e was last recorded in an open capture.
-void refuse_if_recorded_in_capture(const event_state* e, const char* api);
-
-//! errc::capture_violation when a stream of the device captures.
-void refuse_if_device_captures(int device, const char* api);
+// refuse_if_recorded_in_capture, refuse_if_device_captures: graph/recording.hpp.
 
 //! stream_ref::wait(stream): true when the capture model took the wait.
 bool record_stream_wait_if_capturing(stream_state& s, stream_state& other, const char* api);

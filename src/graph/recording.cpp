@@ -81,6 +81,30 @@ void reject_outside_event_wait(const char* api) {
   reject_in_capture(api, "a capturing stream cannot wait on an event recorded outside its capture");
 }
 
+void refuse_if_recorded_in_capture(const void* event, const char* api) {
+  if (any_capture() && live_event_mark(event))
+    reject_in_capture(api, "the event was last recorded in a capture that is still open");
+}
+
+void refuse_if_device_captures(int device, const char* api) {
+  if (device_captures(device))
+    reject_in_capture(api,
+                      "a stream of the device captures (a graph's capture forbids "
+                      "synchronizing its device, from any thread)");
+}
+
+bool record_event_wait_if_capturing(stream_key s, int s_device, const void* event, bool recorded,
+                                    const char* api) {
+  if (!any_capture()) return false;
+  if (auto mark = live_event_mark(event)) {
+    record_event_wait(s, s_device, *mark, api);
+    return true;
+  }
+  if (capture_of(s) == nullptr) return false;
+  if (recorded) reject_outside_event_wait(api);
+  return true;  // never recorded: a no-op (EVT-3), in a capture as outside
+}
+
 std::shared_ptr<recording> begin_capture(stream_key origin, int device, const char* api) {
   auto& md = the_model();
   auto r = std::make_shared<recording>();

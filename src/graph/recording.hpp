@@ -92,6 +92,18 @@ void record_event_wait(stream_key s, int s_device, const capture_point& p, const
 //! Throws errc::capture_violation naming `api` and `why`.
 [[noreturn]] void reject_in_capture(const char* api, const char* why);
 
+// The checks and hooks every backend makes the same way (its streams and
+// events as keys and addresses).
+//! errc::capture_violation when the event was last recorded in an open capture.
+void refuse_if_recorded_in_capture(const void* event, const char* api);
+//! errc::capture_violation when a stream of the device captures.
+void refuse_if_device_captures(int device, const char* api);
+//! s.wait(event): true when the capture model took the wait (an edge, s
+//! joined the capture, or a no-op in a capture for a never-recorded event);
+//! errc::capture_violation for a capturing s and an event `recorded` outside.
+bool record_event_wait_if_capturing(stream_key s, int s_device, const void* event, bool recorded,
+                                    const char* api);
+
 // Where an event was last recorded, when that was inside a capture.
 void mark_event(const void* event, capture_point p);
 //! The event was recorded outside a capture, or destroyed.
