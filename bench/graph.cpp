@@ -139,6 +139,7 @@ struct row {
   std::string name;
   std::size_t operations = 0;
   std::size_t vertices = 0;
+  std::string how;                          // graph_exec::how(): native or sluice's replay, and why
   std::vector<double> eager_ns, launch_ns;  // the calling thread, per iteration
   std::vector<double> eager_e2e_us, graph_e2e_us;
   std::vector<double> raw_ns, raw_e2e_us;  // the vendor's graph, where measured
@@ -199,6 +200,7 @@ bool measure(const options& o, resources& r, std::vector<row>& rows) {
     }();
     w.vertices = g.size();
     const sluice::graph_exec exec = g.instantiate();
+    w.how = exec.how();
     const std::function<void()> eager = [&r, &p] { p.issue(r); };
     const std::function<void()> launch = [&r, &exec] { exec.launch(r.s); };
     const std::array<sluice::stream_ref, branches - 1> others{r.others[0], r.others[1],
@@ -271,6 +273,7 @@ void write_outputs(const options& o, const std::string& date, const sluice::devi
       j["rows"].push_back({{"program", w.name},
                            {"operations", w.operations},
                            {"vertices", w.vertices},
+                           {"launches_run_as", w.how},
                            {"eager_enqueue_median_ns", median(w.eager_ns)},
                            {"eager_enqueue_min_ns", minimum(w.eager_ns)},
                            {"launch_median_ns", median(w.launch_ns)},
@@ -348,6 +351,7 @@ int run(const options& o) {
                 w.fraction(), median_or_zero(w.raw_ns), median(w.eager_e2e_us),
                 median(w.graph_e2e_us), median_or_zero(w.raw_e2e_us), w.met() ? "PASS" : "MISS");
   }
+  for (const row& w : rows) std::printf("%s: launches run as %s\n", w.name.c_str(), w.how.c_str());
   std::printf("target met by %d of %zu programs (reported, not asserted)\n", met, rows.size());
   std::printf("data: %s\n", ok ? "both sides ran every operation (checked)" : "FAIL");
   write_outputs(o, date, dev, rows);

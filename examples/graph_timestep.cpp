@@ -99,8 +99,8 @@ int run(int steps, std::size_t cells) {
   q.s.synchronize();
   const double graph_ms = ms_since(graph_start);
 
-  std::printf("graph: %zu operations, captured and instantiated in %.3f ms\n", g.size(),
-              capture_ms);
+  std::printf("graph: %zu operations, captured and instantiated in %.3f ms; launches: %s\n",
+              g.size(), capture_ms, exec.how().c_str());
   std::printf("eager: %d steps in %.3f ms (%.2f us per step; the calls took %.3f ms)\n", steps,
               eager_ms, 1000 * eager_ms / steps, eager_enqueued);
   std::printf("graph: %d launches in %.3f ms (%.2f us per step; the launches took %.3f ms)\n",

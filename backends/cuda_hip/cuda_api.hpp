@@ -206,6 +206,36 @@ struct cuda_api : cuda_tuning, cuda_copies {
     return {cudaEventElapsedTime(ms, a, b), "cudaEventElapsedTime"};
   }
 
+  // --- graphs ---------------------------------------------------------------
+  // A graph_exec's operations captured once into a vendor graph, launched
+  // with one call (graph_exec.cpp). Relaxed: other threads' calls (cudaMalloc)
+  // leave the capture valid. An event recorded inside a capture without
+  // cudaEventRecordExternal is no node and cannot be used outside afterwards.
+  static constexpr bool native_graphs = true;
+  using graph_t = cudaGraph_t;
+  using graph_exec_t = cudaGraphExec_t;
+  static status begin_capture(stream_t s) noexcept {
+    return {cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed), "cudaStreamBeginCapture"};
+  }
+  static status end_capture(stream_t s, graph_t* g) noexcept {
+    return {cudaStreamEndCapture(s, g), "cudaStreamEndCapture"};
+  }
+  static status graph_instantiate(graph_exec_t* e, graph_t g) noexcept {
+    return {cudaGraphInstantiateWithFlags(e, g, 0), "cudaGraphInstantiateWithFlags"};
+  }
+  static status graph_launch(graph_exec_t e, stream_t s) noexcept {
+    return {cudaGraphLaunch(e, s), "cudaGraphLaunch"};
+  }
+  static status graph_exec_destroy(graph_exec_t e) noexcept {
+    return {cudaGraphExecDestroy(e), "cudaGraphExecDestroy"};
+  }
+  static status graph_destroy(graph_t g) noexcept {
+    return {cudaGraphDestroy(g), "cudaGraphDestroy"};
+  }
+  static status event_record_external(event_t e, stream_t s) noexcept {
+    return {cudaEventRecordWithFlags(e, s, cudaEventRecordExternal), "cudaEventRecordWithFlags"};
+  }
+
   // --- memory -------------------------------------------------------------
   using pool_t = cudaMemPool_t;
   //! sluice's own pool for device_buffer on device d. Hidden cross-stream dependencies are

@@ -37,9 +37,12 @@ inline bool capturing(const stream_state& s) noexcept {
 }
 
 //! Where a launch makes a vertex's call: its lane, and the launch's stream.
+//! native_build: the calls are being captured into a vendor graph
+//! (graph_native.hpp), once; there is no launch stream then.
 struct replay_site {
   stream_ref lane;
   stream_state* launch = nullptr;
+  bool native_build = false;
 };
 
 using replay_call = std::function<void(const replay_site&)>;
@@ -71,6 +74,7 @@ struct gpu_work final : vertex_work {
   replay_call call;
   std::vector<used_memory> memory;
   std::shared_ptr<flag_link> flag;
+  std::shared_ptr<event_link> event;  // a record vertex's event
 };
 
 //! What an operation on a capturing stream records.

@@ -99,10 +99,23 @@ bool record_event_if_capturing(stream_state& s, event_state& e) {
   v.kind = vertex_kind::record;
   v.stream = s.trace.id;
   auto work = std::make_shared<gpu_work>();
-  work->call = [link = event_links().link(e)](const replay_site& at) {
+  work->event = event_links().link(e);
+  work->call = [link = work->event](const replay_site& at) {
+    constexpr const char* api_name = "sluice::graph_exec::launch";
     std::lock_guard<std::mutex> lock(link->m);  // ~event waits for the record's enqueue
-    if (link->target != nullptr)
-      enqueue_record(*link->target, *access::state(at.lane), "sluice::graph_exec::launch");
+    if (link->target == nullptr) {
+      if (at.native_build) fail(errc::invalid_handle, api_name, "a recorded event was destroyed");
+      return;
+    }
+    stream_state& lane = *access::state(at.lane);
+    if (at.native_build) {
+      // A node of the vendor graph; what a record also keeps (the stream it
+      // was last recorded on) is set by each launch (graph_native.cpp).
+      check(api::event_record_external(link->target->native, lane.native), api_name,
+            ": event of device ", link->target->device);
+      return;
+    }
+    enqueue_record(*link->target, lane, api_name);
   };
   v.work = std::move(work);
   const auto index = record_vertex(*r, key_of(s), std::move(v));

@@ -12,6 +12,7 @@
 // host threads; while one runs it counts as a host function of the launch
 // stream, which reports its exception (GRAPH-6).
 #include "graph.hpp"
+#include "graph_native.hpp"
 #include "host_functions.hpp"
 #include "range_map.hpp"
 #include "strided.hpp"
@@ -45,6 +46,10 @@ struct exec_state {
   std::vector<std::optional<sluice::event>> points;  // per vertex that signals
   std::map<int, sluice::event> ends;                 // per launch device: a launch's end
   int last_device = -1;                              // the previous launch's end, or none
+  // The vendor graph of the plan (graph_native.hpp), or null and why not.
+  std::unique_ptr<native_graph> native;
+  std::string why_not_native;
+  bool last_native = false;  // the previous launch was the vendor graph's
   // The allocation maps' generations at which every buffer was last found alive.
   std::uint64_t checked_allocations = 0, checked_registrations = 0;
 };
@@ -154,6 +159,8 @@ graph_exec graph::instantiate() const {
   for (std::size_t v = 0; v < plan.signals.size(); ++v)
     if (plan.signals[v] != 0)
       e->points[v].emplace(sluice::device(plan.lane_device[plan.lane_of[v]]));
+  e->native = detail::build_native(*plan.program, plan.lane_of, plan.signals, e->lanes, e->points,
+                                   &e->why_not_native);
   return detail::graph_access::make_exec(std::move(e));
 }
 
@@ -181,6 +188,19 @@ void graph_exec::launch(stream_ref s) const {
   auto end = e.ends.find(st.device);
   if (end == e.ends.end())
     end = e.ends.emplace(st.device, sluice::event(sluice::device(st.device))).first;
+  if (e.native && trace_launch == 0) {
+    // The vendor orders launches of its graph (GRAPH-3); after a replay the
+    // launch waits for it.
+    if (!e.last_native && e.last_device >= 0) s.wait(e.ends.at(e.last_device));
+    if (detail::launch_native(*e.native, st, api_name)) {
+      end->second.record(s);
+      e.last_device = st.device;
+      e.last_native = true;
+      return;
+    }
+    e.native.reset();  // an event it records is gone: from now on the replay's
+    e.why_not_native = "an event that it records was destroyed";
+  }
   // One launch after another, whatever the streams (GRAPH-3).
   if (e.last_device >= 0) s.wait(e.ends.at(e.last_device));
   for (std::size_t l = 0; l < e.lanes.size(); ++l)
@@ -208,6 +228,14 @@ void graph_exec::launch(stream_ref s) const {
   }
   end->second.record(s);
   e.last_device = st.device;
+  e.last_native = false;
+}
+
+std::string graph_exec::how() const {
+  (void)detail::checked_plan(state_.get(), "sluice::graph_exec::how");
+  auto& e = *state_;
+  std::lock_guard<std::mutex> lock(e.m);
+  return e.native ? "native" : "replay: " + e.why_not_native;
 }
 
 update_status graph_exec::update(const graph& g) {
@@ -222,8 +250,13 @@ update_status graph_exec::update(const graph& g) {
   auto fresh = std::make_shared<detail::exec_plan>(plan);
   fresh->program = next;
   std::lock_guard<std::mutex> lock(state_->m);
-  state_->plan = std::move(fresh);
-  state_->checked_allocations = state_->checked_registrations = 0;
+  auto& e = *state_;
+  // The vendor graph holds the old calls' arguments: made again (a launch of
+  // the old one still in flight completes; the vendor frees it after).
+  e.native = detail::build_native(*next, fresh->lane_of, fresh->signals, e.lanes, e.points,
+                                  &e.why_not_native);
+  e.plan = std::move(fresh);
+  e.checked_allocations = e.checked_registrations = 0;
   return status;
 }
 

@@ -210,6 +210,30 @@ struct hip_api : hip_tuning, hip_copies {
     return {hipEventElapsedTime(ms, a, b), "hipEventElapsedTime"};
   }
 
+  // --- graphs ---------------------------------------------------------------
+  // None native: HIP 5.2's capture runs stream memory operations and
+  // callbacks at once, makes no record nodes from captured event records and
+  // does not order two launches of one exec on different streams
+  // (docs/vendor-differences.md); sluice replays its recorded operations.
+  static constexpr bool native_graphs = false;
+  using graph_t = void*;
+  using graph_exec_t = void*;
+  static status begin_capture(stream_t) noexcept { return {hipErrorNotSupported, "(none)"}; }
+  static status end_capture(stream_t, graph_t*) noexcept {
+    return {hipErrorNotSupported, "(none)"};
+  }
+  static status graph_instantiate(graph_exec_t*, graph_t) noexcept {
+    return {hipErrorNotSupported, "(none)"};
+  }
+  static status graph_launch(graph_exec_t, stream_t) noexcept {
+    return {hipErrorNotSupported, "(none)"};
+  }
+  static status graph_exec_destroy(graph_exec_t) noexcept { return {hipSuccess, "(none)"}; }
+  static status graph_destroy(graph_t) noexcept { return {hipSuccess, "(none)"}; }
+  static status event_record_external(event_t, stream_t) noexcept {
+    return {hipErrorNotSupported, "(none)"};
+  }
+
   // --- memory -------------------------------------------------------------
   using pool_t = hipMemPool_t;
   //! sluice's own pool for device_buffer on device d. Hidden cross-stream dependencies are

@@ -367,6 +367,11 @@ void graph_exec::launch(stream_ref s) const {
   e.last_seq = seq;
 }
 
+std::string graph_exec::how() const {
+  (void)detail::checked_plan(state_.get(), "sluice::graph_exec::how");
+  return "host executor";
+}
+
 update_status graph_exec::update(const graph& g) {
   constexpr const char* api = "sluice::graph_exec::update";
   const auto& plan = detail::checked_plan(state_.get(), api);

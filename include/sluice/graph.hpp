@@ -13,6 +13,7 @@
 //   enum class update_status { ok, topology_changed, kind_changed, not_updatable };
 //   class graph_exec {                   // move-only
 //     void launch(stream_ref); update_status update(const graph&);
+//     std::string how();                 // (extension) "native", "replay: ..."
 //   };
 //
 // While a stream captures, sluice operations enqueued on it are recorded, not
@@ -116,6 +117,12 @@ class graph_exec {
   //! topology_changed, kind_changed or not_updatable and nothing changes. Not
   //! concurrently with launch() or update() of this exec.
   update_status update(const graph& g);
+  //! (extension) How launches run: "native" (one launch of the vendor's own
+  //! graph, CUDA), "replay: <why>" (sluice's replay of the recorded operations
+  //! on lanes it owns, and why not native), or "host executor" (the host
+  //! backend). A launch while a trace is collected replays (docs/graphs.md).
+  //! errc::invalid_handle when moved from.
+  std::string how() const;
 
  private:
   friend struct detail::graph_access;

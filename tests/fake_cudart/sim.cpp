@@ -581,6 +581,25 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t h) {
   enqueue(h, {}, nullptr, [c] { c->t_ns.store(now_ns()); });
   return cudaSuccess;
 }
+// No graphs in this model: the capture sluice would build a vendor graph with
+// is refused, as by a runtime without graphs, and sluice replays its recorded
+// operations instead (docs/graphs.md).
+cudaError_t cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) {
+  return cudaErrorNotSupported;
+}
+cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t* g) {
+  if (g != nullptr) *g = nullptr;
+  return cudaErrorIllegalState;
+}
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t*, cudaGraph_t, unsigned long long) {
+  return cudaErrorNotSupported;
+}
+cudaError_t cudaGraphLaunch(cudaGraphExec_t, cudaStream_t) { return cudaErrorNotSupported; }
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t) { return cudaSuccess; }
+cudaError_t cudaGraphDestroy(cudaGraph_t) { return cudaSuccess; }
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned int) {
+  return cudaEventRecord(e, s);
+}
 cudaError_t cudaEventQuery(cudaEvent_t e) {
   std::lock_guard<std::mutex> lock(mu());
   const auto& c = reinterpret_cast<event_model*>(e)->last;
