@@ -39,6 +39,34 @@ TEST(Graph, GRAPH_1__a_64_operation_chain_runs_once_per_launch_100_times) {
   }
 }
 
+// Copies and fills through device memory only (no host function): on CUDA a
+// vendor graph (graph_exec::how() "native"), launched again and again.
+TEST(Graph, GRAPH_1__copies_and_fills_through_device_memory_run_at_every_launch) {
+  const sluice::device dev{0};
+  sluice::stream s{dev};
+  constexpr std::size_t n = 4096;
+  sluice::device_buffer<byte> x{dev, n}, y{dev, n};
+  sluice::pinned_buffer<byte> out{n};
+  sluice::capture cap{s};
+  sluice::fill(s, x.data(), 7, n);
+  sluice::copy(s, y.data(), x.data(), n / 2);
+  sluice::fill(s, x.data(), 9, n);
+  sluice::copy(s, y.data() + n / 2, x.data(), n / 2);
+  sluice::copy(s, out.data(), y.data(), n);
+  const sluice::graph g = cap.end();
+  const sluice::graph_exec exec = g.instantiate();
+  const std::string how = exec.how();
+  for (int launch = 1; launch <= 20; ++launch) {
+    std::memset(out.data(), 0, n);
+    sluice::fill(s, y.data(), 0, n);
+    exec.launch(s);
+    s.synchronize();
+    ASSERT_EQ(count_not(out.data(), n / 2, 7), 0U) << "launch " << launch << " (" << how << ")";
+    ASSERT_EQ(count_not(out.data() + n / 2, n / 2, 9), 0U)
+        << "launch " << launch << " (" << how << ")";
+  }
+}
+
 TEST(Graph, GRAPH_2__a_launch_follows_earlier_work_and_later_work_waits_for_every_branch) {
   const sluice::device dev{0};
   sluice::stream s{dev}, s2{dev}, launcher{dev};
@@ -257,6 +285,33 @@ TEST(Graph, GRAPH_9__update_takes_new_arguments_or_changes_nothing) {
   s.synchronize();
   EXPECT_EQ(count_not(d.data(), n / 2, 2), 0U) << "a refused update() changed the exec";
   EXPECT_EQ(count_not(b.data(), n, 1), 0U);
+}
+
+// The same through device memory (on CUDA a vendor graph, made again by
+// update()): every later launch has the new arguments.
+TEST(Graph, GRAPH_9__update_of_device_copies_takes_new_arguments_at_every_later_launch) {
+  const sluice::device dev{0};
+  sluice::stream s{dev};
+  constexpr std::size_t n = 1024;
+  sluice::device_buffer<byte> a{dev, n}, b{dev, n};
+  sluice::pinned_buffer<byte> out{n};
+  const auto program = [&](byte v, std::size_t bytes) {
+    sluice::capture cap{s};
+    sluice::fill(s, a.data(), v, bytes);
+    sluice::copy(s, b.data(), a.data(), bytes);
+    return cap.end();
+  };
+  sluice::graph_exec exec = program(1, n).instantiate();
+  ASSERT_EQ(exec.update(program(2, n / 2)), update_status::ok);
+  for (int launch = 1; launch <= 5; ++launch) {
+    sluice::fill(s, b.data(), 0, n);
+    exec.launch(s);
+    sluice::copy(s, out.data(), b.data(), n);
+    s.synchronize();
+    ASSERT_EQ(count_not(out.data(), n / 2, 2), 0U)
+        << "launch " << launch << " (" << exec.how() << ")";
+    ASSERT_EQ(count_not(out.data() + n / 2, n / 2, 0), 0U) << "launch " << launch;
+  }
 }
 
 TEST(Graph, GRAPH_9__a_destroyed_buffer_makes_launch_and_update_throw_invalid_handle) {
