@@ -97,6 +97,13 @@ const exec_plan& checked_plan(const exec_state* e, const char* api_name) {
   return *e->plan;
 }
 
+//! The exec's end event on `device` (made on first use).
+sluice::event& native_end(exec_state& e, int device) {
+  auto end = e.ends.find(device);
+  if (end == e.ends.end()) end = e.ends.emplace(device, sluice::event(sluice::device(device))).first;
+  return end->second;
+}
+
 void check_alive(exec_state& e, const graph_program& p, const char* api_name) {
   const std::uint64_t a = allocations().generation(), r = registrations().generation();
   bool has_flags = false;
@@ -160,6 +167,7 @@ graph_exec graph::instantiate() const {
     if (plan.signals[v] != 0)
       e->points[v].emplace(sluice::device(plan.lane_device[plan.lane_of[v]]));
   e->native = detail::build_native(*plan.program, plan.lane_of, plan.signals, e->lanes, e->points,
+                                   detail::native_end(*e, plan.program->device),
                                    &e->why_not_native);
   return detail::graph_access::make_exec(std::move(e));
 }
@@ -185,22 +193,19 @@ void graph_exec::launch(stream_ref s) const {
   const std::uint64_t trace_launch = detail::trace::enabled() ? detail::trace::new_launch_id() : 0;
   if (trace_launch != 0) [[unlikely]]
     traced.emplace(trace_launch, 0, 0);
-  auto end = e.ends.find(st.device);
-  if (end == e.ends.end())
-    end = e.ends.emplace(st.device, sluice::event(sluice::device(st.device))).first;
   if (e.native && trace_launch == 0) {
     // The vendor orders launches of its graph (GRAPH-3); after a replay the
     // launch waits for it.
     if (!e.last_native && e.last_device >= 0) s.wait(e.ends.at(e.last_device));
     if (detail::launch_native(*e.native, st, api_name)) {
-      end->second.record(s);
-      e.last_device = st.device;
+      e.last_device = e.native->end->device;  // the graph recorded e.ends there
       e.last_native = true;
       return;
     }
     e.native.reset();  // an event it records is gone: from now on the replay's
     e.why_not_native = "an event that it records was destroyed";
   }
+  sluice::event& end = detail::native_end(e, st.device);
   // One launch after another, whatever the streams (GRAPH-3).
   if (e.last_device >= 0) s.wait(e.ends.at(e.last_device));
   for (std::size_t l = 0; l < e.lanes.size(); ++l)
@@ -226,7 +231,7 @@ void graph_exec::launch(stream_ref s) const {
     detail::traced_op launched(st, "graph_launch", 0, true);
     launched.done();
   }
-  end->second.record(s);
+  end.record(s);
   e.last_device = st.device;
   e.last_native = false;
 }
@@ -254,7 +259,7 @@ update_status graph_exec::update(const graph& g) {
   // The vendor graph holds the old calls' arguments: made again (a launch of
   // the old one still in flight completes; the vendor frees it after).
   e.native = detail::build_native(*next, fresh->lane_of, fresh->signals, e.lanes, e.points,
-                                  &e.why_not_native);
+                                  detail::native_end(e, next->device), &e.why_not_native);
   e.plan = std::move(fresh);
   e.checked_allocations = e.checked_registrations = 0;
   return status;

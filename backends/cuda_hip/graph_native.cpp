@@ -70,7 +70,7 @@ std::unique_ptr<native_graph> build_native(const graph_program& p,
                                            const std::vector<char>& signals,
                                            const std::vector<sluice::stream>& lanes,
                                            std::vector<std::optional<sluice::event>>& points,
-                                           std::string* why) {
+                                           const sluice::event& end, std::string* why) {
   if constexpr (!api::native_graphs) {
     *why = std::string(api::vendor) + "'s graphs are not used";
     return nullptr;
@@ -117,6 +117,10 @@ std::unique_ptr<native_graph> build_native(const graph_program& p,
       join.record(lanes[l]);
       lanes[0].wait(join);
     }
+    // The launch's end, recorded by the graph itself: no call of its own.
+    g->end = access::state(end);
+    check(api::event_record_external(g->end->native, origin.native),
+          "sluice::graph::instantiate: the end of the capture");
     const api::status ended = capture.end();
     if (!ended.ok() || capture.graph == nullptr) {
       *why = concat("the vendor's capture failed (", ended.api, ": ", api::error_name(ended.code),
@@ -151,13 +155,14 @@ bool launch_native(const native_graph& g, stream_state& st, const char* api_name
   }
   // What enqueue_record keeps of a record, for each of the graph's.
   const std::uint32_t tickets = st.host_functions_published.load(std::memory_order_acquire);
-  for (const auto& link : g.records) {
-    event_state& e = *link->target;
+  const auto recorded = [&](event_state& e) {
     clear_event_mark(&e);
     e.record_stream.store(&st, std::memory_order_relaxed);
     e.record_tickets.store(tickets, std::memory_order_relaxed);
     e.recorded.store(true, std::memory_order_release);
-  }
+  };
+  for (const auto& link : g.records) recorded(*link->target);
+  recorded(*g.end);
   return true;
 }
 

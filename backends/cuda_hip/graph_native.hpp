@@ -27,6 +27,7 @@ namespace sluice::detail {
 struct native_graph {
   api::graph_exec_t exec{};
   std::vector<std::shared_ptr<event_link>> records;  // the events its record nodes record
+  event_state* end = nullptr;  // the exec's end event, which its last node records
   native_graph() = default;
   native_graph(const native_graph&) = delete;
   native_graph& operator=(const native_graph&) = delete;
@@ -34,7 +35,8 @@ struct native_graph {
 };
 
 //! The vendor graph of p laid out on `lanes` (lane_of, signals: the exec's
-//! plan; points: its events per signalling vertex). Null, with `why` set,
+//! plan; points: its events per signalling vertex), ending with a record of
+//! `end` (a later replay launch waits for it). Null, with `why` set,
 //! where p cannot be one or the vendor's capture failed; nothing of the
 //! attempt stays behind then (the lanes are out of the capture).
 std::unique_ptr<native_graph> build_native(const graph_program& p,
@@ -42,7 +44,7 @@ std::unique_ptr<native_graph> build_native(const graph_program& p,
                                            const std::vector<char>& signals,
                                            const std::vector<sluice::stream>& lanes,
                                            std::vector<std::optional<sluice::event>>& points,
-                                           std::string* why);
+                                           const sluice::event& end, std::string* why);
 
 //! Launches g onto st (after its checks); false, with nothing enqueued,
 //! where an event that g records was destroyed since (the replay handles it).

@@ -1,6 +1,7 @@
 // GRAPH: what a launch runs, in which order (GRAPH-1..3, 6..10, 15, 16).
 #include "graph_test.hpp"
 
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -115,6 +116,31 @@ TEST(Graph, GRAPH_3__launches_of_one_exec_never_overlap_even_on_two_streams) {
   held.release();
   EXPECT_TRUE(eventually([&] { return s2.ready(); }));
   s1.synchronize();
+}
+
+// A launch that replays after launches of the vendor's graph (CUDA: an event
+// the graph records was destroyed) still waits for them.
+TEST(Graph, GRAPH_3__a_launch_that_replays_waits_for_the_launches_before_it) {
+  const sluice::device dev{0};
+  sluice::stream s{dev}, s1{dev}, s2{dev};
+  sluice::pinned_buffer<byte> p{16};
+  auto recorded = std::make_unique<sluice::event>(dev);
+  sluice::capture cap{s};
+  sluice::fill(s, p.data(), 4, 16);
+  recorded->record(s);
+  const sluice::graph_exec exec = cap.end().instantiate();
+  const std::string how = exec.how();
+  gate held{s1};
+  exec.launch(s1);
+  recorded.reset();
+  exec.launch(s2);
+  EXPECT_TRUE(stays_false([&] { return s2.ready(); }))
+      << "the second launch finished while the first one's stream was held (first: " << how
+      << ", second: " << exec.how() << ")";
+  held.release();
+  EXPECT_TRUE(eventually([&] { return s2.ready(); }));
+  s1.synchronize();
+  EXPECT_EQ(count_not(p.data(), 16, 4), 0U);
 }
 
 TEST(Graph, GRAPH_6__host_functions_run_once_per_launch_and_report_their_exception) {
