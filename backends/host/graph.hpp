@@ -33,6 +33,7 @@ struct used_memory {
   const void* ptr = nullptr;
   std::size_t bytes = 0;
   const void* owner = nullptr;
+  bool registered = false;  // a registered_host_memory range, not an allocation
 };
 
 struct host_work final : vertex_work {

@@ -5,6 +5,7 @@
 #include "graph.hpp"
 #include "mutation.hpp"
 #include "range_map.hpp"
+#include "strided.hpp"
 
 #include <cstring>
 #include <unordered_map>
@@ -86,6 +87,8 @@ bool record_if_capturing(stream_state& s, op*& o) {
   for (const auto& [p, n] : used) {
     const void* owner = allocations().find(p, n).owner;
     if (owner == nullptr) {
+      // Registered host memory must outlive the exec as a buffer must.
+      if (const void* reg = registrations().find(p, n).owner) w.memory.push_back({p, n, reg, true});
       v.signature += "h ";
       continue;
     }
@@ -139,10 +142,12 @@ void forget_event(event_state* e) noexcept {
 void check_memory_alive(const graph_program& p, const char* api) {
   for (const vertex& v : p.vertices) {
     if (!v.work) continue;
-    for (const used_memory& m : static_cast<const host_work&>(*v.work).memory)
-      if (allocations().find(m.ptr, m.bytes).owner != m.owner)
+    for (const used_memory& m : static_cast<const host_work&>(*v.work).memory) {
+      const range_map& map = m.registered ? registrations() : allocations();
+      if (map.find(m.ptr, m.bytes).owner != m.owner)
         fail(errc::invalid_handle, api, "a buffer that the graph's ", to_string(v.kind),
              " uses was destroyed (buffers must outlive the graph_exec); nothing was enqueued");
+    }
   }
 }
 

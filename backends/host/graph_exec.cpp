@@ -10,6 +10,7 @@
 #include "host_functions.hpp"
 #include "mutation.hpp"
 #include "range_map.hpp"
+#include "strided.hpp"
 
 #include <algorithm>
 #include <optional>
@@ -39,6 +40,7 @@ struct exec_state {
   // The allocation map's generation at which every buffer the plan uses was
   // last found alive (0: never): unchanged, a launch needs no lookup.
   std::atomic<std::uint64_t> memory_checked{0};
+  std::atomic<std::uint64_t> registrations_checked{0};  // the same for the registrations
   // Per record vertex (exec_plan::records), the marker stream its launches'
   // latches park on, made at the first launch and kept (a reference each):
   // launches of one exec run one after another, so each latch queues behind
@@ -331,9 +333,12 @@ void graph_exec::launch(stream_ref s) const {
   const auto& p = *plan.program;
   auto& e = *state_;
   const std::uint64_t now = detail::allocations().generation();
-  if (e.memory_checked.load(std::memory_order_relaxed) != now) {
+  const std::uint64_t registered = detail::registrations().generation();
+  if (e.memory_checked.load(std::memory_order_relaxed) != now ||
+      e.registrations_checked.load(std::memory_order_relaxed) != registered) {
     detail::check_memory_alive(p, api);
     e.memory_checked.store(now, std::memory_order_relaxed);
+    e.registrations_checked.store(registered, std::memory_order_relaxed);
   }
   if (std::find(plan.devices.begin(), plan.devices.end(), st.dev->id) == plan.devices.end())
     detail::fail(errc::invalid_argument, api, "the stream belongs to device ", st.dev->id,
@@ -385,6 +390,7 @@ update_status graph_exec::update(const graph& g) {
   std::lock_guard<std::mutex> lock(state_->m);
   state_->plan = std::move(fresh);
   state_->memory_checked.store(0, std::memory_order_relaxed);  // another program's buffers
+  state_->registrations_checked.store(0, std::memory_order_relaxed);
   return status;
 }
 

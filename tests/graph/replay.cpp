@@ -368,6 +368,37 @@ TEST(Graph, GRAPH_9__a_destroyed_buffer_makes_launch_and_update_throw_invalid_ha
   EXPECT_TRUE(s.ready()) << "something was enqueued";
 }
 
+// The same for registered host memory: unregistered before a launch, the
+// range is gone for the graph too.
+TEST(Graph, GRAPH_9__an_unregistered_range_makes_launch_and_update_throw_invalid_handle) {
+  const sluice::device dev{0};
+  sluice::stream s{dev};
+  std::vector<byte> user(4096, 0);
+  sluice::device_buffer<byte> d{dev, user.size()};
+  auto reg = std::make_unique<sluice::registered_host_memory>(user.data(), user.size());
+  sluice::capture cap{s};
+  sluice::fill(s, d.data(), 5, user.size());
+  sluice::copy(s, user.data(), d.data(), user.size());
+  const sluice::graph g = cap.end();
+  sluice::graph_exec exec = g.instantiate();
+  exec.launch(s);
+  s.synchronize();
+  EXPECT_EQ(count_not(user.data(), user.size(), 5), 0U);
+  reg.reset();
+  for (int call = 0; call < 2; ++call) {
+    try {
+      if (call == 0)
+        exec.launch(s);
+      else
+        (void)exec.update(g);
+      ADD_FAILURE() << (call == 0 ? "launch()" : "update()") << " used an unregistered range";
+    } catch (const sluice::error& e) {
+      EXPECT_EQ(e.code(), errc::invalid_handle) << e.what();
+    }
+  }
+  EXPECT_TRUE(s.ready()) << "something was enqueued";
+}
+
 TEST(Graph, GRAPH_10__a_peer_copy_moves_the_right_bytes_by_its_path_on_every_launch) {
   const sluice::device a{0};
   const sluice::device b{sluice::device_count() > 1 ? 1 : 0};
