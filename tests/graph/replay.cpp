@@ -243,6 +243,37 @@ TEST(Graph, GRAPH_7__every_launch_records_the_graphs_events_again) {
   }
 }
 
+// The same for a graph of fills and records only (on CUDA a vendor graph: its
+// record nodes), the launch stream held before the launch.
+TEST(Graph, GRAPH_7__a_wait_after_the_launch_waits_for_the_launchs_record) {
+  const sluice::device dev{0};
+  sluice::stream s{dev}, t{dev};
+  sluice::device_buffer<byte> x{dev, 256};
+  sluice::event start{dev, {true, false}}, stop{dev, {true, false}};
+  sluice::flag hold{0}, seen{0};
+  sluice::capture cap{s};
+  start.record(s);
+  sluice::fill(s, x.data(), 1, 256);
+  stop.record(s);
+  const sluice::graph_exec exec = cap.end().instantiate();
+  const std::string how = exec.how();
+  for (std::uint32_t launch = 1; launch <= 3; ++launch) {
+    hold.store(0);
+    s.wait_value(hold, 1);  // outside the graph: the launch waits behind it
+    exec.launch(s);
+    t.wait(stop);  // waits for this launch's point
+    t.write_value(seen, launch);
+    EXPECT_TRUE(stays_false([&] { return seen.load() == launch || stop.ready(); }))
+        << "launch " << launch << " (" << how
+        << "): a wait on the graph's event did not wait for the launch";
+    hold.store(1);
+    ASSERT_TRUE(eventually([&] { return seen.load() == launch; }));
+    s.synchronize();
+    EXPECT_TRUE(start.ready() && stop.ready()) << "the launch completed before its records";
+    EXPECT_GE(sluice::elapsed(start, stop).count(), 0.0);
+  }
+}
+
 TEST(Graph, GRAPH_8__flags_are_written_and_waited_for_on_every_launch) {
   const sluice::device dev{0};
   sluice::stream s{dev};
