@@ -89,6 +89,8 @@ struct op {
   std::uint64_t memop = 0;
 };
 
+struct capture_model;
+
 struct stream_model {
   std::uint32_t id = 0;  // CUPTI's stream id (sim_cupti.hpp)
   int device = 0;
@@ -100,7 +102,34 @@ struct stream_model {
   // Its thread starts with its first operation: streams made and never used
   // (sluice's pool keeps about 130 per device) cost no thread.
   bool started = false;
-  int hw_queue = 0;  // its hardware queue (SLUICE_SIM_HW_QUEUES)
+  int hw_queue = 0;                          // its hardware queue (SLUICE_SIM_HW_QUEUES)
+  std::shared_ptr<capture_model> capturing;  // under mu(); the capture it belongs to, if any
+};
+
+//! An open stream capture (cudaStreamBeginCapture): what its streams enqueue,
+//! kept in enqueue order (an order of the graph CUDA would build), not run.
+//! A stream joins it by waiting on an event recorded in it; a member other
+//! than the origin must be joined back (the origin, or another member, waits
+//! on an event it recorded after its last operation) before the end.
+struct capture_model {
+  const stream_model* origin = nullptr;
+  std::vector<op> ops;
+  bool invalid = false;  // a call CUDA refuses during a capture was made
+  bool ended = false;
+  // Per member: its operations so far, and how many of them another member waited for.
+  std::map<const stream_model*, std::pair<std::size_t, std::size_t>> members;
+  // The event record nodes (cudaEventRecordExternal): their place in ops, their event.
+  std::vector<std::pair<std::size_t, struct event_model*>> records;
+};
+
+//! cudaStreamEndCapture's graph, and an executable graph of it.
+struct graph_model {
+  std::vector<op> ops;
+  std::vector<std::pair<std::size_t, struct event_model*>> records;
+};
+struct exec_model {
+  std::shared_ptr<const graph_model> graph;
+  std::shared_ptr<struct capture> last;  // the previous launch's end (launches are ordered)
 };
 
 //! What a record captured: complete once its operation has run (then t_ns >= 0).
@@ -112,6 +141,12 @@ struct event_model {
   int device = 0;
   bool timing = true;
   std::shared_ptr<capture> last;  // under mu(); null: never recorded
+  // Last recorded inside a capture (without cudaEventRecordExternal): no node;
+  // a stream that waits on it joins that capture; after the capture's end CUDA
+  // refuses it everywhere until it is recorded again (sluice-probe-capture).
+  std::shared_ptr<capture_model> captured;  // under mu()
+  const stream_model* recorder = nullptr;
+  std::size_t recorder_ops = 0;
 };
 
 //! A memory pool of one device, and the other devices it has granted access to.
@@ -317,6 +352,12 @@ std::uint64_t enqueue(cudaStream_t h, std::function<void()> run,
   op o{std::move(run), std::move(finish)};
   auto s = stream_of(h);
   std::lock_guard<std::mutex> lock(mu());
+  if (s->capturing) {  // a node of the capture's graph: nothing runs now
+    ++s->capturing->members[s.get()].first;
+    s->capturing->ops.push_back(std::move(o));
+    if (out != nullptr) *out = s;
+    return 0;
+  }
   if (kind != memop_kind::none && hardware_queues() > 0) {
     o.memop = ++reg().memops;
     if (kind == memop_kind::wait) {
@@ -343,6 +384,20 @@ void wait_until(const std::function<bool()>& done) {
 
 void wait_for(const std::shared_ptr<stream_model>& s, std::uint64_t at) {
   wait_until([&] { return s->completed >= at; });
+}
+
+//! Whether h's stream belongs to an open capture.
+bool captures(cudaStream_t h) {
+  auto s = stream_of(h);
+  std::lock_guard<std::mutex> lock(mu());
+  return s->capturing != nullptr;
+}
+
+//! Under mu(): a call CUDA refuses during a capture spoils the capture (its end
+//! returns cudaErrorStreamCaptureInvalidated and no graph).
+cudaError_t invalidate(capture_model& c, cudaError_t e) {
+  c.invalid = true;
+  return e;
 }
 
 //! The allocation p lies in; null: memory the runtime did not allocate (pageable). Under mu().
@@ -464,6 +519,16 @@ extern "C" {
 
 cudaError_t cudaDeviceSynchronize() {
   const int d = current_device;
+  {
+    std::lock_guard<std::mutex> lock(mu());
+    bool refused = false;
+    for (const auto& s : reg().streams)
+      if (s->device == d && s->capturing) {
+        (void)invalidate(*s->capturing, cudaErrorStreamCaptureUnsupported);
+        refused = true;
+      }
+    if (refused) return cudaErrorStreamCaptureUnsupported;
+  }
   wait_until([d] {
     for (const auto& s : reg().streams)
       if (s->device == d && s->completed < s->enqueued) return false;
@@ -519,6 +584,7 @@ cudaError_t cudaStreamDestroy(cudaStream_t h) {
 cudaError_t cudaStreamQuery(cudaStream_t h) {
   auto s = stream_of(h);
   std::lock_guard<std::mutex> lock(mu());
+  if (s->capturing) return invalidate(*s->capturing, cudaErrorStreamCaptureUnsupported);
   return s->completed == s->enqueued ? cudaSuccess : cudaErrorNotReady;
 }
 cudaError_t cudaStreamSynchronize(cudaStream_t h) {
@@ -526,6 +592,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t h) {
   std::uint64_t at = 0;
   {
     std::lock_guard<std::mutex> lock(mu());
+    if (s->capturing) return invalidate(*s->capturing, cudaErrorStreamCaptureUnsupported);
     at = s->enqueued;
   }
   wait_for(s, at);
@@ -535,8 +602,22 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t h, cudaEvent_t e, unsigned int) {
   sim_cupti::api_call(sim_cupti::cbid::stream_wait_event);
   std::shared_ptr<capture> c;
   {
+    auto s = stream_of(h);
     std::lock_guard<std::mutex> lock(mu());
-    c = reinterpret_cast<event_model*>(e)->last;
+    auto* ev = reinterpret_cast<event_model*>(e);
+    if (ev->captured) {
+      if (ev->captured->ended) return cudaErrorInvalidValue;
+      if (s->capturing && s->capturing != ev->captured)
+        return invalidate(*s->capturing, cudaErrorStreamCaptureIsolation);
+      s->capturing = ev->captured;  // joins it (or is a member already): an edge, no node
+      auto& joined = ev->captured->members[ev->recorder].second;
+      joined = std::max(joined, ev->recorder_ops);
+      (void)ev->captured->members[s.get()];
+      return cudaSuccess;
+    }
+    // An event recorded outside, waited on in a capture (no cudaEventWaitExternal).
+    if (s->capturing && ev->last) return invalidate(*s->capturing, cudaErrorStreamCaptureIsolation);
+    c = ev->last;
   }
   if (!c) return cudaSuccess;  // never recorded: nothing to wait for
   enqueue(h, [c] { wait_until([&] { return c->t_ns.load() >= 0; }); });
@@ -575,33 +656,124 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t h) {
   sim_cupti::api_call(sim_cupti::cbid::event_record);
   auto c = std::make_shared<capture>();
   {
+    auto s = stream_of(h);
     std::lock_guard<std::mutex> lock(mu());
-    reinterpret_cast<event_model*>(e)->last = c;
+    auto* ev = reinterpret_cast<event_model*>(e);
+    if (s->capturing) {  // in a capture: a point of it that other streams may join at
+      ev->captured = s->capturing;
+      ev->recorder = s.get();
+      ev->recorder_ops = s->capturing->members[s.get()].first;
+      ev->last = nullptr;
+      return cudaSuccess;
+    }
+    ev->captured = nullptr;
+    ev->last = c;
   }
   enqueue(h, {}, nullptr, [c] { c->t_ns.store(now_ns()); });
   return cudaSuccess;
 }
-// No graphs in this model: the capture sluice would build a vendor graph with
-// is refused, as by a runtime without graphs, and sluice replays its recorded
-// operations instead (docs/graphs.md).
-cudaError_t cudaStreamBeginCapture(cudaStream_t, cudaStreamCaptureMode) {
-  return cudaErrorNotSupported;
+// Stream capture and graphs. A capture keeps its streams' operations in
+// enqueue order (capture_model); calls CUDA refuses during a capture spoil it
+// (queries and synchronizations of a capturing stream, of an event recorded
+// in it, of the device; a wait on an event recorded outside). A launch runs a
+// graph's operations one after another on the launch stream, after the
+// exec's previous launch (CUDA orders launches of one exec, whatever their
+// streams: sluice-probe-capture). An event recorded with
+// cudaEventRecordExternal in a capture is a node: the launch records it there.
+cudaError_t cudaStreamBeginCapture(cudaStream_t h, cudaStreamCaptureMode) {
+  auto s = stream_of(h);
+  std::lock_guard<std::mutex> lock(mu());
+  if (s->capturing) return cudaErrorIllegalState;
+  s->capturing = std::make_shared<capture_model>();
+  s->capturing->origin = s.get();
+  (void)s->capturing->members[s.get()];
+  return cudaSuccess;
 }
-cudaError_t cudaStreamEndCapture(cudaStream_t, cudaGraph_t* g) {
+cudaError_t cudaStreamEndCapture(cudaStream_t h, cudaGraph_t* g) {
+  auto s = stream_of(h);
+  std::lock_guard<std::mutex> lock(mu());
   if (g != nullptr) *g = nullptr;
-  return cudaErrorIllegalState;
+  const auto c = s->capturing;
+  if (!c) return cudaErrorIllegalState;
+  if (c->origin != s.get()) return invalidate(*c, cudaErrorStreamCaptureUnmatched);
+  c->ended = true;
+  for (const auto& t : reg().streams)
+    if (t->capturing == c) t->capturing = nullptr;
+  s->capturing = nullptr;
+  if (c->invalid) return cudaErrorStreamCaptureInvalidated;
+  for (const auto& [member, counts] : c->members)
+    if (member != c->origin && counts.first > counts.second) return cudaErrorStreamCaptureUnjoined;
+  if (g != nullptr)
+    *g = reinterpret_cast<cudaGraph_t>(new graph_model{std::move(c->ops), std::move(c->records)});
+  return cudaSuccess;
 }
-cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t*, cudaGraph_t, unsigned long long) {
-  return cudaErrorNotSupported;
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* e, cudaGraph_t g, unsigned long long) {
+  if (g == nullptr) return cudaErrorInvalidValue;
+  auto* x = new exec_model;
+  x->graph = std::make_shared<const graph_model>(*reinterpret_cast<graph_model*>(g));
+  *e = reinterpret_cast<cudaGraphExec_t>(x);
+  return cudaSuccess;
 }
-cudaError_t cudaGraphLaunch(cudaGraphExec_t, cudaStream_t) { return cudaErrorNotSupported; }
-cudaError_t cudaGraphExecDestroy(cudaGraphExec_t) { return cudaSuccess; }
-cudaError_t cudaGraphDestroy(cudaGraph_t) { return cudaSuccess; }
-cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned int) {
-  return cudaEventRecord(e, s);
+cudaError_t cudaGraphLaunch(cudaGraphExec_t e, cudaStream_t h) {
+  if (e == nullptr) return cudaErrorInvalidValue;
+  if (captures(h)) return cudaErrorStreamCaptureUnsupported;  // no child graphs here
+  auto* x = reinterpret_cast<exec_model*>(e);
+  auto done = std::make_shared<capture>();
+  std::shared_ptr<capture> before;
+  // Each record node's event is this launch's from the launch on: a wait or a
+  // query after cudaGraphLaunch sees the record as pending until the launch
+  // reaches the node (as on an H200: a later stream waited on the launch's end).
+  std::vector<std::shared_ptr<capture>> records;
+  {
+    std::lock_guard<std::mutex> lock(mu());
+    before = std::exchange(x->last, done);
+    for (const auto& [at, ev] : x->graph->records) {
+      records.push_back(std::make_shared<capture>());
+      ev->captured = nullptr;
+      ev->last = records.back();
+    }
+  }
+  enqueue(
+      h,
+      [graph = x->graph, before, records] {
+        if (before) wait_until([&] { return before->t_ns.load() >= 0; });
+        std::size_t next_record = 0;
+        for (std::size_t k = 0; k < graph->ops.size(); ++k) {
+          const op& o = graph->ops[k];
+          if (o.run) o.run();
+          std::lock_guard<std::mutex> lock(mu());
+          if (o.finish) o.finish();
+          while (next_record < records.size() && graph->records[next_record].first == k)
+            records[next_record++]->t_ns.store(now_ns());
+          changed().notify_all();
+        }
+      },
+      nullptr, [done] { done->t_ns.store(now_ns()); });
+  return cudaSuccess;
+}
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t e) {
+  delete reinterpret_cast<exec_model*>(e);  // launches in flight keep what they run
+  return cudaSuccess;
+}
+cudaError_t cudaGraphDestroy(cudaGraph_t g) {
+  delete reinterpret_cast<graph_model*>(g);
+  return cudaSuccess;
+}
+cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t h, unsigned int flags) {
+  if ((flags & cudaEventRecordExternal) == 0 || !captures(h)) return cudaEventRecord(e, h);
+  auto s = stream_of(h);
+  std::lock_guard<std::mutex> lock(mu());
+  if (!s->capturing) return cudaErrorIllegalState;  // its capture ended meanwhile
+  auto& c = *s->capturing;
+  ++c.members[s.get()].first;
+  c.records.emplace_back(c.ops.size(), reinterpret_cast<event_model*>(e));
+  c.ops.push_back(op{});  // the node: a launch records the event when it reaches it
+  return cudaSuccess;
 }
 cudaError_t cudaEventQuery(cudaEvent_t e) {
   std::lock_guard<std::mutex> lock(mu());
+  if (auto& in = reinterpret_cast<event_model*>(e)->captured)
+    return in->ended ? cudaErrorInvalidValue : invalidate(*in, cudaErrorCapturedEvent);
   const auto& c = reinterpret_cast<event_model*>(e)->last;
   return !c || c->t_ns.load() >= 0 ? cudaSuccess : cudaErrorNotReady;
 }
@@ -609,6 +781,8 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   std::shared_ptr<capture> c;
   {
     std::lock_guard<std::mutex> lock(mu());
+    if (auto& in = reinterpret_cast<event_model*>(e)->captured)
+      return in->ended ? cudaErrorInvalidValue : invalidate(*in, cudaErrorCapturedEvent);
     c = reinterpret_cast<event_model*>(e)->last;
   }
   if (c) wait_until([&] { return c->t_ns.load() >= 0; });
@@ -783,7 +957,8 @@ cudaError_t sim::copy(void* dst, const void* src, std::size_t bytes, std::functi
     return ::copy(dst, src, bytes, h, cbid, sim_cupti::activity::copy_peer, std::move(move));
   if (pool_memory_out_of_reach(dst) || pool_memory_out_of_reach(src))
     return failed(cudaErrorInvalidValue);
-  if (host_memory(dst) && host_memory(src)) return copy_on_caller(dst, src, bytes, h, cbid, move);
+  if (host_memory(dst) && host_memory(src) && !captures(h))
+    return copy_on_caller(dst, src, bytes, h, cbid, move);
   return ::copy(dst, src, bytes, h, cbid, sim_cupti::activity::copy, std::move(move));
 }
 
