@@ -37,6 +37,7 @@ struct exec_plan {
   std::vector<char> starts;          // per lane: it holds a root (waits for the launch stream)
   std::vector<char> signals;         // per vertex: a dependant on another lane waits for it
   std::vector<int> devices;          // the graph's device and its streams', once each
+  bool has_flags = false;            // a vertex uses a flag (checked at every launch)
 };
 
 struct exec_state {
@@ -87,6 +88,7 @@ std::shared_ptr<const exec_plan> make_plan(std::shared_ptr<const graph_program> 
       if (plan->lane_of[d] != *lane) plan->signals[d] = 1;
     if (std::find(plan->devices.begin(), plan->devices.end(), x.device) == plan->devices.end())
       plan->devices.push_back(x.device);
+    plan->has_flags = plan->has_flags || (x.work && static_cast<const gpu_work&>(*x.work).flag);
   }
   plan->program = std::move(p);
   return plan;
@@ -100,16 +102,14 @@ const exec_plan& checked_plan(const exec_state* e, const char* api_name) {
 //! The exec's end event on `device` (made on first use).
 sluice::event& native_end(exec_state& e, int device) {
   auto end = e.ends.find(device);
-  if (end == e.ends.end()) end = e.ends.emplace(device, sluice::event(sluice::device(device))).first;
+  if (end == e.ends.end())
+    end = e.ends.emplace(device, sluice::event(sluice::device(device))).first;
   return end->second;
 }
 
 void check_alive(exec_state& e, const graph_program& p, const char* api_name) {
   const std::uint64_t a = allocations().generation(), r = registrations().generation();
-  bool has_flags = false;
-  for (const vertex& v : p.vertices)
-    has_flags = has_flags || (v.work && static_cast<const gpu_work&>(*v.work).flag);
-  if (a == e.checked_allocations && r == e.checked_registrations && !has_flags) return;
+  if (a == e.checked_allocations && r == e.checked_registrations && !e.plan->has_flags) return;
   check_program_alive(p, api_name);
   e.checked_allocations = a;
   e.checked_registrations = r;
@@ -166,9 +166,9 @@ graph_exec graph::instantiate() const {
   for (std::size_t v = 0; v < plan.signals.size(); ++v)
     if (plan.signals[v] != 0)
       e->points[v].emplace(sluice::device(plan.lane_device[plan.lane_of[v]]));
-  e->native = detail::build_native(*plan.program, plan.lane_of, plan.signals, e->lanes, e->points,
-                                   detail::native_end(*e, plan.program->device),
-                                   &e->why_not_native);
+  e->native =
+      detail::build_native(*plan.program, plan.lane_of, plan.signals, e->lanes, e->points,
+                           detail::native_end(*e, plan.program->device), &e->why_not_native);
   return detail::graph_access::make_exec(std::move(e));
 }
 
