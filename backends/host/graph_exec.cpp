@@ -87,9 +87,8 @@ struct record_latch {
 };
 
 struct latch_op final : op {
-  explicit latch_op(std::shared_ptr<record_latch> l) : latch(std::move(l)) {}
   // The record vertex shows in traces where it opens this (run_record).
-  bool traced() const noexcept override { return false; }
+  explicit latch_op(std::shared_ptr<record_latch> l) : latch(std::move(l)) { quiet = true; }
   // A compare-and-swap: it parks its marker stream on the launching thread.
   bool runs_inline() const noexcept override { return true; }
   step run(stream_state&) override {
@@ -137,7 +136,16 @@ struct vertex_op final : op {
   bool runs_inline() const noexcept override { return inner.runs_inline(); }
   step run(stream_state& s) override {
     const step r = launch->skip_actions ? step::done : inner.run(s);
-    if (r == step::done) finished(launch, index, &s);
+    if (r == step::done) {
+      // Its record goes before the launch can complete (finished): a trace
+      // ended after the launch's stream synchronized has it.
+      if (trace != nullptr) [[unlikely]] {
+        trace->end_ns = trace::now_ns();
+        trace::submit(std::move(*trace));
+        trace.reset();
+      }
+      finished(launch, index, &s);
+    }
     return r;
   }
   op& inner;
@@ -197,6 +205,8 @@ struct vertex_task final : host_task {
   vertex_task(host_task& t, std::shared_ptr<launch_state> l, std::size_t v)
       : inner(t), launch(std::move(l)), index(v) {}
   void run() override {
+    if (traced != nullptr) [[unlikely]]
+      traced->start_ns = trace::now_ns();
     // Waiting for the launch from inside it would deadlock: HOST-3's checks
     // see the launch's stream as this function's own.
     const auto own = exchange_host_function_stream(launch->stream, launch->seq);
@@ -204,11 +214,17 @@ struct vertex_task final : host_task {
     (void)exchange_host_function_stream(own.first, own.second);
     if (failure && !mutation::is(mutation::kind::lose_host_function_exceptions))
       launch->stream->failures.add(errc::host_function_failed, std::move(*failure));
+    if (traced != nullptr) [[unlikely]] {  // before the launch can complete (vertex_op's)
+      traced->end_ns = trace::now_ns();
+      trace::submit(std::move(*traced));
+      traced.reset();
+    }
     finished(launch, index, nullptr);
   }
   host_task& inner;
   std::shared_ptr<launch_state> launch;
   std::size_t index;
+  std::unique_ptr<trace::record> traced;  // while tracing: its record, the launch's
 };
 
 // The first ready vertex goes on `lane` (the one whose vertex just finished,
@@ -233,19 +249,35 @@ void dispatch(const std::shared_ptr<launch_state>& l, std::vector<std::size_t> r
     std::optional<trace::graph_scope> traced;
     if (l->trace_launch != 0) [[unlikely]]
       traced.emplace(l->trace_launch, static_cast<std::uint32_t>(v + 1), x.stream);
-    op* o = nullptr;
-    if (work.task)
-      o = make_host_function_op(std::make_unique<vertex_task>(*work.task, l, v));
-    else
-      o = new vertex_op(*work.action, l, v);
-    if (lane != nullptr && lane->dev->id == x.device) {
-      enqueue(*lane, o);  // behind the vertex it runs now
+    stream_state* on = nullptr;
+    const bool fresh = lane == nullptr || lane->dev->id != x.device;
+    if (fresh) {
+      on = engine().new_stream(engine().dev(x.device), l->stream->native_priority);
+    } else {
+      on = lane;  // behind the vertex it runs now
       lane = nullptr;
-      continue;
     }
-    stream_state* fresh = engine().new_stream(engine().dev(x.device), l->stream->native_priority);
-    enqueue(*fresh, o);
-    fresh->release();  // the lane's queue keeps it until its op completes
+    op* o = nullptr;
+    if (work.task) {
+      auto task = std::make_unique<vertex_task>(*work.task, l, v);
+      if (l->trace_launch != 0) [[unlikely]] {
+        // Timed where it runs, on a host-function thread (its op is not).
+        task->traced = std::make_unique<trace::record>();
+        trace::record& r = *task->traced;
+        r.kind = "host_func";
+        r.device = x.device;
+        r.stream = on->trace_id;
+        trace::fill_graph(r);
+        r.host_thread = trace::thread_id();
+        r.enqueue_ns = trace::now_ns();
+      }
+      o = make_host_function_op(std::move(task));
+      o->quiet = l->trace_launch != 0;
+    } else {
+      o = new vertex_op(*work.action, l, v);
+    }
+    enqueue(*on, o);
+    if (fresh) on->release();  // the lane's queue keeps it until its op completes
   }
 }
 

@@ -75,8 +75,9 @@ struct op {
   //! Whether the thread that resumes the stream may run it there (flag ops:
   //! a store or a check, never user code; see resume_inline).
   virtual bool runs_inline() const noexcept { return false; }
-  //! Whether traces show it (not a graph launch's internal markers).
-  virtual bool traced() const noexcept { return true; }
+  //! Not recorded at enqueue while tracing: a graph launch's internal markers,
+  //! and the operations a launch runs, whose records the launch makes itself.
+  bool quiet = false;
   //! The memory it reads or writes (a graph's launch checks that the sluice
   //! allocations among them are still alive).
   using memory_ranges = std::vector<std::pair<const void*, std::size_t>>;

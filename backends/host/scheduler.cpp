@@ -248,7 +248,7 @@ seq_t enqueue(stream_state& s, op* o) {
   }
   seq_t seq = 0;
   bool activate = false;
-  if (trace::enabled() && o->traced()) [[unlikely]] {
+  if (trace::enabled() && !o->quiet) [[unlikely]] {
     try {
       auto r = std::make_unique<trace::record>();
       o->describe(*r);
