@@ -47,15 +47,7 @@ struct replay_site {
 
 using replay_call = std::function<void(const replay_site&)>;
 
-//! Memory that sluice allocated or registered, used by a vertex: each launch
-//! checks that the range still belongs to `owner` (a buffer destroyed before
-//! the graph_exec is errc::invalid_handle, never a use after free).
-struct used_memory {
-  const void* ptr = nullptr;
-  std::size_t bytes = 0;
-  const void* owner = nullptr;
-  bool registered = false;  // a registered_host_memory range, not an allocation
-};
+// used_memory: graph/recording.hpp.
 
 //! A flag that vertices write or wait on; `target` is null once destroyed.
 struct flag_link {
@@ -86,6 +78,11 @@ struct recorded_call {
   flag_state* flag = nullptr;
   replay_call call;
 };
+
+//! A copy vertex whose two ends are pinned host memory (sluice's or
+//! registered): sluice's host thread makes it, as a host task behind a gate
+//! (memory.cpp's copy_on_host), not the vendor.
+bool copies_on_host_thread(const vertex& v) noexcept;
 
 //! When s captures: records c as a vertex and returns true. False when s does
 //! not capture (or its capture ended meanwhile): the caller enqueues as usual.

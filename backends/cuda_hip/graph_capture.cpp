@@ -63,6 +63,13 @@ links<flag_link, flag_state>& flag_links() {
 
 }  // namespace
 
+// A vertex's signature names each memory end it touches, in order: "d<device> "
+// for a device's memory, "p " for pinned host memory (sluice's or registered),
+// "n " for other memory.
+bool copies_on_host_thread(const vertex& v) noexcept {
+  return v.kind == vertex_kind::copy && v.signature == "p p ";
+}
+
 bool record_if_capturing(stream_state& s, recorded_call&& c) {
   const auto r = capture_of(key_of(s));
   if (r == nullptr) return false;
@@ -135,12 +142,7 @@ void check_program_alive(const graph_program& p, const char* api_name) {
   for (const vertex& v : p.vertices) {
     if (!v.work) continue;
     const auto& w = static_cast<const gpu_work&>(*v.work);
-    for (const used_memory& m : w.memory) {
-      const range_map& map = m.registered ? registrations() : allocations();
-      if (map.find(m.ptr, m.bytes).owner != m.owner)
-        fail(errc::invalid_handle, api_name, "a buffer that the graph's ", to_string(v.kind),
-             " uses was destroyed (buffers must outlive the graph_exec); nothing was enqueued");
-    }
+    check_memory_owned(w.memory, v.kind, api_name);
     if (w.flag) {
       std::lock_guard<std::mutex> lock(w.flag->m);
       if (w.flag->target == nullptr)

@@ -99,8 +99,8 @@ const exec_plan& checked_plan(const exec_state* e, const char* api_name) {
   return *e->plan;
 }
 
-//! The exec's end event on `device` (made on first use).
-sluice::event& native_end(exec_state& e, int device) {
+//! The exec's end event on `device`, which a launch records last (made on first use).
+sluice::event& end_event(exec_state& e, int device) {
   auto end = e.ends.find(device);
   if (end == e.ends.end())
     end = e.ends.emplace(device, sluice::event(sluice::device(device))).first;
@@ -166,9 +166,8 @@ graph_exec graph::instantiate() const {
   for (std::size_t v = 0; v < plan.signals.size(); ++v)
     if (plan.signals[v] != 0)
       e->points[v].emplace(sluice::device(plan.lane_device[plan.lane_of[v]]));
-  e->native =
-      detail::build_native(*plan.program, plan.lane_of, plan.signals, e->lanes, e->points,
-                           detail::native_end(*e, plan.program->device), &e->why_not_native);
+  e->native = detail::build_native(*plan.program, plan.lane_of, plan.signals, e->lanes, e->points,
+                                   detail::end_event(*e, plan.program->device), &e->why_not_native);
   return detail::graph_access::make_exec(std::move(e));
 }
 
@@ -205,7 +204,7 @@ void graph_exec::launch(stream_ref s) const {
     e.native.reset();  // an event it records is gone: from now on the replay's
     e.why_not_native = "an event that it records was destroyed";
   }
-  sluice::event& end = detail::native_end(e, st.device);
+  sluice::event& end = detail::end_event(e, st.device);
   // One launch after another, whatever the streams (GRAPH-3).
   if (e.last_device >= 0) s.wait(e.ends.at(e.last_device));
   for (std::size_t l = 0; l < e.lanes.size(); ++l)
@@ -259,7 +258,7 @@ update_status graph_exec::update(const graph& g) {
   // The vendor graph holds the old calls' arguments: made again (a launch of
   // the old one still in flight completes; the vendor frees it after).
   e.native = detail::build_native(*next, fresh->lane_of, fresh->signals, e.lanes, e.points,
-                                  detail::native_end(e, next->device), &e.why_not_native);
+                                  detail::end_event(e, next->device), &e.why_not_native);
   e.plan = std::move(fresh);
   e.checked_allocations = e.checked_registrations = 0;
   return status;

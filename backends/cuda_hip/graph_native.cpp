@@ -16,9 +16,8 @@ const char* not_capturable(const graph_program& p) {
     if (v.device != p.device) return "its operations are on several devices";
     switch (v.kind) {
       case vertex_kind::copy:
-        // Pinned memory at both ends (sluice's or registered): a host task
-        // (memory.cpp's copy_on_host), with a gate ticket of the moment.
-        if (v.signature == "p p ")
+        // A host task behind a gate whose ticket is that of the moment.
+        if (copies_on_host_thread(v))
           return "it has a copy between host memory (sluice's host thread makes it)";
         break;
       case vertex_kind::fill:

@@ -25,17 +25,7 @@ struct event_link {
   bool timing = false;
 };
 
-//! What a vertex runs on each launch.
-//! A sluice allocation that a vertex uses: a launch checks that the range
-//! still belongs to it (a buffer destroyed before the graph_exec is
-//! errc::invalid_handle, never a use after free).
-struct used_memory {
-  const void* ptr = nullptr;
-  std::size_t bytes = 0;
-  const void* owner = nullptr;
-  bool registered = false;  // a registered_host_memory range, not an allocation
-};
-
+//! What a vertex runs on each launch (used_memory: graph/recording.hpp).
 struct host_work final : vertex_work {
   std::vector<used_memory> memory;
   std::unique_ptr<op> action;         //!< copies, fills, flag operations: run again and again

@@ -142,12 +142,7 @@ void forget_event(event_state* e) noexcept {
 void check_memory_alive(const graph_program& p, const char* api) {
   for (const vertex& v : p.vertices) {
     if (!v.work) continue;
-    for (const used_memory& m : static_cast<const host_work&>(*v.work).memory) {
-      const range_map& map = m.registered ? registrations() : allocations();
-      if (map.find(m.ptr, m.bytes).owner != m.owner)
-        fail(errc::invalid_handle, api, "a buffer that the graph's ", to_string(v.kind),
-             " uses was destroyed (buffers must outlive the graph_exec); nothing was enqueued");
-    }
+    check_memory_owned(static_cast<const host_work&>(*v.work).memory, v.kind, api);
   }
 }
 

@@ -128,6 +128,33 @@ void finished(std::shared_ptr<launch_state> l, std::size_t v, stream_state* lane
   }
 }
 
+//! While tracing: the record of launch l's vertex v, of `kind`, run on the
+//! internal stream `lane`, drawn on the track of the stream it was captured
+//! from; enqueued now.
+trace::record vertex_record(const launch_state& l, std::size_t v, const char* kind,
+                            std::uint64_t lane) {
+  const vertex& x = l.plan->program->vertices[v];
+  trace::record r;
+  r.kind = kind;
+  r.device = x.device;
+  r.stream = lane;
+  r.launch = l.trace_launch;
+  r.vertex = static_cast<std::uint32_t>(v + 1);
+  r.graph_stream = x.stream;
+  r.host_thread = trace::thread_id();
+  r.enqueue_ns = trace::now_ns();
+  return r;
+}
+
+//! A vertex's record, ended now, goes before the vertex lets its launch
+//! complete (finished): a trace ended once the launch's stream synchronized
+//! has it.
+void submit_ended(std::unique_ptr<trace::record>& r) noexcept {
+  r->end_ns = trace::now_ns();
+  trace::submit(std::move(*r));
+  r.reset();
+}
+
 //! A recorded op run by a launch: the op stays the graph's.
 struct vertex_op final : op {
   vertex_op(op& o, std::shared_ptr<launch_state> l, std::size_t v)
@@ -137,13 +164,8 @@ struct vertex_op final : op {
   step run(stream_state& s) override {
     const step r = launch->skip_actions ? step::done : inner.run(s);
     if (r == step::done) {
-      // Its record goes before the launch can complete (finished): a trace
-      // ended after the launch's stream synchronized has it.
-      if (trace != nullptr) [[unlikely]] {
-        trace->end_ns = trace::now_ns();
-        trace::submit(std::move(*trace));
-        trace.reset();
-      }
+      if (trace != nullptr) [[unlikely]]
+        submit_ended(trace);
       finished(launch, index, &s);
     }
     return r;
@@ -169,16 +191,8 @@ struct record_done final : listener {
 //! A launch's record vertex in traces: an instant on the track of the stream
 //! it was captured from, when the event completes there.
 void trace_record_vertex(const launch_state& l, std::size_t v, const stream_state& marker) {
-  const vertex& x = l.plan->program->vertices[v];
-  trace::record r;
-  r.kind = "record";
-  r.device = x.device;
-  r.stream = marker.trace_id;
-  r.launch = l.trace_launch;
-  r.vertex = static_cast<std::uint32_t>(v + 1);
-  r.graph_stream = x.stream;
-  r.host_thread = trace::thread_id();
-  r.enqueue_ns = r.start_ns = r.end_ns = trace::now_ns();
+  trace::record r = vertex_record(l, v, "record", marker.trace_id);
+  r.start_ns = r.end_ns = r.enqueue_ns;
   trace::submit(std::move(r));
 }
 
@@ -214,11 +228,8 @@ struct vertex_task final : host_task {
     (void)exchange_host_function_stream(own.first, own.second);
     if (failure && !mutation::is(mutation::kind::lose_host_function_exceptions))
       launch->stream->failures.add(errc::host_function_failed, std::move(*failure));
-    if (traced != nullptr) [[unlikely]] {  // before the launch can complete (vertex_op's)
-      traced->end_ns = trace::now_ns();
-      trace::submit(std::move(*traced));
-      traced.reset();
-    }
+    if (traced != nullptr) [[unlikely]]
+      submit_ended(traced);
     finished(launch, index, nullptr);
   }
   host_task& inner;
@@ -260,17 +271,9 @@ void dispatch(const std::shared_ptr<launch_state>& l, std::vector<std::size_t> r
     op* o = nullptr;
     if (work.task) {
       auto task = std::make_unique<vertex_task>(*work.task, l, v);
-      if (l->trace_launch != 0) [[unlikely]] {
-        // Timed where it runs, on a host-function thread (its op is not).
-        task->traced = std::make_unique<trace::record>();
-        trace::record& r = *task->traced;
-        r.kind = "host_func";
-        r.device = x.device;
-        r.stream = on->trace_id;
-        trace::fill_graph(r);
-        r.host_thread = trace::thread_id();
-        r.enqueue_ns = trace::now_ns();
-      }
+      if (l->trace_launch != 0) [[unlikely]]  // timed where it runs (its op is not)
+        task->traced =
+            std::make_unique<trace::record>(vertex_record(*l, v, "host_func", on->trace_id));
       o = make_host_function_op(std::move(task));
       o->quiet = l->trace_launch != 0;
     } else {

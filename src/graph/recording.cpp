@@ -2,6 +2,8 @@
 #include "graph/recording.hpp"
 
 #include "checks.hpp"
+#include "range_map.hpp"
+#include "strided.hpp"
 
 #include <algorithm>
 #include <mutex>
@@ -79,6 +81,15 @@ void reject_in_capture(const char* api, const char* why) {
 
 void reject_outside_event_wait(const char* api) {
   reject_in_capture(api, "a capturing stream cannot wait on an event recorded outside its capture");
+}
+
+void check_memory_owned(const std::vector<used_memory>& memory, vertex_kind kind, const char* api) {
+  for (const used_memory& m : memory) {
+    const range_map& map = m.registered ? registrations() : allocations();
+    if (map.find(m.ptr, m.bytes).owner != m.owner)
+      fail(errc::invalid_handle, api, "a buffer that the graph's ", to_string(kind),
+           " uses was destroyed (buffers must outlive the graph_exec); nothing was enqueued");
+  }
 }
 
 void refuse_if_recorded_in_capture(const void* event, const char* api) {

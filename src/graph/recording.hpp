@@ -92,6 +92,19 @@ void record_event_wait(stream_key s, int s_device, const capture_point& p, const
 //! Throws errc::capture_violation naming `api` and `why`.
 [[noreturn]] void reject_in_capture(const char* api, const char* why);
 
+//! Memory that sluice allocated or registered, used by a vertex: each launch
+//! checks that the range still belongs to `owner` (a buffer destroyed before
+//! the graph_exec is errc::invalid_handle, never a use after free).
+struct used_memory {
+  const void* ptr = nullptr;
+  std::size_t bytes = 0;
+  const void* owner = nullptr;
+  bool registered = false;  // a registered_host_memory range, not an allocation
+};
+//! errc::invalid_handle, naming `api` and the vertex's kind, when a range of
+//! `memory` no longer belongs to its owner.
+void check_memory_owned(const std::vector<used_memory>& memory, vertex_kind kind, const char* api);
+
 // The checks and hooks every backend makes the same way (its streams and
 // events as keys and addresses).
 //! errc::capture_violation when the event was last recorded in an open capture.
