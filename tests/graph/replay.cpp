@@ -371,6 +371,24 @@ TEST(Graph, GRAPH_9__update_of_device_copies_takes_new_arguments_at_every_later_
   }
 }
 
+//! launch() and update(g) of exec each throw errc::invalid_handle, with
+//! nothing enqueued on s: the graph uses `gone`.
+void expect_launch_and_update_refused(sluice::graph_exec& exec, const sluice::graph& g,
+                                      sluice::stream_ref s, const char* gone) {
+  for (int call = 0; call < 2; ++call) {
+    try {
+      if (call == 0)
+        exec.launch(s);
+      else
+        (void)exec.update(g);
+      ADD_FAILURE() << (call == 0 ? "launch()" : "update()") << " used " << gone;
+    } catch (const sluice::error& e) {
+      EXPECT_EQ(e.code(), errc::invalid_handle) << e.what();
+    }
+  }
+  EXPECT_TRUE(s.ready()) << "something was enqueued";
+}
+
 TEST(Graph, GRAPH_9__a_destroyed_buffer_makes_launch_and_update_throw_invalid_handle) {
   const sluice::device dev{0};
   sluice::stream s{dev};
@@ -385,18 +403,7 @@ TEST(Graph, GRAPH_9__a_destroyed_buffer_makes_launch_and_update_throw_invalid_ha
   d.reset();  // the launch already enqueued completes first
   s.synchronize();
   EXPECT_EQ(count_not(p.data(), 64, 1), 0U);
-  for (int call = 0; call < 2; ++call) {
-    try {
-      if (call == 0)
-        exec.launch(s);
-      else
-        (void)exec.update(g);
-      ADD_FAILURE() << (call == 0 ? "launch()" : "update()") << " used a destroyed buffer";
-    } catch (const sluice::error& e) {
-      EXPECT_EQ(e.code(), errc::invalid_handle) << e.what();
-    }
-  }
-  EXPECT_TRUE(s.ready()) << "something was enqueued";
+  expect_launch_and_update_refused(exec, g, s, "a destroyed buffer");
 }
 
 // The same for registered host memory: unregistered before a launch, the
@@ -416,18 +423,7 @@ TEST(Graph, GRAPH_9__an_unregistered_range_makes_launch_and_update_throw_invalid
   s.synchronize();
   EXPECT_EQ(count_not(user.data(), user.size(), 5), 0U);
   reg.reset();
-  for (int call = 0; call < 2; ++call) {
-    try {
-      if (call == 0)
-        exec.launch(s);
-      else
-        (void)exec.update(g);
-      ADD_FAILURE() << (call == 0 ? "launch()" : "update()") << " used an unregistered range";
-    } catch (const sluice::error& e) {
-      EXPECT_EQ(e.code(), errc::invalid_handle) << e.what();
-    }
-  }
-  EXPECT_TRUE(s.ready()) << "something was enqueued";
+  expect_launch_and_update_refused(exec, g, s, "an unregistered range");
 }
 
 TEST(Graph, GRAPH_10__a_peer_copy_moves_the_right_bytes_by_its_path_on_every_launch) {
