@@ -2,6 +2,8 @@
 // programs with raw CUDA calls; elsewhere none.
 #include "graph_vendor.hpp"
 
+#include "graph_kernels.hpp"
+
 #include <sluice/native.hpp>
 
 #include <stdexcept>
@@ -32,8 +34,14 @@ class cuda_graph final : public vendor_graph {
       for (std::size_t k = 1; k < streams.size(); ++k)
         check(cudaStreamWaitEvent(streams[k], events_[0], 0), "fork wait");
     }
+    if (p.kernels && tiny_kernels(origin_, p.a, p.b, p.slots, p.slot_bytes) != 0) {
+      cudaGraph_t spoiled = nullptr;
+      (void)cudaStreamEndCapture(origin_, &spoiled);
+      if (spoiled != nullptr) (void)cudaGraphDestroy(spoiled);
+      throw std::runtime_error("raw CUDA graph: a tiny kernel's launch failed");
+    }
     const std::size_t per_stream = p.slots / streams.size();
-    for (std::size_t i = 0; i < p.slots; ++i) {
+    for (std::size_t i = 0; i < p.slots && !p.kernels; ++i) {
       cudaStream_t x = streams[p.diamond ? i / per_stream : 0];
       unsigned char* slot = p.a + i * p.slot_bytes;
       check(cudaMemsetAsync(slot, static_cast<int>(i + 1), p.slot_bytes, x), "fill");

@@ -20,6 +20,7 @@ struct vendor_graph {
 //! The buffers and streams the programs use: origin s, `others` the branches' streams.
 struct vendor_program {
   bool diamond = false;
+  bool kernels = false;  // the tiny kernels (graph_kernels.hpp) instead of fills and copies
   const sluice::stream_ref* s = nullptr;       // the origin
   const sluice::stream_ref* others = nullptr;  // branches - 1 of them
   std::size_t branches = 1;

@@ -235,6 +235,32 @@ struct cuda_api : cuda_tuning, cuda_copies {
   static status event_record_external(event_t e, stream_t s) noexcept {
     return {cudaEventRecordWithFlags(e, s, cudaEventRecordExternal), "cudaEventRecordWithFlags"};
   }
+  // Work given to a capturing stream's native handle (kernels): captured by
+  // the vendor between sluice's operations (graph_capture.cpp), each run of
+  // it a graph of its own, launched by a replay or added whole as a child
+  // node to the vendor graph of an exec.
+  static constexpr bool captures_native_work = true;
+  static status graph_node_count(graph_t g, std::size_t* n) noexcept {
+    return {cudaGraphGetNodes(g, nullptr, n), "cudaGraphGetNodes"};
+  }
+  //! Appends g, whole, to the capture on s: after what s's next captured
+  //! operation would wait for, and before it.
+  static status capture_add_graph(stream_t s, graph_t g) noexcept {
+    cudaStreamCaptureStatus state = cudaStreamCaptureStatusNone;
+    cudaGraph_t into = nullptr;
+    const cudaGraphNode_t* deps = nullptr;
+    std::size_t count = 0;
+    cudaError_t e = cudaStreamGetCaptureInfo(s, &state, nullptr, &into, &deps, nullptr, &count);
+    if (e != cudaSuccess) return {e, "cudaStreamGetCaptureInfo"};
+    if (state != cudaStreamCaptureStatusActive)
+      return {cudaErrorIllegalState, "cudaStreamGetCaptureInfo"};
+    cudaGraphNode_t node = nullptr;
+    e = cudaGraphAddChildGraphNode(&node, into, deps, count, g);
+    if (e != cudaSuccess) return {e, "cudaGraphAddChildGraphNode"};
+    return {
+        cudaStreamUpdateCaptureDependencies(s, &node, nullptr, 1, cudaStreamSetCaptureDependencies),
+        "cudaStreamUpdateCaptureDependencies"};
+  }
 
   // --- memory -------------------------------------------------------------
   using pool_t = cudaMemPool_t;

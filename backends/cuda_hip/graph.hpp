@@ -6,8 +6,11 @@
 // per device), each lane after the launch stream's earlier work, an edge
 // between two lanes as an event, and the launch stream waits for every lane.
 // docs/vendor-differences.md says why (what the vendors' captures lack).
-// Defined in graph_capture.cpp (recording, the hooks) and graph_exec.cpp
-// (instantiate, launch, update).
+// Where the vendor captures native work (CUDA), work given to a capturing
+// stream's native handle is captured by the vendor between two of sluice's
+// operations and recorded as a native vertex. Defined in graph_capture.cpp
+// (recording, native work, the hooks), graph_exec.cpp (instantiate, launch,
+// update) and graph_native.cpp (an exec as one vendor graph).
 #pragma once
 
 #include "event_state.hpp"
@@ -119,6 +122,15 @@ bool record_event_if_capturing(stream_state& s, event_state& e);
 //! ~event's and ~flag's hooks: launches no longer use them.
 void forget_event(event_state* e) noexcept;
 void forget_flag(flag_state* f) noexcept;
+
+//! native_handle(s) while s captures: on a backend whose vendor captures
+//! native work (api::captures_native_work) the work given to the handle is
+//! captured, each run of it between two of sluice's operations a native
+//! vertex; elsewhere end() refuses the capture.
+void open_native_capture(stream_state& s);
+
+//! ~stream: a vendor capture of s's native work ends, recording nothing.
+void end_native_capture(stream_state& s) noexcept;
 
 //! errc::capture_violation when s captures (ready(), synchronize(), pageable memory...).
 void refuse_if_capturing(const stream_state& s, const char* api_name, const char* why);

@@ -2,6 +2,7 @@
 // which streams, events and operations record a call instead of enqueuing
 // while a capture is open (graph.hpp). The model (who captures, frontiers,
 // joins, end()'s checks) is the shared one of src/graph/recording.hpp.
+#include "enqueue_scope.hpp"
 #include "graph.hpp"
 #include "memory_state.hpp"
 #include "range_map.hpp"
@@ -11,6 +12,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace sluice {
 
@@ -61,7 +63,169 @@ links<flag_link, flag_state>& flag_links() {
   return *l;
 }
 
+// Native work on capturing streams (api::captures_native_work). A member
+// stream whose native handle was ever taken is, between two of sluice's
+// operations on it, in a vendor capture of its own: the kernels the user
+// gives its handle are captured there. Each of sluice's operations on it
+// first ends that capture (a cut): a non-empty one becomes a native vertex,
+// in stream order before the operation; the capture begins again after it.
+// One lock for all streams: captures are rare and short.
+struct native_segments {
+  std::mutex m;
+  std::unordered_set<const stream_state*> open;  // under m: in a vendor capture of native work
+  std::atomic<int> count{0};                     // open.size()
+};
+
+native_segments& segments() {
+  static auto* s = new native_segments();  // never destroyed: streams may die during exit
+  return *s;
+}
+
+//! A native vertex's work: the vendor's graph of it, and an exec of it that
+//! a replay launches (the vendor orders launches of one exec).
+struct native_run {
+  api::graph_t graph{};
+  api::graph_exec_t exec{};
+  native_run() = default;
+  native_run(const native_run&) = delete;
+  native_run& operator=(const native_run&) = delete;
+  ~native_run() {
+    if (exec != nullptr) (void)api::graph_exec_destroy(exec);
+    if (graph != nullptr) (void)api::graph_destroy(graph);
+  }
+};
+
+std::string failure_of(const api::status& st) {
+  return concat(st.api, ": ", api::error_name(st.code));
+}
+
+//! Under segments().m: s's vendor capture of native work begins (r: the
+//! capture s belongs to, told when the vendor refuses).
+void begin_segment(recording& r, stream_state& s) {
+  auto& g = segments();
+  if (g.open.count(&s) != 0) return;
+  const api::status begun = api::begin_capture(s.native);
+  if (!begun.ok()) {
+    api::clear_last_error();
+    note_native_failure(r, failure_of(begun));
+    return;
+  }
+  g.open.insert(&s);
+  g.count.fetch_add(1, std::memory_order_relaxed);
+}
+
+//! A native vertex of the captured run's graph: a replay launches it on its
+//! lane; an exec's vendor graph holds it as a child graph.
+replay_call native_call(std::shared_ptr<native_run> run) {
+  return [run = std::move(run)](const replay_site& at) {
+    constexpr const char* api_name = "sluice::graph_exec::launch";
+    stream_state& lane = *access::state(at.lane);
+    if (at.native_build) {
+      check(api::capture_add_graph(lane.native, run->graph), api_name, ": native work");
+      return;
+    }
+    enqueue_scope<device_current> scope(lane, "native");
+    check(api::graph_launch(run->exec, lane.native), api_name, ": native work");
+    scope.done();
+  };
+}
+
+//! Under segments().m: ends s's vendor capture of native work, if open; what
+//! it captured becomes a native vertex of r (none when r is null: the
+//! capture is discarded or s destroyed).
+void cut_segment(recording* r, stream_state& s) noexcept {
+  auto& g = segments();
+  if (g.open.erase(&s) == 0) return;
+  g.count.fetch_sub(1, std::memory_order_relaxed);
+  auto run = std::make_shared<native_run>();
+  const api::status ended = api::end_capture(s.native, &run->graph);
+  std::size_t nodes = 0;
+  api::status failed = ended;
+  if (ended.ok() && run->graph != nullptr) {
+    failed = api::graph_node_count(run->graph, &nodes);
+    if (failed.ok() && nodes > 0 && r != nullptr)
+      failed = api::graph_instantiate(&run->exec, run->graph);
+  }
+  if (!failed.ok()) {
+    api::clear_last_error();
+    if (r != nullptr) note_native_failure(*r, failure_of(failed));
+    return;
+  }
+  if (nodes == 0 || r == nullptr) return;
+  try {
+    vertex v;
+    v.kind = vertex_kind::native;
+    v.stream = s.trace.id;
+    auto work = std::make_shared<gpu_work>();
+    work->call = native_call(std::move(run));
+    v.work = std::move(work);
+    (void)record_vertex(*r, key_of(s), std::move(v));
+  } catch (const std::bad_alloc&) {
+    note_native_failure(*r, "no memory to record it");
+  }
+}
+
+//! Whether s's native work may need a cut: its handle was taken while any
+//! capture is open. One relaxed load otherwise.
+bool may_hold_native_work(const stream_state& s) noexcept {
+  return api::captures_native_work && s.native_escaped.load(std::memory_order_relaxed);
+}
+
+//! Runs `record` (one of sluice's operations on s, or a wait of s on
+//! `other`) after s's (and other's) native work so far is recorded, and
+//! opens their vendor captures of native work again after it while they
+//! capture.
+template <class F>
+auto around_native_work(stream_state& s, stream_state* other, F&& record) -> decltype(record()) {
+  const bool mine = may_hold_native_work(s),
+             theirs = other != nullptr && may_hold_native_work(*other);
+  if (!mine && !theirs) return record();
+  std::lock_guard<std::mutex> lock(segments().m);
+  const auto cut = [](stream_state& t) {
+    if (auto r = capture_of(key_of(t))) cut_segment(r.get(), t);
+  };
+  if (mine) cut(s);
+  if (theirs) cut(*other);
+  struct reopen {
+    stream_state* a;
+    stream_state* b;
+    ~reopen() {
+      for (stream_state* t : {a, b})
+        if (t != nullptr)
+          if (auto r = capture_of(key_of(*t))) begin_segment(*r, *t);
+    }
+  } after{mine ? &s : nullptr, theirs ? other : nullptr};
+  return record();
+}
+
+//! Under segments().m: the vendor captures of native work of r's streams
+//! end; into `into` (null: dropped).
+void end_native_captures(recording* into, const recording& r) noexcept {
+  if (segments().count.load(std::memory_order_relaxed) == 0) return;
+  try {
+    for (const stream_key k : members_of(r))
+      if (alive(k)) cut_segment(into, *static_cast<stream_state*>(const_cast<void*>(k.id)));
+  } catch (const std::bad_alloc&) {
+    // members_of's copy: nothing cut; ~stream ends each one's capture.
+  }
+}
+
 }  // namespace
+
+void open_native_capture(stream_state& s) {
+  if constexpr (!api::captures_native_work) {
+    mark_native_work(key_of(s));
+  } else {
+    std::lock_guard<std::mutex> lock(segments().m);
+    if (auto r = capture_of(key_of(s))) begin_segment(*r, s);
+  }
+}
+
+void end_native_capture(stream_state& s) noexcept {
+  if (segments().count.load(std::memory_order_relaxed) == 0) return;
+  std::lock_guard<std::mutex> lock(segments().m);
+  cut_segment(nullptr, s);
+}
 
 // A vertex's signature names each memory end it touches, in order: "d<device> "
 // for a device's memory, "p " for pinned host memory (sluice's or registered),
@@ -70,7 +234,9 @@ bool copies_on_host_thread(const vertex& v) noexcept {
   return v.kind == vertex_kind::copy && v.signature == "p p ";
 }
 
-bool record_if_capturing(stream_state& s, recorded_call&& c) {
+namespace {
+
+bool record_call(stream_state& s, recorded_call&& c) {
   const auto r = capture_of(key_of(s));
   if (r == nullptr) return false;
   vertex v;
@@ -99,7 +265,7 @@ bool record_if_capturing(stream_state& s, recorded_call&& c) {
   return record_vertex(*r, key_of(s), std::move(v)).has_value();
 }
 
-bool record_event_if_capturing(stream_state& s, event_state& e) {
+bool record_event(stream_state& s, event_state& e) {
   const auto r = capture_of(key_of(s));
   if (r == nullptr) return false;
   vertex v;
@@ -131,6 +297,16 @@ bool record_event_if_capturing(stream_state& s, event_state& e) {
   return true;
 }
 
+}  // namespace
+
+bool record_if_capturing(stream_state& s, recorded_call&& c) {
+  return around_native_work(s, nullptr, [&] { return record_call(s, std::move(c)); });
+}
+
+bool record_event_if_capturing(stream_state& s, event_state& e) {
+  return around_native_work(s, nullptr, [&] { return record_event(s, e); });
+}
+
 void forget_event(event_state* e) noexcept {
   clear_event_mark(e);
   event_links().forget(e);
@@ -157,12 +333,17 @@ void refuse_if_capturing(const stream_state& s, const char* api_name, const char
 }
 
 bool record_stream_wait_if_capturing(stream_state& s, stream_state& other, const char* api_name) {
-  return any_capture() && record_stream_wait(key_of(s), s.device, key_of(other), api_name);
+  if (!any_capture()) return false;
+  return around_native_work(
+      s, &other, [&] { return record_stream_wait(key_of(s), s.device, key_of(other), api_name); });
 }
 
 bool record_event_wait_if_capturing(stream_state& s, const event_state* e, bool recorded,
                                     const char* api_name) {
-  return record_event_wait_if_capturing(key_of(s), s.device, e, recorded, api_name);
+  if (!any_capture()) return false;
+  return around_native_work(s, nullptr, [&] {
+    return record_event_wait_if_capturing(key_of(s), s.device, e, recorded, api_name);
+  });
 }
 
 }  // namespace detail
@@ -174,10 +355,13 @@ capture::capture(stream_ref origin) {
   handle->rec = detail::begin_capture(detail::key_of(s), s.device, api_name);
   handle->origin = detail::key_of(s);
   state_ = std::move(handle);
+  if (detail::may_hold_native_work(s)) detail::open_native_capture(s);
 }
 
 capture::~capture() {
   if (!state_ || state_->ended.exchange(true)) return;
+  std::lock_guard<std::mutex> lock(detail::segments().m);
+  detail::end_native_captures(nullptr, *state_->rec);
   detail::discard_capture(*state_->rec);
 }
 
@@ -185,6 +369,8 @@ graph capture::end() {
   constexpr const char* api_name = "sluice::capture::end";
   if (state_->ended.exchange(true))
     detail::fail(errc::invalid_handle, api_name, "end() was already called on this capture");
+  std::lock_guard<std::mutex> lock(detail::segments().m);
+  detail::end_native_captures(state_->rec.get(), *state_->rec);
   return detail::graph_access::make_graph(detail::end_capture(*state_->rec, detail::alive));
 }
 

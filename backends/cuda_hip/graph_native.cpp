@@ -31,7 +31,9 @@ const char* not_capturable(const graph_program& p) {
       case vertex_kind::copy_peer_batch: return "it has a peer copy";
       case vertex_kind::write_value:
       case vertex_kind::wait_value: return "it has a flag operation";
-      case vertex_kind::native: return "it has native work";
+      case vertex_kind::native:  // a child graph of the vendor's
+        if (!api::captures_native_work) return "it has native work";
+        break;
     }
   }
   return nullptr;

@@ -233,6 +233,15 @@ struct hip_api : hip_tuning, hip_copies {
   static status event_record_external(event_t, stream_t) noexcept {
     return {hipErrorNotSupported, "(none)"};
   }
+  // Native work on a capturing stream is not captured: end() refuses the
+  // capture (a replay has nothing to run it from).
+  static constexpr bool captures_native_work = false;
+  static status graph_node_count(graph_t, std::size_t*) noexcept {
+    return {hipErrorNotSupported, "(none)"};
+  }
+  static status capture_add_graph(stream_t, graph_t) noexcept {
+    return {hipErrorNotSupported, "(none)"};
+  }
 
   // --- memory -------------------------------------------------------------
   using pool_t = hipMemPool_t;

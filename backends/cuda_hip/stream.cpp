@@ -83,6 +83,8 @@ stream::~stream() {
   // A borrowed stream's owner may well have work pending on it: not worth a warning.
   const bool busy = detail::diagnose::enabled() && !state_->borrowed &&
                     gpu::api::stream_query(state_->native).code == gpu::api::not_ready;
+  // A capture of its native work ends with it (the vendor stream goes back to the pool).
+  detail::end_native_capture(*state_);
   // Invalidate every stream_ref; pending host functions and stream-ordered
   // buffers keep the state (and the vendor stream) alive until they are done.
   state_->generation.fetch_add(1, std::memory_order_relaxed);
@@ -237,9 +239,6 @@ void detail::enqueue_wait_value(stream_state& s, flag_state& f, std::uint32_t v,
 
 native_stream_t native_handle(stream_ref s) {
   auto& st = checked(s, "sluice::native_handle");
-  // A replayed graph cannot hold native work: end() refuses the capture.
-  if (detail::any_capture()) [[unlikely]]
-    detail::mark_native_work(detail::key_of(st));
   // Work enqueued through the handle is invisible to sluice: from now on no
   // host function joins a batch that could run before such work.
   if (!st.native_escaped.load(std::memory_order_relaxed)) {
@@ -247,6 +246,10 @@ native_stream_t native_handle(stream_ref s) {
     st.native_escaped.store(true, std::memory_order_relaxed);
     detail::end_host_batch(st);
   }
+  // While st captures, the work given to the handle is captured too (or,
+  // where the vendor's capture is not used, end() refuses the capture).
+  if (detail::any_capture()) [[unlikely]]
+    detail::open_native_capture(st);
   if (detail::trace::enabled()) [[unlikely]]
     detail::trace_native_taken(st);
   return st.native;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <unordered_map>
 #include <utility>
@@ -22,7 +23,8 @@ struct recording {
     std::size_t last = 0;  // its last recorded vertex
   };
   bool open = true;
-  bool native_work = false;  // a member's native handle was taken (mark_native_work)
+  bool native_work = false;    // a member's native handle was taken (mark_native_work)
+  std::string native_failure;  // why the vendor could not capture native work (note_native_failure)
   std::thread::id creator = std::this_thread::get_id();
   graph_program program;
   std::vector<member> members;  // [0] is the origin
@@ -153,6 +155,22 @@ bool device_captures(int device) noexcept {
   return false;
 }
 
+std::vector<stream_key> members_of(const recording& r) {
+  auto& md = the_model();
+  std::lock_guard<std::mutex> lock(md.m);
+  std::vector<stream_key> keys;
+  if (!r.open) return keys;
+  keys.reserve(r.members.size());
+  for (const auto& m : r.members) keys.push_back(m.key);
+  return keys;
+}
+
+void note_native_failure(recording& r, std::string why) {
+  auto& md = the_model();
+  std::lock_guard<std::mutex> lock(md.m);
+  if (r.native_failure.empty()) r.native_failure = std::move(why);
+}
+
 void mark_native_work(stream_key s) noexcept {
   if (!any_capture()) return;
   auto& md = the_model();
@@ -257,6 +275,9 @@ std::shared_ptr<const graph_program> end_capture(recording& r, bool (*alive)(str
     fail(errc::capture_violation, api,
          "a capturing stream's native handle was taken: this backend runs graphs as sluice's "
          "own replay and cannot capture native work; nothing recorded will run");
+  if (!r.native_failure.empty())
+    fail(errc::capture_violation, api, "native work on a capturing stream could not be captured (",
+         r.native_failure, "); nothing recorded will run");
   for (const auto& m : members)
     if (!alive(m.key))
       fail(errc::capture_violation, api,

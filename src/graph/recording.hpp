@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace sluice::detail {
@@ -67,6 +68,13 @@ bool device_captures(int device) noexcept;
 //! throws errc::capture_violation (a backend that replays graphs cannot
 //! capture native work). Nothing when s does not capture.
 void mark_native_work(stream_key s) noexcept;
+
+//! The streams of r while its capture is open (the origin first); none after.
+std::vector<stream_key> members_of(const recording& r);
+
+//! The vendor failed to capture native work given to a member of r (a call
+//! its capture refuses): end() of r throws errc::capture_violation, saying why.
+void note_native_failure(recording& r, std::string why);
 
 //! Records a vertex on member s: it depends on s's frontier, and becomes it.
 //! Returns its index, or nothing when the capture has ended meanwhile (the

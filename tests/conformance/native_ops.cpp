@@ -22,6 +22,11 @@ void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, 
 std::vector<native_stream_t> default_native_streams() {
   return {nullptr, cudaStreamLegacy, cudaStreamPerThread};
 }
+int native_synchronize(native_stream_t s) {
+  const cudaError_t e = cudaStreamSynchronize(s);
+  (void)cudaGetLastError();  // a refused call is the caller's to judge, not the next call's
+  return static_cast<int>(e);
+}
 void native_priority_range(sluice::device d, int* least, int* greatest) {
   int current = 0;
   (void)cudaGetDevice(&current);
@@ -43,6 +48,11 @@ void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, 
     throw std::runtime_error(std::string("hipMemsetAsync: ") + hipGetErrorName(e));
 }
 std::vector<native_stream_t> default_native_streams() { return {nullptr, hipStreamPerThread}; }
+int native_synchronize(native_stream_t s) {
+  const hipError_t e = hipStreamSynchronize(s);
+  (void)hipGetLastError();
+  return static_cast<int>(e);
+}
 void native_priority_range(sluice::device d, int* least, int* greatest) {
   int current = 0;
   (void)hipGetDevice(&current);
@@ -57,6 +67,7 @@ void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, 
   sluice::fill(sluice::borrow(d, s), p, v, n);
 }
 std::vector<native_stream_t> default_native_streams() { return {nullptr}; }
+int native_synchronize(native_stream_t) { return 0; }
 void native_priority_range(sluice::device, int* least, int* greatest) {
   *least = 1;  // docs/semantics.md: the host backend has three levels, like HIP on AMD
   *greatest = -1;

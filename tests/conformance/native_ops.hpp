@@ -15,6 +15,11 @@ namespace sluice::conformance {
 //! vendor's API (cudaMemsetAsync, hipMemsetAsync); returns at once.
 void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, std::size_t n);
 
+//! Synchronizes the native stream s through the vendor's API
+//! (cudaStreamSynchronize, hipStreamSynchronize): the vendor's error code (0:
+//! none). On the host backend there is no such call: always 0.
+int native_synchronize(native_stream_t s);
+
 //! The device's stream priority range as the vendor's own query gives it
 //! (cudaDeviceGetStreamPriorityRange, hipDeviceGetStreamPriorityRange); the
 //! host backend's documented range (least 1, greatest -1) there.

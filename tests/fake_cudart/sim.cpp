@@ -759,6 +759,53 @@ cudaError_t cudaGraphDestroy(cudaGraph_t g) {
   delete reinterpret_cast<graph_model*>(g);
   return cudaSuccess;
 }
+cudaError_t cudaGraphGetNodes(cudaGraph_t g, cudaGraphNode_t* nodes, size_t* n) {
+  if (g == nullptr || n == nullptr || nodes != nullptr) return cudaErrorInvalidValue;
+  *n = reinterpret_cast<graph_model*>(g)->ops.size();
+  return cudaSuccess;
+}
+// A capture's graph, as cudaStreamGetCaptureInfo gives it, is its capture_model;
+// a child graph added to it joins its operations, in order, and a graph's record
+// nodes stay record nodes (the dependencies are the enqueue order, as above).
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t h, cudaStreamCaptureStatus* status,
+                                     unsigned long long* id, cudaGraph_t* graph,
+                                     const cudaGraphNode_t** deps, const cudaGraphEdgeData** data,
+                                     size_t* count) {
+  auto s = stream_of(h);
+  std::lock_guard<std::mutex> lock(mu());
+  if (status != nullptr)
+    *status = s->capturing ? (s->capturing->invalid ? cudaStreamCaptureStatusInvalidated
+                                                    : cudaStreamCaptureStatusActive)
+                           : cudaStreamCaptureStatusNone;
+  if (id != nullptr) *id = reinterpret_cast<std::uintptr_t>(s->capturing.get());
+  if (graph != nullptr) *graph = reinterpret_cast<cudaGraph_t>(s->capturing.get());
+  if (deps != nullptr) *deps = nullptr;
+  if (data != nullptr) *data = nullptr;
+  if (count != nullptr) *count = 0;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t* node, cudaGraph_t graph,
+                                       const cudaGraphNode_t*, size_t, cudaGraph_t child) {
+  if (node == nullptr || graph == nullptr || child == nullptr) return cudaErrorInvalidValue;
+  std::lock_guard<std::mutex> lock(mu());
+  capture_model* c = nullptr;
+  for (const auto& t : reg().streams)
+    if (t->capturing.get() == reinterpret_cast<capture_model*>(graph)) c = t->capturing.get();
+  if (c == nullptr || c->ended) return cudaErrorInvalidValue;  // only a capture's graph here
+  const auto& g = *reinterpret_cast<graph_model*>(child);
+  for (const auto& [at, ev] : g.records) c->records.emplace_back(c->ops.size() + at, ev);
+  c->ops.insert(c->ops.end(), g.ops.begin(), g.ops.end());
+  *node = reinterpret_cast<cudaGraphNode_t>(child);
+  return cudaSuccess;
+}
+cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t h, cudaGraphNode_t* nodes,
+                                                const cudaGraphEdgeData*, size_t n, unsigned int) {
+  auto s = stream_of(h);
+  std::lock_guard<std::mutex> lock(mu());
+  if (!s->capturing || (n > 0 && nodes == nullptr)) return cudaErrorIllegalState;
+  if (n > 0) ++s->capturing->members[s.get()].first;  // the stream's work now ends at the node
+  return cudaSuccess;
+}
 cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t h, unsigned int flags) {
   if ((flags & cudaEventRecordExternal) == 0 || !captures(h)) return cudaEventRecord(e, h);
   auto s = stream_of(h);

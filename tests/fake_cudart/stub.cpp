@@ -173,6 +173,23 @@ cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t*, cudaGraph_t, unsigne
 cudaError_t cudaGraphLaunch(cudaGraphExec_t, cudaStream_t) { return cudaErrorNotSupported; }
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t) { return cudaSuccess; }
 cudaError_t cudaGraphDestroy(cudaGraph_t) { return cudaSuccess; }
+cudaError_t cudaGraphGetNodes(cudaGraph_t, cudaGraphNode_t*, size_t*) {
+  return cudaErrorNotSupported;
+}
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t, cudaStreamCaptureStatus* status,
+                                     unsigned long long*, cudaGraph_t*, const cudaGraphNode_t**,
+                                     const cudaGraphEdgeData**, size_t*) {
+  if (status != nullptr) *status = cudaStreamCaptureStatusNone;
+  return cudaSuccess;
+}
+cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t*, cudaGraph_t, const cudaGraphNode_t*,
+                                       size_t, cudaGraph_t) {
+  return cudaErrorNotSupported;
+}
+cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t, cudaGraphNode_t*,
+                                                const cudaGraphEdgeData*, size_t, unsigned int) {
+  return cudaErrorNotSupported;
+}
 cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned int) {
   return cudaEventRecord(e, s);
 }
