@@ -230,7 +230,9 @@ void graph_exec::launch(stream_ref s) const {
     detail::traced_op launched(st, "graph_launch", 0, true);
     launched.done();
   }
-  end.record(s);
+  // The exec's own record (not event::record): only the next launch waits on
+  // it, so a single launch leaves it unused, which is no mistake of the user's.
+  detail::enqueue_record(*detail::access::state(end), st, api_name);
   e.last_device = st.device;
   e.last_native = false;
 }

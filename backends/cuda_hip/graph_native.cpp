@@ -94,9 +94,13 @@ std::unique_ptr<native_graph> build_native(const graph_program& p,
     const sluice::device dev(p.device);
     open_capture capture(origin);
     // The other lanes that start a branch join the capture at its start; the
-    // rest join through the events of the vertices they wait for.
+    // rest join through the events of the vertices they wait for. No fork
+    // where no other lane starts one (an event nobody waits on).
     sluice::event fork(dev);
-    fork.record(lanes[0]);
+    bool forks = false;
+    for (std::size_t v = 0; v < p.vertices.size(); ++v)
+      forks = forks || (lane_of[v] != 0 && p.vertices[v].deps.empty());
+    if (forks) fork.record(lanes[0]);
     std::vector<char> joined(lanes.size(), 0);
     joined[0] = 1;
     for (std::size_t v = 0; v < p.vertices.size(); ++v) {
