@@ -18,7 +18,8 @@
 // stream memory operations, host functions, allocations, calls illegal during
 // capture (each mode), hand-made nodes through cudaStreamGetCaptureInfo and
 // cudaStreamUpdateCaptureDependencies, one graph exec launched on two streams
-// at once, and the host cost of a 64-kernel graph against 64 eager launches.
+// at once, the host cost of a 64-kernel graph against 64 eager launches, and
+// the launch cost of the shapes of graph that hold such a chain.
 // A failing case does not stop the others; a sticky (context) error does.
 //
 // Built with -DSLUICE_BUILD_PROBES=ON (bench/probes/CMakeLists.txt) as
@@ -1112,6 +1113,79 @@ void timing() {
   health_check("timing");
 }
 
+// The launch call's host cost of one 64-kernel chain in four shapes of graph,
+// the shapes sluice's native graphs can take: the kernels as they were
+// captured (flat); flat with an external event record node after them; the
+// flat graph as one child graph node of a capture (cudaStreamGetCaptureInfo,
+// cudaGraphAddChildGraphNode, cudaStreamUpdateCaptureDependencies); the
+// child node with the record node after it.
+void launch_shapes() {
+  current_case = "launch_shapes";
+  deadline_case.fetch_add(1);
+  constexpr int kChain = 64;
+  constexpr int kReps = 300;
+  using clk = std::chrono::steady_clock;
+  int* cnt = nullptr;
+  cudaMalloc(&cnt, sizeof(int));
+  cudaMemset(cnt, 0, sizeof(int));
+  cudaStream_t s = nullptr;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaEvent_t ev = nullptr;
+  cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+  cudaGraph_t flat = nullptr;
+  cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed);
+  for (int i = 0; i < kChain; ++i) inc_kernel<<<1, 1, 0, s>>>(cnt);
+  cudaError_t e = cudaStreamEndCapture(s, &flat);
+  const char* names[4] = {"flat", "flat+record", "child", "child+record"};
+  std::string line = "case=launch_shapes  chain=64 kernels, median of 300 launch calls, us:";
+  for (int shape = 0; shape < 4 && e == cudaSuccess; ++shape) {
+    cudaGraph_t g = nullptr;
+    const bool child = shape >= 2, record = shape % 2 == 1;
+    e = cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed);
+    if (e == cudaSuccess && child) {
+      cudaStreamCaptureStatus st{};
+      cudaGraph_t into = nullptr;
+      const cudaGraphNode_t* deps = nullptr;
+      size_t n = 0;
+      e = cudaStreamGetCaptureInfo(s, &st, nullptr, &into, &deps, nullptr, &n);
+      cudaGraphNode_t node = nullptr;
+      if (e == cudaSuccess) e = cudaGraphAddChildGraphNode(&node, into, deps, n, flat);
+      if (e == cudaSuccess)
+        e = cudaStreamUpdateCaptureDependencies(s, &node, nullptr, 1,
+                                                cudaStreamSetCaptureDependencies);
+    } else if (e == cudaSuccess) {
+      for (int i = 0; i < kChain; ++i) inc_kernel<<<1, 1, 0, s>>>(cnt);
+    }
+    if (e == cudaSuccess && record) e = cudaEventRecordWithFlags(ev, s, cudaEventRecordExternal);
+    const cudaError_t ended = cudaStreamEndCapture(s, &g);
+    if (e == cudaSuccess) e = ended;
+    cudaGraphExec_t x = nullptr;
+    if (e == cudaSuccess) e = cudaGraphInstantiate(&x, g, 0);
+    if (e == cudaSuccess) e = cudaGraphUpload(x, s);
+    std::vector<double> host;
+    for (int r = 0; r < 20 + kReps && e == cudaSuccess; ++r) {
+      const auto t0 = clk::now();
+      e = cudaGraphLaunch(x, s);
+      const auto t1 = clk::now();
+      cudaStreamSynchronize(s);
+      if (r >= 20) host.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    }
+    char part[96];
+    std::snprintf(part, sizeof part, "  %s %.3f", names[shape],
+                  host.empty() ? -1.0 : median(host));
+    line += part;
+    if (x != nullptr) cudaGraphExecDestroy(x);
+    if (g != nullptr) cudaGraphDestroy(g);
+  }
+  std::printf("%s  %s\n", line.c_str(), err(e));
+  std::fflush(stdout);
+  if (flat != nullptr) cudaGraphDestroy(flat);
+  cudaEventDestroy(ev);
+  cudaStreamDestroy(s);
+  cudaFree(cnt);
+  health_check("launch_shapes");
+}
+
 // Ends the program when one case takes longer than 20 s (a hang).
 void watchdog() {
   std::thread([] {
@@ -1188,6 +1262,7 @@ int main() {
   hand_nodes();
   two_streams();
   timing();
+  launch_shapes();
   std::printf("done\n");
   return 0;
 }
