@@ -51,6 +51,9 @@ struct exec_state {
   std::unique_ptr<native_graph> native;
   std::string why_not_native;
   bool last_native = false;  // the previous launch was the vendor graph's
+  // update() made `native` again: the vendor orders launches of one vendor
+  // graph, not of the one it replaced, so its first launch waits for them.
+  bool native_remade = false;
   // The allocation maps' generations at which every buffer was last found alive.
   std::uint64_t checked_allocations = 0, checked_registrations = 0;
 };
@@ -195,8 +198,9 @@ void graph_exec::launch(stream_ref s) const {
   if (e.native && trace_launch == 0) {
     // The vendor orders launches of its graph (GRAPH-3); after a replay the
     // launch waits for it.
-    if (!e.last_native && e.last_device >= 0) s.wait(e.ends.at(e.last_device));
+    if ((!e.last_native || e.native_remade) && e.last_device >= 0) s.wait(e.ends.at(e.last_device));
     if (detail::launch_native(*e.native, st, api_name)) {
+      e.native_remade = false;
       e.last_device = e.native->end->device;  // the graph recorded e.ends there
       e.last_native = true;
       return;
@@ -261,6 +265,7 @@ update_status graph_exec::update(const graph& g) {
   // the old one still in flight completes; the vendor frees it after).
   e.native = detail::build_native(*next, fresh->lane_of, fresh->signals, e.lanes, e.points,
                                   detail::end_event(e, next->device), &e.why_not_native);
+  e.native_remade = e.native != nullptr;
   e.plan = std::move(fresh);
   e.checked_allocations = e.checked_registrations = 0;
   return status;

@@ -143,6 +143,31 @@ TEST(Graph, GRAPH_3__a_launch_that_replays_waits_for_the_launches_before_it) {
   EXPECT_EQ(count_not(p.data(), 16, 4), 0U);
 }
 
+// update() gives later launches new arguments (on CUDA: a new vendor graph);
+// a launch after it still waits for the launches made before it.
+TEST(Graph, GRAPH_3__a_launch_after_update_waits_for_the_launches_before_it) {
+  const sluice::device dev{0};
+  sluice::stream s{dev}, s1{dev}, s2{dev};
+  sluice::pinned_buffer<byte> p{16};
+  const auto fill_with = [&](byte v) {
+    sluice::capture cap{s};
+    sluice::fill(s, p.data(), v, 16);
+    return cap.end();
+  };
+  sluice::graph_exec exec = fill_with(4).instantiate();
+  gate held{s1};
+  exec.launch(s1);
+  EXPECT_EQ(exec.update(fill_with(5)), update_status::ok);
+  exec.launch(s2);
+  EXPECT_TRUE(stays_false([&] { return s2.ready(); }))
+      << "the launch after update() finished while the first one's stream was held (" << exec.how()
+      << ")";
+  held.release();
+  EXPECT_TRUE(eventually([&] { return s2.ready(); }));
+  s1.synchronize();
+  EXPECT_EQ(count_not(p.data(), 16, 5), 0U) << "the launches ran out of order";
+}
+
 TEST(Graph, GRAPH_6__host_functions_run_once_per_launch_and_report_their_exception) {
   const sluice::device dev{0};
   sluice::stream s{dev}, t{dev};
