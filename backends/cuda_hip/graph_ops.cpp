@@ -3,8 +3,10 @@
 // lane at every launch, with the ranges it touches. Host memory that sluice
 // takes as pageable is refused here: such a copy or fill completes (or
 // snapshots its source) during the call, which a graph cannot do.
+#include "enqueue_scope.hpp"
 #include "graph.hpp"
 #include "range_map.hpp"
+#include "sm_copy.hpp"
 #include "strided.hpp"
 #include "vendor.hpp"
 
@@ -35,6 +37,33 @@ recorded_call call_of(vertex_kind kind, std::size_t bytes, replay_call f) {
   return c;
 }
 
+//! Whether [p, p + n) lies in memory that sluice allocated on `device`.
+bool on_device(const void* p, std::size_t n, int device) {
+  const void* owner = allocations().find(p, n).owner;
+  return owner != nullptr && allocation_device(static_cast<const allocation*>(owner)) == device;
+}
+
+//! In a vendor graph, a fill (src null) or copy of at most
+//! sm_copy::graph_kernel_max_bytes within the lane's device's memory is one
+//! of sluice's kernels, not the vendor's memset or memcpy node: CUDA's
+//! launch of a graph costs the calling thread far more per memset or memcpy
+//! node than per kernel node. True when made so.
+bool as_kernel_node(const replay_site& at, void* dst, const void* src, unsigned char value,
+                    std::size_t bytes) {
+  if (!at.native_build || bytes == 0 || bytes > sm_copy::graph_kernel_max_bytes) return false;
+  stream_state& lane = *access::state(at.lane);
+  if (!on_device(dst, bytes, lane.device) ||
+      (src != nullptr && !on_device(src, bytes, lane.device)))
+    return false;
+  enqueue_scope<device_current> scope(lane, src == nullptr ? "fill" : "copy", bytes);
+  if (src == nullptr)
+    check(api::graph_fill_kernel(dst, value, bytes, lane.native), "sluice::graph::instantiate");
+  else
+    check(api::graph_copy_kernel(dst, src, bytes, lane.native), "sluice::graph::instantiate");
+  scope.done();
+  return true;
+}
+
 void add_footprints(recorded_call& c, const strided_plan& p) {
   c.memory.emplace_back(p.dst.first, p.dst.footprint);
   c.memory.emplace_back(p.src.first, p.src.footprint);
@@ -48,7 +77,7 @@ bool record_copy_if_capturing(stream_state& st, void* dst, const void* src, std:
   if (pageable(dst, bytes) || pageable(src, bytes))
     reject_in_capture(api_name, "a copy touching pageable host memory in a capture");
   auto c = call_of(vertex_kind::copy, bytes, [dst, src, bytes](const replay_site& at) {
-    sluice::copy(at.lane, dst, src, bytes);
+    if (!as_kernel_node(at, dst, src, 0, bytes)) sluice::copy(at.lane, dst, src, bytes);
   });
   c.memory = {{dst, bytes}, {src, bytes}};
   return record_if_capturing(st, std::move(c));
@@ -59,7 +88,7 @@ bool record_fill_if_capturing(stream_state& st, void* dst, unsigned char value, 
   if (pageable(dst, bytes))
     reject_in_capture("sluice::fill", "a fill of pageable host memory in a capture");
   auto c = call_of(vertex_kind::fill, bytes, [dst, value, bytes](const replay_site& at) {
-    sluice::fill(at.lane, dst, value, bytes);
+    if (!as_kernel_node(at, dst, nullptr, value, bytes)) sluice::fill(at.lane, dst, value, bytes);
   });
   c.memory = {{dst, bytes}};
   return record_if_capturing(st, std::move(c));

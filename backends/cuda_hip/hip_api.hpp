@@ -339,6 +339,16 @@ struct hip_api : hip_tuning, hip_copies {
                                   std::size_t n, stream_t s) noexcept {
     return {hipMemcpyPeerAsync(dst, dst_dev, src, src_dev, n, s), "hipMemcpyPeerAsync"};
   }
+  //! A vendor graph's small fill and copy within one device's memory as
+  //! sluice's kernels (sm_copy.cu).
+  static status graph_fill_kernel(void* dst, unsigned char v, std::size_t n, stream_t s) noexcept {
+    return {static_cast<hipError_t>(::sluice::detail::sm_copy::launch_graph_fill(dst, v, n, s)),
+            "the graph fill kernel's launch"};
+  }
+  static status graph_copy_kernel(void* dst, const void* src, std::size_t n, stream_t s) noexcept {
+    return {static_cast<hipError_t>(::sluice::detail::sm_copy::launch_graph_copy(dst, src, n, s)),
+            "the graph copy kernel's launch"};
+  }
   //! sluice's SM copy kernel (sm_copy.cu, compiled by hipcc into this library).
   static status sm_copy(void* dst, const void* src, std::size_t n, stream_t s,
                         unsigned blocks) noexcept {

@@ -78,9 +78,48 @@ __global__ void strided_kernel(const strided_batch b) {
   }
 }
 
+// A vendor graph's small fill and copy within one device's memory
+// (graph_ops.cpp): one byte per thread and step, any alignment. Named
+// sluice_graph_* so that a simulated runtime can tell them (tests/fake_cudart).
+__global__ void sluice_graph_fill(unsigned char* __restrict__ dst, unsigned char value,
+                                  std::size_t n) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride)
+    dst[i] = value;
+}
+
+__global__ void sluice_graph_copy(unsigned char* __restrict__ dst,
+                                  const unsigned char* __restrict__ src, std::size_t n) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += stride)
+    dst[i] = src[i];
+}
+
+//! Enough blocks of `threads` for n bytes, one byte each, at most 1024 (grid stride beyond).
+unsigned node_blocks(std::size_t n) {
+  const std::size_t wanted =
+      (n + sluice::detail::sm_copy::threads - 1) / sluice::detail::sm_copy::threads;
+  return static_cast<unsigned>(wanted < 1 ? 1 : wanted > 1024 ? 1024 : wanted);
+}
+
 }  // namespace
 
 namespace sluice::detail::sm_copy {
+
+int launch_graph_fill(void* dst, unsigned char value, std::size_t n, native_stream_t s) noexcept {
+  (void)SLUICE_GPU_LAST_ERROR();  // an error left by an earlier call is not this launch's
+  sluice_graph_fill<<<node_blocks(n), threads, 0, s>>>(static_cast<unsigned char*>(dst), value, n);
+  return static_cast<int>(SLUICE_GPU_LAST_ERROR());
+}
+
+int launch_graph_copy(void* dst, const void* src, std::size_t n, native_stream_t s) noexcept {
+  (void)SLUICE_GPU_LAST_ERROR();
+  sluice_graph_copy<<<node_blocks(n), threads, 0, s>>>(static_cast<unsigned char*>(dst),
+                                                       static_cast<const unsigned char*>(src), n);
+  return static_cast<int>(SLUICE_GPU_LAST_ERROR());
+}
 
 unsigned strided_unit(const strided_piece& p) noexcept {
   const std::uint64_t all = reinterpret_cast<std::uintptr_t>(p.dst) |

@@ -20,6 +20,14 @@ int launch(void* dst, const void* src, std::size_t n, native_stream_t s, unsigne
 constexpr unsigned threads = 256;
 constexpr std::size_t alignment = 16;
 
+//! A vendor graph's fill and copy of n bytes within one device's memory, as
+//! kernels (any alignment; graph_ops.cpp says when). The vendor's error code
+//! of the launch (0: launched).
+int launch_graph_fill(void* dst, unsigned char value, std::size_t n, native_stream_t s) noexcept;
+int launch_graph_copy(void* dst, const void* src, std::size_t n, native_stream_t s) noexcept;
+//! The largest fill or copy that a vendor graph makes as a kernel.
+constexpr std::size_t graph_kernel_max_bytes = std::size_t{1} << 20;
+
 //! One piece of a batch: dst and src 16-byte aligned.
 struct piece {
   void* dst;

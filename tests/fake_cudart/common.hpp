@@ -19,6 +19,10 @@ CUresult write_value64(CUstream, CUdeviceptr, cuuint64_t, unsigned int);
 //! sluice's host-function gate kernel (backends/cuda_hip/host_gate.cu), the one
 //! kernel the fakes run: store args' signal value, then wait for the gate word.
 cudaError_t gate_kernel(cudaStream_t, void** args);
+//! sluice's kernels for a vendor graph's small fills and copies
+//! (backends/cuda_hip/sm_copy.cu, sluice_graph_fill and sluice_graph_copy):
+//! run as the memset or copy they are.
+cudaError_t graph_kernel(bool fill, cudaStream_t, void** args);
 //! A kernel (its host stub) is launched, or its attributes asked for, on
 //! device `device`: where the runtime loads kernels at their first use, the
 //! simulated runtime loads it here (and may wait for the device).
@@ -164,10 +168,17 @@ void** __cudaRegisterFatBinary(void*) {
 void __cudaRegisterFatBinaryEnd(void**) {}
 void __cudaUnregisterFatBinary(void**) {}
 // Registered gate kernels' host stubs (their device name contains
-// "sluice_host_gate"); registration runs at load time, before any launch.
+// "sluice_host_gate"), and the graph kernels'; registration runs at load
+// time, before any launch.
 const void* gate_stubs[4] = {};
+const void* graph_fill_stub = nullptr;
+const void* graph_copy_stub = nullptr;
 void __cudaRegisterFunction(void**, const char* host_stub, char* device_name, const char*, int,
                             uint3*, uint3*, dim3*, dim3*, int*) {
+  if (device_name != nullptr && std::strstr(device_name, "sluice_graph_fill") != nullptr)
+    graph_fill_stub = host_stub;
+  if (device_name != nullptr && std::strstr(device_name, "sluice_graph_copy") != nullptr)
+    graph_copy_stub = host_stub;
   if (device_name != nullptr && std::strstr(device_name, "sluice_host_gate") != nullptr)
     for (const void*& g : gate_stubs)
       if (g == nullptr) {
@@ -209,6 +220,10 @@ cudaError_t __cudaLaunchKernel(cudaKernel_t k, dim3, dim3, void** args, size_t, 
   for (const void* g : gate_stubs)
     if (g != nullptr && g == reinterpret_cast<const void*>(k))
       return gate_fails ? fake::failed(cudaErrorLaunchOutOfResources) : fake::gate_kernel(s, args);
+  if (k != nullptr && reinterpret_cast<const void*>(k) == graph_fill_stub)
+    return fake::graph_kernel(true, s, args);
+  if (k != nullptr && reinterpret_cast<const void*>(k) == graph_copy_stub)
+    return fake::graph_kernel(false, s, args);
   return fake::failed(cudaErrorNotSupported);
 }
 

@@ -1208,6 +1208,15 @@ void kernel_used(const void* host_stub, int device) {
   loaded->insert({host_stub, device});
 }
 int stream_device(cudaStream_t h) { return stream_of(h)->device; }
+cudaError_t graph_kernel(bool fill, cudaStream_t h, void** args) {
+  auto* dst = *static_cast<unsigned char**>(args[0]);
+  if (fill) {
+    const unsigned char value = *static_cast<unsigned char*>(args[1]);
+    return cudaMemsetAsync(dst, value, *static_cast<std::size_t*>(args[2]), h);
+  }
+  const auto* src = *static_cast<const unsigned char**>(args[1]);
+  return cudaMemcpyAsync(dst, src, *static_cast<std::size_t*>(args[2]), cudaMemcpyDefault, h);
+}
 cudaError_t gate_kernel(cudaStream_t h, void** args) {
   auto* signal = *static_cast<std::atomic<std::uint64_t>**>(args[0]);
   if (signal == nullptr) return cudaSuccess;  // nothing to do (host_gate::prepare)

@@ -129,12 +129,12 @@ int main() {
   // A range that starts inside a registration must end in it (seen on an H200: sim.cpp).
   expect(cudaMemcpyAsync(dev, mine.data() + 3000, 1096, cudaMemcpyDefault, s) == cudaSuccess,
          "a copy wholly inside a registration");
-  expect(cudaMemcpyAsync(dev, mine.data() + 4000, 200, cudaMemcpyDefault, s) ==
-             cudaErrorInvalidValue,
-         "a copy from inside a registration past its end is cudaErrorInvalidValue");
-  expect(cudaMemcpyAsync(mine.data() + 4000, dev, 200, cudaMemcpyDefault, s) ==
-             cudaErrorInvalidValue,
-         "a copy into a registration past its end is cudaErrorInvalidValue");
+  expect(
+      cudaMemcpyAsync(dev, mine.data() + 4000, 200, cudaMemcpyDefault, s) == cudaErrorInvalidValue,
+      "a copy from inside a registration past its end is cudaErrorInvalidValue");
+  expect(
+      cudaMemcpyAsync(mine.data() + 4000, dev, 200, cudaMemcpyDefault, s) == cudaErrorInvalidValue,
+      "a copy into a registration past its end is cudaErrorInvalidValue");
   expect(cudaMemsetAsync(mine.data() + 4000, 0, 200, s) == cudaErrorInvalidValue,
          "a fill from inside a registration past its end is cudaErrorInvalidValue");
   expect(cudaMemcpy2DAsync(dev, 64, mine.data() + 3968, 64, 32, 3, cudaMemcpyDefault, s) ==

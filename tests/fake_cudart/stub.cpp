@@ -281,6 +281,9 @@ CUresult write_value64(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned int f) 
 }
 void kernel_used(const void*, int) {}  // nothing loads: every call returns at once
 int stream_device(cudaStream_t) { return current_device; }
+cudaError_t graph_kernel(bool, cudaStream_t, void**) {
+  return failed(cudaErrorNotSupported);  // the stub builds no graphs
+}
 cudaError_t gate_kernel(cudaStream_t, void** args) {
   // As the stub's stream memory operations: the store at once, the wait passes.
   evict();
