@@ -16,6 +16,7 @@
 #include "event_state.hpp"
 #include "flag_state.hpp"
 #include "graph/recording.hpp"
+#include "peer_plan.hpp"
 #include "stream_state.hpp"
 
 #include <sluice/memory.hpp>
@@ -94,23 +95,25 @@ bool record_if_capturing(stream_state& s, recorded_call&& c);
 // The copies and fills of a capturing stream (graph_ops.cpp), after their
 // checks: true when recorded. errc::capture_violation for host memory that
 // sluice takes as pageable (MEM-8); `touches_pageable` says so for a strided copy.
-struct strided_plan;
 bool record_copy_if_capturing(stream_state& st, void* dst, const void* src, std::size_t bytes);
 bool record_fill_if_capturing(stream_state& st, void* dst, unsigned char value, std::size_t bytes);
 bool record_strided_copy_if_capturing(stream_state& st, pitched_ptr dst, const_pitched_ptr src,
                                       extent e, const strided_plan& p, bool touches_pageable);
+// The peer copies keep their plan: each launch copies by the path reported
+// at capture (GRAPH-10), whatever peer access says by then.
 bool record_copy_peer_if_capturing(stream_state& st, void* dst, device dst_dev, const void* src,
-                                   device src_dev, std::size_t bytes, copy_path path);
+                                   device src_dev, std::size_t bytes, const copy_plan& plan);
 bool record_copy_peer_if_capturing(stream_state& st, pitched_ptr dst, device dst_dev,
                                    const_pitched_ptr src, device src_dev, extent e,
-                                   const strided_plan& p, copy_path path);
+                                   const strided_peer_plan& plan, const peer_limits& limits,
+                                   const void* site);
 bool record_peer_batch_if_capturing(stream_state& st, device dst_dev, device src_dev,
-                                    const peer_piece* pieces, std::size_t count, std::size_t total,
-                                    copy_path path);
+                                    const peer_piece* pieces, std::size_t count,
+                                    const copy_plan& plan, const peer_limits& limits);
 bool record_peer_batch_if_capturing(stream_state& st, device dst_dev, device src_dev,
                                     const strided_piece* pieces, std::size_t count,
-                                    const std::vector<strided_plan>& plans, std::size_t total,
-                                    copy_path path);
+                                    const strided_batch_plan& plan, const peer_limits& limits,
+                                    const void* site);
 
 //! host_func on a capturing stream: records the task (taking it) and returns
 //! true; false (task untouched) when s does not capture.

@@ -5,6 +5,7 @@
 // snapshots its source) during the call, which a graph cannot do.
 #include "enqueue_scope.hpp"
 #include "graph.hpp"
+#include "peer_copy.hpp"
 #include "range_map.hpp"
 #include "sm_copy.hpp"
 #include "strided.hpp"
@@ -106,61 +107,64 @@ bool record_strided_copy_if_capturing(stream_state& st, pitched_ptr dst, const_p
 }
 
 bool record_copy_peer_if_capturing(stream_state& st, void* dst, device dst_dev, const void* src,
-                                   device src_dev, std::size_t bytes, copy_path path) {
+                                   device src_dev, std::size_t bytes, const copy_plan& plan) {
   if (!capturing(st)) return false;
   auto c = call_of(vertex_kind::copy_peer, bytes, [=](const replay_site& at) {
-    (void)sluice::copy_peer(at.lane, dst, dst_dev, src, src_dev, bytes);
+    enqueue_copy_peer(*access::state(at.lane), dst, dst_dev, src, src_dev, bytes, plan,
+                      "sluice::graph_exec::launch");
   });
-  c.path = to_string(path);
+  c.path = to_string(plan.path);
   c.memory = {{dst, bytes}, {src, bytes}};
   return record_if_capturing(st, std::move(c));
 }
 
-bool record_copy_peer_if_capturing(stream_state& st, pitched_ptr dst, device dst_dev,
-                                   const_pitched_ptr src, device src_dev, extent e,
-                                   const strided_plan& p, copy_path path) {
+bool record_copy_peer_if_capturing(stream_state& st, pitched_ptr, device dst_dev, const_pitched_ptr,
+                                   device src_dev, extent, const strided_peer_plan& plan,
+                                   const peer_limits& limits, const void* site) {
   if (!capturing(st)) return false;
-  auto c = call_of(vertex_kind::copy_peer, p.bytes, [=](const replay_site& at) {
-    (void)sluice::copy_peer(at.lane, dst, dst_dev, src, src_dev, e);
+  auto c = call_of(vertex_kind::copy_peer, plan.shape.bytes, [=](const replay_site& at) {
+    enqueue_strided_peer(*access::state(at.lane), dst_dev, src_dev, plan, limits,
+                         "sluice::graph_exec::launch", site);
   });
-  c.path = to_string(path);
-  add_footprints(c, p);
+  c.path = to_string(plan.copy.path);
+  add_footprints(c, plan.shape);
   return record_if_capturing(st, std::move(c));
 }
 
 bool record_peer_batch_if_capturing(stream_state& st, device dst_dev, device src_dev,
-                                    const peer_piece* pieces, std::size_t count, std::size_t total,
-                                    copy_path path) {
+                                    const peer_piece* pieces, std::size_t count,
+                                    const copy_plan& plan, const peer_limits& limits) {
   if (!capturing(st)) return false;
   std::vector<peer_piece> kept(pieces, pieces + count);
   recorded_call c;
   c.kind = vertex_kind::copy_peer_batch;
-  c.bytes = total;
-  c.path = to_string(path);
+  c.bytes = plan.bytes;
+  c.path = to_string(plan.path);
   for (const peer_piece& piece : kept)
     if (piece.bytes > 0) {
       c.memory.emplace_back(piece.dst, piece.bytes);
       c.memory.emplace_back(piece.src, piece.bytes);
     }
-  c.call = [kept = std::move(kept), dst_dev, src_dev](const replay_site& at) {
-    (void)sluice::copy_peer_batch(at.lane, dst_dev, src_dev, kept.data(), kept.size());
+  c.call = [kept = std::move(kept), dst_dev, src_dev, plan, limits](const replay_site& at) {
+    enqueue_copy_peer_batch(*access::state(at.lane), dst_dev, src_dev, kept.data(), kept.size(),
+                            plan, limits, "sluice::graph_exec::launch");
   };
   return record_if_capturing(st, std::move(c));
 }
 
 bool record_peer_batch_if_capturing(stream_state& st, device dst_dev, device src_dev,
-                                    const strided_piece* pieces, std::size_t count,
-                                    const std::vector<strided_plan>& plans, std::size_t total,
-                                    copy_path path) {
+                                    const strided_piece*, std::size_t,
+                                    const strided_batch_plan& plan, const peer_limits& limits,
+                                    const void* site) {
   if (!capturing(st)) return false;
-  std::vector<strided_piece> kept(pieces, pieces + count);
   recorded_call c;
   c.kind = vertex_kind::copy_peer_batch;
-  c.bytes = total;
-  c.path = to_string(path);
-  for (const strided_plan& p : plans) add_footprints(c, p);
-  c.call = [kept = std::move(kept), dst_dev, src_dev](const replay_site& at) {
-    (void)sluice::copy_peer_batch(at.lane, dst_dev, src_dev, kept.data(), kept.size());
+  c.bytes = plan.copy.bytes;
+  c.path = to_string(plan.copy.path);
+  for (const strided_plan& p : plan.pieces) add_footprints(c, p);
+  c.call = [dst_dev, src_dev, plan, limits, site](const replay_site& at) {
+    enqueue_strided_peer_batch(*access::state(at.lane), dst_dev, src_dev, plan, limits,
+                               "sluice::graph_exec::launch", site);
   };
   return record_if_capturing(st, std::move(c));
 }

@@ -135,10 +135,19 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
   const copy_path path = plan.path;
   if (bytes == 0) return path;
   if (detail::any_capture() && detail::record_copy_peer_if_capturing(st, dst, dst_dev, src, src_dev,
-                                                                     bytes, path)) [[unlikely]]
+                                                                     bytes, plan)) [[unlikely]]
     return path;
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), bytes,
                                    to_string(path), gpu::api::peer_push_preferred, st.trace.id);
+  detail::enqueue_copy_peer(st, dst, dst_dev, src, src_dev, bytes, plan, api);
+  return path;
+}
+
+void detail::enqueue_copy_peer(stream_state& st, void* dst, sluice::device dst_dev, const void* src,
+                               sluice::device src_dev, std::size_t bytes, const copy_plan& plan,
+                               const char* api) {
+  const copy_path path = plan.path;
+  const int own = st.device;
   // As in copy: pool memory of another device.
   detail::enqueue_scope<detail::device_current> scope(st, "copy_peer", bytes);
   if (detail::trace::enabled()) [[unlikely]]
@@ -162,7 +171,6 @@ copy_path copy_peer(stream_ref s, void* dst, sluice::device dst_dev, const void*
         to_string(path), ")");
   }
   scope.done();
-  return path;
 }
 
 copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device src_dev,
@@ -176,10 +184,20 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
   const std::size_t total = plan.bytes;
   if (total == 0) return path;
   if (detail::any_capture() && detail::record_peer_batch_if_capturing(
-                                   st, dst_dev, src_dev, pieces, count, total, path)) [[unlikely]]
+                                   st, dst_dev, src_dev, pieces, count, plan, limits)) [[unlikely]]
     return path;
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), total,
                                    to_string(path), gpu::api::peer_push_preferred, st.trace.id);
+  detail::enqueue_copy_peer_batch(st, dst_dev, src_dev, pieces, count, plan, limits, api);
+  return path;
+}
+
+void detail::enqueue_copy_peer_batch(stream_state& st, sluice::device dst_dev,
+                                     sluice::device src_dev, const peer_piece* pieces,
+                                     std::size_t count, const copy_plan& plan,
+                                     const peer_limits& limits, const char* api) {
+  const copy_path path = plan.path;
+  const std::size_t total = plan.bytes;
   if (path == copy_path::direct_sm || path == copy_path::local_sm) {
     std::vector<detail::sm_copy::piece> group;
     group.reserve(std::min<std::size_t>(count, detail::sm_copy::batch_pieces));
@@ -202,7 +220,7 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
     }
     if (!group.empty()) launch();
     scope.done();
-    return path;
+    return;
   }
   // The vendor's batched copy takes three arrays (made before anything is enqueued).
   std::vector<void*> dsts;
@@ -232,7 +250,6 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
         " to device ", dst_dev.id(), " (", to_string(path), ")");
   }
   scope.done();
-  return path;
 }
 
 }  // namespace sluice

@@ -47,6 +47,22 @@ std::size_t sm_batch_limit();
 //! kernel's shape and the limits of single copies (or of batches, `batch`).
 peer_limits peer_limits_of(const device_state& d, bool batch);
 
+//! The enqueue parts of copy_peer and copy_peer_batch (peer.cpp), after their
+//! checks, by the path of `plan`: what a graph's launch makes again, by the
+//! path reported at capture.
+void enqueue_copy_peer(stream_state& st, void* dst, device dst_dev, const void* src, device src_dev,
+                       std::size_t bytes, const copy_plan& plan, const char* api);
+void enqueue_copy_peer_batch(stream_state& st, device dst_dev, device src_dev,
+                             const peer_piece* pieces, std::size_t count, const copy_plan& plan,
+                             const peer_limits& limits, const char* api);
+//! The same for the strided forms (strided.cpp); `site`: the call's, for diagnostics.
+void enqueue_strided_peer(stream_state& st, device dst_dev, device src_dev,
+                          const strided_peer_plan& plan, const peer_limits& limits, const char* api,
+                          const void* site);
+void enqueue_strided_peer_batch(stream_state& st, device dst_dev, device src_dev,
+                                const strided_batch_plan& plan, const peer_limits& limits,
+                                const char* api, const void* site);
+
 //! Copies the pieces from device src_dev to device dst_dev through pinned host
 //! memory, as one operation of u (u is on one of the two devices): sluice's
 //! double-buffered pipeline (staging.cpp), for devices without peer access.

@@ -321,26 +321,35 @@ copy_path copy_peer(stream_ref s, pitched_ptr dst, sluice::device dst_dev, const
   if (p.empty()) return path;
   if (p.contiguous())  // one run: the contiguous copy_peer and its choice of path
     return copy_peer(s, p.dst_at(0, 0), dst_dev, p.src_at(0, 0), src_dev, p.bytes);
-  if (detail::any_capture() && detail::record_copy_peer_if_capturing(st, dst, dst_dev, src, src_dev,
-                                                                     e, p, path)) [[unlikely]]
+  if (detail::any_capture() &&
+      detail::record_copy_peer_if_capturing(st, dst, dst_dev, src, src_dev, e, plan, limits,
+                                            SLUICE_CALL_SITE())) [[unlikely]]
     return path;
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(), p.bytes,
                                    to_string(path), gpu::api::peer_push_preferred, st.trace.id);
+  detail::enqueue_strided_peer(st, dst_dev, src_dev, plan, limits, api, SLUICE_CALL_SITE());
+  return path;
+}
+
+void detail::enqueue_strided_peer(stream_state& st, sluice::device dst_dev, sluice::device src_dev,
+                                  const strided_peer_plan& plan, const peer_limits& limits,
+                                  const char* api, const void* site) {
+  const copy_path path = plan.copy.path;
+  const detail::strided_plan& p = plan.shape;
+  auto& dev = engine().devices[static_cast<std::size_t>(st.device)];
   detail::enqueue_scope<detail::device_current> scope(st, "copy_peer", p.bytes);
   if (detail::trace::enabled()) [[unlikely]]
     scope.path(to_string(path));
   if (path == copy_path::direct_sm || path == copy_path::local_sm) {
     detail::sm_strided(&p, 1, limits, st.native, api, dst_dev.id(), src_dev.id(), path);
   } else if (path == copy_path::local) {
-    (void)detail::vendor_strided(p, dev, st.native, api, SLUICE_CALL_SITE());
+    (void)detail::vendor_strided(p, dev, st.native, api, site);
   } else if (path == copy_path::staged) {
     detail::staged_strided(st, dst_dev.id(), src_dev.id(), {p}, api);
   } else {
-    detail::vendor_strided_peer(p, dev, dst_dev.id(), src_dev.id(), st.native, api,
-                                SLUICE_CALL_SITE());
+    detail::vendor_strided_peer(p, dev, dst_dev.id(), src_dev.id(), st.native, api, site);
   }
   scope.done();
-  return path;
 }
 
 copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device src_dev,
@@ -354,12 +363,22 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
   const copy_path path = plan.copy.path;
   if (plan.copy.bytes == 0) return path;
   if (detail::any_capture() &&
-      detail::record_peer_batch_if_capturing(st, dst_dev, src_dev, pieces, count, plan.pieces,
-                                             plan.copy.bytes, path)) [[unlikely]]
+      detail::record_peer_batch_if_capturing(st, dst_dev, src_dev, pieces, count, plan, limits,
+                                             SLUICE_CALL_SITE())) [[unlikely]]
     return path;
   detail::diagnose::note_peer_copy(SLUICE_CALL_SITE(), own, dst_dev.id(), src_dev.id(),
                                    plan.copy.bytes, to_string(path), gpu::api::peer_push_preferred,
                                    st.trace.id);
+  detail::enqueue_strided_peer_batch(st, dst_dev, src_dev, plan, limits, api, SLUICE_CALL_SITE());
+  return path;
+}
+
+void detail::enqueue_strided_peer_batch(stream_state& st, sluice::device dst_dev,
+                                        sluice::device src_dev, const strided_batch_plan& plan,
+                                        const peer_limits& limits, const char* api,
+                                        const void* site) {
+  const copy_path path = plan.copy.path;
+  auto& dev = engine().devices[static_cast<std::size_t>(st.device)];
   detail::enqueue_scope<detail::device_current> scope(st, "copy_peer_batch", plan.copy.bytes);
   const std::size_t sm = plan.sm_pieces;
   const bool mixed = sm > 0 && sm < plan.pieces.size();
@@ -380,19 +399,17 @@ copy_path copy_peer_batch(stream_ref s, sluice::device dst_dev, sluice::device s
     for (std::size_t k = sm; k < plan.pieces.size(); ++k) {
       const detail::strided_plan& p = plan.pieces[k];
       if (path == copy_path::local)
-        (void)detail::vendor_strided(p, dev, st.native, api, SLUICE_CALL_SITE());
+        (void)detail::vendor_strided(p, dev, st.native, api, site);
       else if (p.contiguous())
         detail::check(gpu::api::memcpy_peer_async(p.dst_at(0, 0), dst_dev.id(), p.src_at(0, 0),
                                                   src_dev.id(), p.bytes, st.native),
                       api, ": ", p.bytes, " bytes from device ", src_dev.id(), " to device ",
                       dst_dev.id(), " (direct)");
       else
-        detail::vendor_strided_peer(p, dev, dst_dev.id(), src_dev.id(), st.native, api,
-                                    SLUICE_CALL_SITE());
+        detail::vendor_strided_peer(p, dev, dst_dev.id(), src_dev.id(), st.native, api, site);
     }
   }
   scope.done();
-  return path;
 }
 
 }  // namespace sluice

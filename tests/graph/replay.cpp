@@ -1,8 +1,16 @@
 // GRAPH: what a launch runs, in which order (GRAPH-1..3, 6..10, 15, 16).
 #include "graph_test.hpp"
 
+#include <sluice/trace.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace sluice::conformance {
@@ -473,6 +481,52 @@ TEST(Graph, GRAPH_10__a_peer_copy_moves_the_right_bytes_by_its_path_on_every_lau
     on_b.synchronize();
     ASSERT_EQ(std::memcmp(in.data(), out.data(), n), 0) << "launch " << launch;
   }
+}
+
+// A peer copy captured without peer access reports the staged path; peer
+// access enabled after the capture changes the path of new copies but not the
+// graph's: each launch copies by the path reported at capture (the trace of a
+// launch names it), and the bytes are right.
+TEST(Graph, GRAPH_10__a_launch_copies_by_the_path_reported_at_capture) {
+  std::optional<std::pair<int, int>> pair;
+  for (int i = 0; i < sluice::device_count() && !pair; ++i)
+    for (int j = 0; j < sluice::device_count() && !pair; ++j)
+      if (i != j && sluice::link(sluice::device{i}, sluice::device{j}).peer_access_possible &&
+          !sluice::peer_access_enabled(sluice::device{i}, sluice::device{j}))
+        pair.emplace(i, j);
+  if (!pair) GTEST_SKIP() << "no two devices with peer access possible and not enabled yet";
+  const sluice::device a{pair->first}, b{pair->second};
+  sluice::stream s{a}, on_b{b};
+  constexpr std::size_t n = 64 * kib;
+  sluice::device_buffer<byte> src{a, n}, dst{b, n};
+  sluice::pinned_buffer<byte> in{n}, out{n};
+  sluice::capture cap{s};
+  const sluice::copy_path captured = sluice::copy_peer(s, dst.data(), b, src.data(), a, n);
+  const sluice::graph_exec exec = cap.end().instantiate();
+  ASSERT_EQ(captured, sluice::copy_path::staged);
+  sluice::enable_peer_access(a, b);
+  const sluice::copy_path now = sluice::copy_peer(s, dst.data(), b, src.data(), a, n);
+  s.synchronize();
+  if (now == captured) GTEST_SKIP() << "peer access did not change the path of a new copy here";
+  const std::string file = ::testing::TempDir() + "graph_10_path.trace.json";
+  for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<byte>(i * 5 + 3);
+  sluice::copy(s, src.data(), in.data(), n);
+  sluice::trace_begin(file);
+  exec.launch(s);
+  s.synchronize();
+  (void)sluice::trace_end();
+  on_b.wait(s);
+  sluice::copy(on_b, out.data(), dst.data(), n);
+  on_b.synchronize();
+  EXPECT_EQ(std::memcmp(in.data(), out.data(), n), 0);
+  std::ifstream f(file);
+  const std::string trace((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::remove(file.c_str());
+  const std::string staged = "\"path\": \"staged\"",
+                    other = std::string("\"path\": \"") + to_string(now) + "\"";
+  EXPECT_NE(trace.find(staged), std::string::npos) << "the launch's copy took no staged path";
+  EXPECT_EQ(trace.find(other), std::string::npos)
+      << "the launch's copy took the path of a new copy (" << to_string(now) << ")";
 }
 
 TEST(Graph, GRAPH_15__independent_branches_run_concurrently) {
