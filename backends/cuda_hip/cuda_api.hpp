@@ -240,6 +240,13 @@ struct cuda_api : cuda_tuning, cuda_copies {
   // it a graph of its own, launched by a replay or added whole as a child
   // node to the vendor graph of an exec.
   static constexpr bool captures_native_work = true;
+  //! Whether the vendor captures s now (its own capture or anyone's).
+  static status stream_is_capturing(stream_t s, bool* yes) noexcept {
+    cudaStreamCaptureStatus state = cudaStreamCaptureStatusNone;
+    const cudaError_t e = cudaStreamIsCapturing(s, &state);
+    *yes = e == cudaSuccess && state != cudaStreamCaptureStatusNone;
+    return {e, "cudaStreamIsCapturing"};
+  }
   static status graph_node_count(graph_t g, std::size_t* n) noexcept {
     return {cudaGraphGetNodes(g, nullptr, n), "cudaGraphGetNodes"};
   }

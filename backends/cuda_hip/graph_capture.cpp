@@ -212,6 +212,23 @@ void end_native_captures(recording* into, const recording& r) noexcept {
 
 }  // namespace
 
+void refuse_foreign_capture(stream_state& s, const char* api_name) {
+  bool vendor_captures = false;
+  if (!api::stream_is_capturing(s.native, &vendor_captures).ok()) {
+    api::clear_last_error();  // an answer the vendor cannot give refuses nothing
+    return;
+  }
+  if (!vendor_captures) return;
+  if (segments().count.load(std::memory_order_relaxed) != 0) {
+    std::lock_guard<std::mutex> lock(segments().m);
+    if (segments().open.count(&s) != 0) return;  // sluice's own capture of its native work
+  }
+  fail(errc::capture_violation, api_name,
+       "the borrowed stream's native stream is being captured outside sluice (its owner's own "
+       "capture): a sluice operation there would join that capture unseen or spoil it; nothing "
+       "was enqueued");
+}
+
 void open_native_capture(stream_state& s) {
   if constexpr (!api::captures_native_work) {
     mark_native_work(key_of(s));
@@ -376,7 +393,7 @@ graph capture::end() {
 
 bool is_capturing(stream_ref s) noexcept {
   try {
-    return detail::capturing(detail::checked(s, "sluice::is_capturing"));
+    return detail::capturing(detail::checked_handle(s, "sluice::is_capturing"));
   } catch (...) {
     return false;
   }

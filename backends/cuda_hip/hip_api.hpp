@@ -236,6 +236,13 @@ struct hip_api : hip_tuning, hip_copies {
   // Native work on a capturing stream is not captured: end() refuses the
   // capture (a replay has nothing to run it from).
   static constexpr bool captures_native_work = false;
+  //! Whether the vendor captures s now (a capture by the stream's owner).
+  static status stream_is_capturing(stream_t s, bool* yes) noexcept {
+    hipStreamCaptureStatus state = hipStreamCaptureStatusNone;
+    const hipError_t e = hipStreamIsCapturing(s, &state);
+    *yes = e == hipSuccess && state != hipStreamCaptureStatusNone;
+    return {e, "hipStreamIsCapturing"};
+  }
   static status graph_node_count(graph_t, std::size_t*) noexcept {
     return {hipErrorNotSupported, "(none)"};
   }

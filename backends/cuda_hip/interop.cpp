@@ -43,7 +43,7 @@ int device_memory_of(const void* p) noexcept {
 // Work enqueued on the native handle (a kernel) is not seen here.
 std::uint64_t enqueued_count(stream_ref) noexcept { return unknown_count; }
 void report_stream_failure(stream_ref s, errc code, std::string message) {
-  auto& st = checked(s, "sluice::detail::report_stream_failure");
+  auto& st = checked_handle(s, "sluice::detail::report_stream_failure");
   st.failures.add(code, std::move(message));
 }
 

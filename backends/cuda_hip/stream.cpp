@@ -38,6 +38,7 @@ void wait_for_stream(stream_state& s, stream_state& other, const char* api_name)
 }  // namespace detail
 
 using detail::checked;
+using detail::checked_handle;
 
 stream::stream(sluice::device d, stream_options o)
     : stream_ref(static_cast<detail::stream_state*>(nullptr), 0U) {
@@ -100,25 +101,25 @@ stream::~stream() {
 }
 
 device stream_ref::device() const {
-  return sluice::device(checked(*this, "sluice::stream_ref::device").device);
+  return sluice::device(checked_handle(*this, "sluice::stream_ref::device").device);
 }
 
 priority stream_ref::priority() const {
-  auto& s = checked(*this, "sluice::stream_ref::priority");
+  auto& s = checked_handle(*this, "sluice::stream_ref::priority");
   return detail::level_of(s.native_priority, detail::engine().dev(s.device).range,
                           gpu::api::default_priority);
 }
 
 int stream_ref::native_priority() const {
-  return checked(*this, "sluice::stream_ref::native_priority").native_priority;
+  return checked_handle(*this, "sluice::stream_ref::native_priority").native_priority;
 }
 
 std::string stream_ref::name() const {
-  return detail::stream_names::of(checked(*this, "sluice::stream_ref::name").trace.id);
+  return detail::stream_names::of(checked_handle(*this, "sluice::stream_ref::name").trace.id);
 }
 
 void stream_ref::set_name(std::string new_name) const {
-  detail::stream_names::set(checked(*this, "sluice::stream_ref::set_name").trace.id,
+  detail::stream_names::set(checked_handle(*this, "sluice::stream_ref::set_name").trace.id,
                             std::move(new_name));
 }
 
@@ -238,7 +239,7 @@ void detail::enqueue_wait_value(stream_state& s, flag_state& f, std::uint32_t v,
 }
 
 native_stream_t native_handle(stream_ref s) {
-  auto& st = checked(s, "sluice::native_handle");
+  auto& st = checked_handle(s, "sluice::native_handle");
   // Work enqueued through the handle is invisible to sluice: from now on no
   // host function joins a batch that could run before such work.
   if (!st.native_escaped.load(std::memory_order_relaxed)) {

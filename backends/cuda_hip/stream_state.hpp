@@ -126,8 +126,10 @@ struct access {
   }
 };
 
-//! The live state of a stream_ref; errc::invalid_handle for moved-from or destroyed ones.
-inline stream_state& checked(stream_ref s, const char* api_name) {
+//! The live state of a stream_ref; errc::invalid_handle for moved-from or
+//! destroyed ones. For what enqueues nothing and asks the vendor nothing
+//! (device(), name(), native_handle()); operations use checked().
+inline stream_state& checked_handle(stream_ref s, const char* api_name) {
   stream_state* st = access::state(s);
   if (st == nullptr) [[unlikely]]
     fail(errc::invalid_handle, api_name, "the stream is empty (moved from)");
@@ -135,6 +137,22 @@ inline stream_state& checked(stream_ref s, const char* api_name) {
     fail(errc::invalid_handle, api_name,
          "the stream was destroyed (a stream_ref outlived its stream)");
   return *st;
+}
+
+//! errc::capture_violation when the vendor captures s's native stream outside
+//! sluice (a library's own capture of a stream sluice borrowed): a sluice
+//! operation there would join that capture unseen, or spoil it
+//! (graph_capture.cpp).
+void refuse_foreign_capture(stream_state& s, const char* api_name);
+
+//! checked(), and for a stream borrowed from its owner, whom sluice cannot
+//! see capture it, refuse_foreign_capture(): one vendor query per operation
+//! on a borrowed stream, none on sluice's own.
+inline stream_state& checked(stream_ref s, const char* api_name) {
+  stream_state& st = checked_handle(s, api_name);
+  if (st.borrowed) [[unlikely]]
+    refuse_foreign_capture(st, api_name);
+  return st;
 }
 
 //! Throws errc::host_function_failed, once, for host functions of s that threw.

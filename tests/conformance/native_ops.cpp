@@ -22,6 +22,16 @@ void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, 
 std::vector<native_stream_t> default_native_streams() {
   return {nullptr, cudaStreamLegacy, cudaStreamPerThread};
 }
+int native_begin_capture(native_stream_t s) {
+  return static_cast<int>(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+}
+int native_end_capture(native_stream_t s) {
+  cudaGraph_t g = nullptr;
+  const cudaError_t e = cudaStreamEndCapture(s, &g);
+  if (g != nullptr) (void)cudaGraphDestroy(g);
+  (void)cudaGetLastError();
+  return static_cast<int>(e);
+}
 int native_synchronize(native_stream_t s) {
   const cudaError_t e = cudaStreamSynchronize(s);
   (void)cudaGetLastError();  // a refused call is the caller's to judge, not the next call's
@@ -48,6 +58,16 @@ void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, 
     throw std::runtime_error(std::string("hipMemsetAsync: ") + hipGetErrorName(e));
 }
 std::vector<native_stream_t> default_native_streams() { return {nullptr, hipStreamPerThread}; }
+int native_begin_capture(native_stream_t s) {
+  return static_cast<int>(hipStreamBeginCapture(s, hipStreamCaptureModeRelaxed));
+}
+int native_end_capture(native_stream_t s) {
+  hipGraph_t g = nullptr;
+  const hipError_t e = hipStreamEndCapture(s, &g);
+  if (g != nullptr) (void)hipGraphDestroy(g);
+  (void)hipGetLastError();
+  return static_cast<int>(e);
+}
 int native_synchronize(native_stream_t s) {
   const hipError_t e = hipStreamSynchronize(s);
   (void)hipGetLastError();
@@ -68,6 +88,8 @@ void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, 
 }
 std::vector<native_stream_t> default_native_streams() { return {nullptr}; }
 int native_synchronize(native_stream_t) { return 0; }
+int native_begin_capture(native_stream_t) { return -1; }
+int native_end_capture(native_stream_t) { return -1; }
 void native_priority_range(sluice::device, int* least, int* greatest) {
   *least = 1;  // docs/semantics.md: the host backend has three levels, like HIP on AMD
   *greatest = -1;

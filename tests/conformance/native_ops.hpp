@@ -20,6 +20,13 @@ void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, 
 //! none). On the host backend there is no such call: always 0.
 int native_synchronize(native_stream_t s);
 
+//! Begins and ends the vendor's own stream capture of the native stream s
+//! (relaxed mode; the graph is destroyed at the end): a library's capture of a
+//! stream that sluice borrowed. The vendor's error code (0: none); -1 on the
+//! host backend, which has no vendor capture.
+int native_begin_capture(native_stream_t s);
+int native_end_capture(native_stream_t s);
+
 //! The device's stream priority range as the vendor's own query gives it
 //! (cudaDeviceGetStreamPriorityRange, hipDeviceGetStreamPriorityRange); the
 //! host backend's documented range (least 1, greatest -1) there.

@@ -759,6 +759,15 @@ cudaError_t cudaGraphDestroy(cudaGraph_t g) {
   delete reinterpret_cast<graph_model*>(g);
   return cudaSuccess;
 }
+cudaError_t cudaStreamIsCapturing(cudaStream_t h, cudaStreamCaptureStatus* status) {
+  if (status == nullptr) return cudaErrorInvalidValue;
+  auto s = stream_of(h);
+  std::lock_guard<std::mutex> lock(mu());
+  *status = !s->capturing           ? cudaStreamCaptureStatusNone
+            : s->capturing->invalid ? cudaStreamCaptureStatusInvalidated
+                                    : cudaStreamCaptureStatusActive;
+  return cudaSuccess;
+}
 cudaError_t cudaGraphGetNodes(cudaGraph_t g, cudaGraphNode_t* nodes, size_t* n) {
   if (g == nullptr || n == nullptr || nodes != nullptr) return cudaErrorInvalidValue;
   *n = reinterpret_cast<graph_model*>(g)->ops.size();

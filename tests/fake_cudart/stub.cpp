@@ -173,6 +173,10 @@ cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t*, cudaGraph_t, unsigne
 cudaError_t cudaGraphLaunch(cudaGraphExec_t, cudaStream_t) { return cudaErrorNotSupported; }
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t) { return cudaSuccess; }
 cudaError_t cudaGraphDestroy(cudaGraph_t) { return cudaSuccess; }
+cudaError_t cudaStreamIsCapturing(cudaStream_t, cudaStreamCaptureStatus* status) {
+  if (status != nullptr) *status = cudaStreamCaptureStatusNone;  // the stub never captures
+  return cudaSuccess;
+}
 cudaError_t cudaGraphGetNodes(cudaGraph_t, cudaGraphNode_t*, size_t*) {
   return cudaErrorNotSupported;
 }

@@ -185,5 +185,38 @@ TEST(Graph, GRAPH_12__native_work_of_a_discarded_capture_never_runs) {
   }
 }
 
+// A borrowed stream whose native stream its owner captures (a library's own
+// capture): sluice's operations on it are refused before anything is
+// enqueued, its accessors work, the owner's capture is not spoiled, and once
+// it ended the stream works again. The host backend has no vendor capture.
+TEST(Graph, GRAPH_5__operations_on_a_borrowed_stream_its_owner_captures_are_refused) {
+  if (sluice::backend() == sluice::backend_kind::host)
+    GTEST_SKIP() << "the host backend has no vendor capture to borrow a stream from";
+  const sluice::device dev{0};
+  sluice::stream owner{dev};
+  const native_stream_t native = sluice::native_handle(owner);
+  sluice::stream borrowed = sluice::borrow(dev, native);
+  sluice::device_buffer<byte> d{dev, native_bytes};
+  sluice::pinned_buffer<byte> p = filled_pinned_bytes(native_bytes, 9);
+  sluice::fill(borrowed, d.data(), 0, native_bytes);
+  borrowed.synchronize();
+  sluice::event e{dev};
+  ASSERT_EQ(native_begin_capture(native), 0);
+  native_fill(dev, native, d.data(), 1, native_bytes);  // the owner's captured work
+  EXPECT_TRUE(violates([&] { sluice::fill(borrowed, d.data(), 2, native_bytes); }));
+  EXPECT_TRUE(violates([&] { sluice::copy(borrowed, p.data(), d.data(), native_bytes); }));
+  EXPECT_TRUE(violates([&] { borrowed.host_func([] {}); }));
+  EXPECT_TRUE(violates([&] { e.record(borrowed); }));
+  EXPECT_TRUE(violates([&] { borrowed.wait(owner); }));
+  EXPECT_TRUE(violates([&] { (void)borrowed.ready(); }));
+  EXPECT_TRUE(violates([&] { borrowed.synchronize(); }));
+  EXPECT_TRUE(violates([&] { sluice::capture cap{borrowed}; }));
+  EXPECT_EQ(borrowed.device(), dev);  // accessors ask the vendor nothing
+  EXPECT_EQ(native_end_capture(native), 0) << "the owner's capture was spoiled";
+  sluice::copy(borrowed, p.data(), d.data(), native_bytes);
+  borrowed.synchronize();
+  EXPECT_EQ(count_not(p.data(), native_bytes, 0), 0U) << "a refused or captured operation ran";
+}
+
 }  // namespace
 }  // namespace sluice::conformance
