@@ -238,10 +238,12 @@ struct hip_api : hip_tuning, hip_copies {
   static constexpr bool captures_native_work = false;
   //! Whether the vendor captures s now (a capture by the stream's owner).
   static status stream_is_capturing(stream_t s, bool* yes) noexcept {
+    // hipStreamGetCaptureInfo: HIP 5.2's NVIDIA platform has no hipStreamIsCapturing.
     hipStreamCaptureStatus state = hipStreamCaptureStatusNone;
-    const hipError_t e = hipStreamIsCapturing(s, &state);
+    unsigned long long id = 0;
+    const hipError_t e = hipStreamGetCaptureInfo(s, &state, &id);
     *yes = e == hipSuccess && state != hipStreamCaptureStatusNone;
-    return {e, "hipStreamIsCapturing"};
+    return {e, "hipStreamGetCaptureInfo"};
   }
   static status graph_node_count(graph_t, std::size_t*) noexcept {
     return {hipErrorNotSupported, "(none)"};
