@@ -238,12 +238,18 @@ struct hip_api : hip_tuning, hip_copies {
   static constexpr bool captures_native_work = false;
   //! Whether the vendor captures s now (a capture by the stream's owner).
   static status stream_is_capturing(stream_t s, bool* yes) noexcept {
-    // hipStreamGetCaptureInfo: HIP 5.2's NVIDIA platform has no hipStreamIsCapturing.
+#if defined(__HIP_PLATFORM_NVIDIA__)
+    // HIP 5.2's NVIDIA platform declares its graph calls for nvcc only.
+    cudaStreamCaptureStatus state = cudaStreamCaptureStatusNone;
+    const hipError_t e = hipCUDAErrorTohipError(cudaStreamIsCapturing(s, &state));
+    *yes = e == hipSuccess && state != cudaStreamCaptureStatusNone;
+    return {e, "cudaStreamIsCapturing"};
+#else
     hipStreamCaptureStatus state = hipStreamCaptureStatusNone;
-    unsigned long long id = 0;
-    const hipError_t e = hipStreamGetCaptureInfo(s, &state, &id);
+    const hipError_t e = hipStreamIsCapturing(s, &state);
     *yes = e == hipSuccess && state != hipStreamCaptureStatusNone;
-    return {e, "hipStreamGetCaptureInfo"};
+    return {e, "hipStreamIsCapturing"};
+#endif
   }
   static status graph_node_count(graph_t, std::size_t*) noexcept {
     return {hipErrorNotSupported, "(none)"};

@@ -58,6 +58,18 @@ void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, 
     throw std::runtime_error(std::string("hipMemsetAsync: ") + hipGetErrorName(e));
 }
 std::vector<native_stream_t> default_native_streams() { return {nullptr, hipStreamPerThread}; }
+#if defined(__HIP_PLATFORM_NVIDIA__)  // HIP 5.2 declares its graph calls there for nvcc only
+int native_begin_capture(native_stream_t s) {
+  return static_cast<int>(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+}
+int native_end_capture(native_stream_t s) {
+  cudaGraph_t g = nullptr;
+  const cudaError_t e = cudaStreamEndCapture(s, &g);
+  if (g != nullptr) (void)cudaGraphDestroy(g);
+  (void)cudaGetLastError();
+  return static_cast<int>(e);
+}
+#else
 int native_begin_capture(native_stream_t s) {
   return static_cast<int>(hipStreamBeginCapture(s, hipStreamCaptureModeRelaxed));
 }
@@ -68,6 +80,7 @@ int native_end_capture(native_stream_t s) {
   (void)hipGetLastError();
   return static_cast<int>(e);
 }
+#endif
 int native_synchronize(native_stream_t s) {
   const hipError_t e = hipStreamSynchronize(s);
   (void)hipGetLastError();
