@@ -385,6 +385,16 @@ std::vector<row> run_all(const run_info& info, sluice::device dev) {
         n, [&] { sluice::fill(shared, buf.data(), 0, bytes); }, sync_shared,
         [&] { check(cudaMemsetAsync(buf.data(), 0, bytes, shared_native), "cudaMemsetAsync"); },
         sync_shared));
+    // The same fill on a stream borrowed from that native stream: sluice asks
+    // the vendor whether the owner captures it (cudaStreamIsCapturing) before
+    // each operation on a borrowed stream. Not targeted: what borrowing costs.
+    const sluice::stream borrowed = sluice::borrow(dev, shared_native);
+    rows.push_back(measure(
+        {"fill_64B_borrowed_stream", "sluice::fill on a borrowed stream",
+         "cudaMemsetAsync, same stream and buffer", work_batch, false},
+        n, [&] { sluice::fill(borrowed, buf.data(), 0, bytes); }, sync_shared,
+        [&] { check(cudaMemsetAsync(buf.data(), 0, bytes, shared_native), "cudaMemsetAsync"); },
+        sync_shared));
     // A peer copy to the next device, where there is one with peer access, on
     // the same stream and buffers on both sides: only sluice's own code differs
     // (its checks, the path choice: a 64-byte push is on the copy engine, the
