@@ -1171,8 +1171,7 @@ void launch_shapes() {
       if (r >= 20) host.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     }
     char part[96];
-    std::snprintf(part, sizeof part, "  %s %.3f", names[shape],
-                  host.empty() ? -1.0 : median(host));
+    std::snprintf(part, sizeof part, "  %s %.3f", names[shape], host.empty() ? -1.0 : median(host));
     line += part;
     if (x != nullptr) cudaGraphExecDestroy(x);
     if (g != nullptr) cudaGraphDestroy(g);

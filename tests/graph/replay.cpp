@@ -511,7 +511,12 @@ TEST(Graph, GRAPH_10__a_launch_copies_by_the_path_reported_at_capture) {
   const std::string file = ::testing::TempDir() + "graph_10_path.trace.json";
   for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<byte>(i * 5 + 3);
   sluice::copy(s, src.data(), in.data(), n);
-  sluice::trace_begin(file);
+  try {
+    sluice::trace_begin(file);
+  } catch (const sluice::error& e) {
+    if (e.code() != errc::not_supported) throw;
+    GTEST_SKIP() << "tracing is compiled out here: the launch's path cannot be seen";
+  }
   exec.launch(s);
   s.synchronize();
   (void)sluice::trace_end();
