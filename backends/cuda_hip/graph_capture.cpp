@@ -165,8 +165,8 @@ void cut_segment(recording* r, stream_state& s) noexcept {
   }
 }
 
-//! Whether s's native work may need a cut: its handle was taken while any
-//! capture is open. One relaxed load otherwise.
+//! Whether s's native work may need a cut: the vendor captures native work
+//! and s's handle was ever taken. One relaxed load.
 bool may_hold_native_work(const stream_state& s) noexcept {
   return api::captures_native_work && s.native_escaped.load(std::memory_order_relaxed);
 }
@@ -199,12 +199,13 @@ auto around_native_work(stream_state& s, stream_state* other, F&& record) -> dec
 }
 
 //! Under segments().m: the vendor captures of native work of r's streams
-//! end; into `into` (null: dropped).
-void end_native_captures(recording* into, const recording& r) noexcept {
+//! end, what they captured recorded into r (`keep`) or dropped.
+void end_native_captures(recording& r, bool keep) noexcept {
   if (segments().count.load(std::memory_order_relaxed) == 0) return;
   try {
     for (const stream_key k : members_of(r))
-      if (alive(k)) cut_segment(into, *static_cast<stream_state*>(const_cast<void*>(k.id)));
+      if (alive(k))
+        cut_segment(keep ? &r : nullptr, *static_cast<stream_state*>(const_cast<void*>(k.id)));
   } catch (const std::bad_alloc&) {
     // members_of's copy: nothing cut; ~stream ends each one's capture.
   }
@@ -378,7 +379,7 @@ capture::capture(stream_ref origin) {
 capture::~capture() {
   if (!state_ || state_->ended.exchange(true)) return;
   std::lock_guard<std::mutex> lock(detail::segments().m);
-  detail::end_native_captures(nullptr, *state_->rec);
+  detail::end_native_captures(*state_->rec, false);
   detail::discard_capture(*state_->rec);
 }
 
@@ -387,7 +388,7 @@ graph capture::end() {
   if (state_->ended.exchange(true))
     detail::fail(errc::invalid_handle, api_name, "end() was already called on this capture");
   std::lock_guard<std::mutex> lock(detail::segments().m);
-  detail::end_native_captures(state_->rec.get(), *state_->rec);
+  detail::end_native_captures(*state_->rec, true);
   return detail::graph_access::make_graph(detail::end_capture(*state_->rec, detail::alive));
 }
 

@@ -9,6 +9,22 @@
 
 namespace sluice::conformance {
 
+// The vendor's own capture through CUDA's runtime calls: on CUDA, and on HIP's
+// NVIDIA platform, where HIP 5.2 declares its graph calls for nvcc only.
+#if defined(SLUICE_BACKEND_CUDA) || \
+    (defined(SLUICE_BACKEND_HIP) && defined(__HIP_PLATFORM_NVIDIA__))
+int native_begin_capture(native_stream_t s) {
+  return static_cast<int>(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
+}
+int native_end_capture(native_stream_t s) {
+  cudaGraph_t g = nullptr;
+  const cudaError_t e = cudaStreamEndCapture(s, &g);
+  if (g != nullptr) (void)cudaGraphDestroy(g);
+  (void)cudaGetLastError();
+  return static_cast<int>(e);
+}
+#endif
+
 #if defined(SLUICE_BACKEND_CUDA)
 void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, std::size_t n) {
   int current = 0;
@@ -21,16 +37,6 @@ void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, 
 }
 std::vector<native_stream_t> default_native_streams() {
   return {nullptr, cudaStreamLegacy, cudaStreamPerThread};
-}
-int native_begin_capture(native_stream_t s) {
-  return static_cast<int>(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
-}
-int native_end_capture(native_stream_t s) {
-  cudaGraph_t g = nullptr;
-  const cudaError_t e = cudaStreamEndCapture(s, &g);
-  if (g != nullptr) (void)cudaGraphDestroy(g);
-  (void)cudaGetLastError();
-  return static_cast<int>(e);
 }
 int native_synchronize(native_stream_t s) {
   const cudaError_t e = cudaStreamSynchronize(s);
@@ -58,18 +64,7 @@ void native_fill(sluice::device d, native_stream_t s, void* p, unsigned char v, 
     throw std::runtime_error(std::string("hipMemsetAsync: ") + hipGetErrorName(e));
 }
 std::vector<native_stream_t> default_native_streams() { return {nullptr, hipStreamPerThread}; }
-#if defined(__HIP_PLATFORM_NVIDIA__)  // HIP 5.2 declares its graph calls there for nvcc only
-int native_begin_capture(native_stream_t s) {
-  return static_cast<int>(cudaStreamBeginCapture(s, cudaStreamCaptureModeRelaxed));
-}
-int native_end_capture(native_stream_t s) {
-  cudaGraph_t g = nullptr;
-  const cudaError_t e = cudaStreamEndCapture(s, &g);
-  if (g != nullptr) (void)cudaGraphDestroy(g);
-  (void)cudaGetLastError();
-  return static_cast<int>(e);
-}
-#else
+#if !defined(__HIP_PLATFORM_NVIDIA__)  // there: CUDA's calls, above
 int native_begin_capture(native_stream_t s) {
   return static_cast<int>(hipStreamBeginCapture(s, hipStreamCaptureModeRelaxed));
 }
