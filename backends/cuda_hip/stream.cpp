@@ -81,11 +81,12 @@ stream borrow(sluice::device d, native_stream_t s) {
 
 stream::~stream() {
   if (state_ == nullptr) return;
+  // A capture of its native work ends with it (the vendor stream goes back to
+  // the pool), before the query below, which a capturing stream refuses.
+  detail::end_native_capture(*state_);
   // A borrowed stream's owner may well have work pending on it: not worth a warning.
   const bool busy = detail::diagnose::enabled() && !state_->borrowed &&
                     gpu::api::stream_query(state_->native).code == gpu::api::not_ready;
-  // A capture of its native work ends with it (the vendor stream goes back to the pool).
-  detail::end_native_capture(*state_);
   // Invalidate every stream_ref; pending host functions and stream-ordered
   // buffers keep the state (and the vendor stream) alive until they are done.
   state_->generation.fetch_add(1, std::memory_order_relaxed);
